@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: .venv with TermGrade and its dev tools, a Docker
+# engine, and the base image termgrade/base:local. Safe to run again and again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+py=${PYTHON:-python3}
+if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  log "TermGrade needs Python >= 3.11 (set PYTHON=/path/to/python3.11)"; exit 1
+fi
+[ -x .venv/bin/python ] || { log "creating .venv"; "$py" -m venv .venv; }
+stamp=.venv/.termgrade-install
+want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "installing termgrade[dev] into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  echo "$want" > "$stamp"
+fi
+
+bash scripts/ensure_docker.sh
+.venv/bin/termgrade base-image build

@@ -1,0 +1,24 @@
+"""``termgrade doctor``."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from termgrade.doctor import run_checks
+from termgrade.progress import STDERR
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def doctor() -> None:
+        """Check the engine, base image and disk; say how to fix each problem."""
+        checks = run_checks()
+        table = Table(title="termgrade doctor")
+        for column in ("check", "ok", "detail", "fix"):
+            table.add_column(column, overflow="fold")
+        for check in checks:
+            mark = "[green]ok[/]" if check.ok else "[red]FAIL[/]"
+            table.add_row(check.name, mark, check.detail, check.fix or "")
+        STDERR.print(table)
+        raise typer.Exit(0 if all(c.ok for c in checks) else 1)

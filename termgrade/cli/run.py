@@ -1,0 +1,47 @@
+"""``termgrade run``: the dataset card's quick start in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from termgrade.agents import AgentName
+from termgrade.cli.app import guarded
+from termgrade.images import build_task_image
+from termgrade.progress import STDERR
+from termgrade.runs import run_task
+from termgrade.task import load_task
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded
+    def run(
+        task_dir: Path = typer.Argument(..., help="A task directory."),
+        agent: AgentName = typer.Option(AgentName.ORACLE, "--agent", "-a"),
+        keep: bool = typer.Option(False, "--keep", help="Leave the container running."),
+    ) -> None:
+        """Build the task, run an agent phase, copy the tests in, verify, print the reward."""
+        task = load_task(task_dir)
+        image = build_task_image(task)
+        STDERR.print(f"built {image.tag} in {image.duration_s:.1f} s")
+        outcome = run_task(task, image.tag, agent, keep=keep)
+        if outcome.agent_error:
+            STDERR.print(f"[yellow]agent:[/] {outcome.agent_error}")
+        table = Table(title=f"{task.task_id} ({agent.value})")
+        table.add_column("test")
+        table.add_column("outcome")
+        for test in outcome.verifier.tests if outcome.verifier else []:
+            color = "green" if test.outcome.value == "passed" else "red"
+            table.add_row(test.name, f"[{color}]{test.outcome.value}[/]")
+        STDERR.print(table)
+        if outcome.verifier and outcome.verifier.tampered:
+            STDERR.print("[red]tampering:[/] " + "; ".join(outcome.verifier.tampered))
+        if outcome.error:
+            STDERR.print(f"[red]error:[/] {outcome.error}")
+        typer.echo(f"reward: {'unscored' if outcome.reward is None else f'{outcome.reward:g}'}")
+        if keep:
+            STDERR.print("container left running (label termgrade=sandbox)")
+        raise typer.Exit(0 if outcome.reward is not None and outcome.reward >= 1.0 else 1)

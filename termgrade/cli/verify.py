@@ -1,0 +1,62 @@
+"""``termgrade verify``: execution filtering of task directories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from termgrade.atomic import atomic_write_jsonl
+from termgrade.cli.app import guarded
+from termgrade.progress import STDERR
+from termgrade.settings import SETTINGS
+from termgrade.verify import Journal, VerifyReport, verify_tasks
+
+
+def render_summary(report: VerifyReport) -> None:
+    table = Table(title="termgrade verify", show_lines=False)
+    for column in ("task", "verdict", "oracle", "nop", "tests", "error"):
+        table.add_column(column, overflow="fold")
+    colors = {"verified": "green", "flaky": "yellow", "vacuous": "yellow"}
+    for r in report.records:
+        color = colors.get(r.verdict.value, "red")
+        oracle = ",".join("-" if x is None else f"{x:g}" for x in r.oracle_rewards)
+        nop = "-" if r.nop_reward is None else f"{r.nop_reward:g}"
+        table.add_row(r.task_id, f"[{color}]{r.verdict.value}[/]", oracle, nop,
+                      str(r.n_assertions), (r.error or "")[:160])
+    STDERR.print(table)
+    funnel = report.funnel()
+    steps = [f"candidates {funnel.pop('candidates')}", f"kept {funnel.pop('kept')}"]
+    steps += [f"{k.split(':', 1)[1]} {v}" for k, v in funnel.items()]
+    STDERR.print("funnel: " + " -> ".join(steps[:2]) + ("; dropped: " + ", ".join(steps[2:])
+                                                        if steps[2:] else ""))
+    if report.resumed:
+        STDERR.print(f"{report.resumed} record(s) resumed from the journal")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded
+    def verify(
+        paths: list[Path] = typer.Argument(None, help="Task dirs or folders of them."),
+        repeat: int = typer.Option(2, "--repeat", "-n", min=1, help="Oracle runs per task."),
+        workers: int = typer.Option(2, "--workers", "-w", min=1, help="Tasks in parallel."),
+        as_json: bool = typer.Option(False, "--json", help="One JSON record per task on stdout."),
+        output: Path | None = typer.Option(None, "--output", "-o", help="Write records (JSONL)."),
+        journal: Path = typer.Option(SETTINGS.state_dir / "verify-journal.jsonl", "--journal",
+                                     help="Where finished records are journaled."),
+        resume: bool = typer.Option(False, "--resume", help="Skip tasks finished in the journal."),
+    ) -> None:
+        """Build each task offline, run its reference solution and an untouched container
+        against its verifier, and give one verdict per task. Exit 0 iff all are verified."""
+        report = verify_tasks(paths or [Path("environments")], repeat=repeat, workers=workers,
+                              journal=Journal(journal), resume=resume)
+        if as_json:
+            for record in report.records:
+                typer.echo(json.dumps(record.model_dump(mode="json"), sort_keys=True))
+        if output is not None:
+            atomic_write_jsonl(output, (r.model_dump(mode="json") for r in report.records))
+        render_summary(report)
+        raise typer.Exit(0 if report.all_verified else 1)

@@ -1,0 +1,70 @@
+"""Every failure mode TermGrade raises, in one place.
+
+Each exception subclasses the builtin it resembles and carries structured attributes;
+its message names what failed, the task or path, and the fix. The CLI maps any
+:class:`TermGradeError` to that message and exit status 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class TermGradeError(Exception):
+    """Base of every error TermGrade raises on purpose."""
+
+    fix: str | None = None
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        self.fix = fix
+        super().__init__(message if fix is None else f"{message}\n  fix: {fix}")
+
+
+class TaskLoadError(TermGradeError, ValueError):
+    """A task directory is missing a file or has a malformed one."""
+
+    def __init__(
+        self, path: Path, message: str, *, field: str | None = None, fix: str | None = None
+    ) -> None:
+        self.path = path
+        self.field = field
+        where = f"{path}" + (f" [{field}]" if field else "")
+        super().__init__(f"{where}: {message}", fix=fix)
+
+
+class EngineUnavailableError(TermGradeError, ConnectionError):
+    """No Docker engine answers."""
+
+
+class ImageBuildError(TermGradeError, RuntimeError):
+    """`docker build` of a task or the base image failed."""
+
+    def __init__(self, image: str, log_tail: str, *, fix: str | None = None) -> None:
+        self.image = image
+        self.log_tail = log_tail
+        super().__init__(f"building image {image} failed:\n{log_tail}", fix=fix)
+
+
+class SandboxError(TermGradeError, RuntimeError):
+    """A container operation (start, exec, copy) failed for infrastructure reasons."""
+
+
+class ExecTimeoutError(TermGradeError, TimeoutError):
+    """A command inside the sandbox ran past its time limit and was killed."""
+
+    def __init__(self, command: str, timeout_s: float) -> None:
+        self.command = command
+        self.timeout_s = timeout_s
+        super().__init__(f"command timed out after {timeout_s:.0f} s: {command}")
+
+
+class VerifierError(TermGradeError, RuntimeError):
+    """The verifier crashed, timed out, or wrote no usable reward."""
+
+
+class RecordError(TermGradeError, ValueError):
+    """A JSON/JSONL record is malformed or violates its schema."""
+
+    def __init__(self, source: str, message: str, *, fix: str | None = None) -> None:
+        self.source = source
+        super().__init__(f"{source}: {message}", fix=fix)

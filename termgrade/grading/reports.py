@@ -1,0 +1,70 @@
+"""Per-test verdicts from a verifier's report: CTRF json, JUnit xml, or pytest's -rA lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Outcome(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    name: str
+    outcome: Outcome
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "outcome": self.outcome.value}
+
+
+_CTRF = {"passed": Outcome.PASSED, "failed": Outcome.FAILED, "skipped": Outcome.SKIPPED,
+         "pending": Outcome.SKIPPED, "other": Outcome.ERROR}
+_RA_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S+)", re.MULTILINE)
+_RA = {"PASSED": Outcome.PASSED, "FAILED": Outcome.FAILED, "ERROR": Outcome.ERROR,
+       "SKIPPED": Outcome.SKIPPED, "XFAIL": Outcome.SKIPPED, "XPASS": Outcome.PASSED}
+
+
+def parse_ctrf(data: bytes) -> list[TestVerdict]:
+    """CTRF (https://ctrf.io): ``results.tests[].{name,status}``. ValueError if malformed."""
+    doc: Any = json.loads(data.decode("utf-8", "replace"))
+    tests = doc["results"]["tests"]
+    return [TestVerdict(str(t["name"]), _CTRF.get(str(t["status"]), Outcome.ERROR))
+            for t in tests]
+
+
+def parse_junit(data: bytes) -> list[TestVerdict]:
+    """JUnit XML as pytest --junitxml writes it. ValueError if malformed."""
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ValueError(f"junit xml: {exc}") from exc
+    verdicts = []
+    for case in root.iter("testcase"):
+        name = case.get("name", "?")
+        if case.find("failure") is not None:
+            outcome = Outcome.FAILED
+        elif case.find("error") is not None:
+            outcome = Outcome.ERROR
+        elif case.find("skipped") is not None:
+            outcome = Outcome.SKIPPED
+        else:
+            outcome = Outcome.PASSED
+        verdicts.append(TestVerdict(name, outcome))
+    return verdicts
+
+
+def parse_pytest_summary(text: str) -> list[TestVerdict]:
+    """pytest ``-rA`` short summary lines, ``PASSED path::test_name``."""
+    found: dict[str, Outcome] = {}
+    for status, node in _RA_LINE.findall(text):
+        found[node.split("::")[-1]] = _RA[status]
+    return [TestVerdict(name, outcome) for name, outcome in found.items()]

@@ -1,0 +1,67 @@
+"""Task images and the shared base image."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from termgrade.errors import ImageBuildError, TermGradeError
+from termgrade.sandbox.engine import BuiltImage, build_image, image_exists
+from termgrade.settings import SETTINGS
+from termgrade.task import Task
+
+BASE_IMAGE_DIR = Path(__file__).resolve().parent.parent / "base_image"
+
+
+def build_task_image(task: Task) -> BuiltImage:
+    """Build the task's ``environment/`` offline as ``termgrade/task-<id>:local``."""
+    if not image_exists(SETTINGS.base_image):
+        raise ImageBuildError(task.image_tag, f"base image {SETTINGS.base_image} is missing",
+                              fix="run `termgrade base-image build`")
+    return build_image(
+        task.paths.environment_dir,
+        task.image_tag,
+        network=False,
+        timeout_s=task.config.environment.build_timeout_sec,
+        fix=(f"{task.paths.dockerfile} must build with no network, FROM {SETTINGS.base_image}; "
+             "vendor any data into environment/ instead of downloading it"),
+    )
+
+
+def _ca_bundle() -> Path | None:
+    for var in ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"):
+        value = os.environ.get(var)
+        if value and Path(value).is_file():
+            return Path(value)
+    return None
+
+
+def ensure_os_image(context: Path = BASE_IMAGE_DIR) -> None:
+    """Pull or debootstrap the Debian image the base image starts FROM."""
+    if image_exists(SETTINGS.os_image):
+        return
+    script = context / "bootstrap_os.sh"
+    done = subprocess.run(["bash", str(script), SETTINGS.os_image], check=False)
+    if done.returncode != 0:
+        raise TermGradeError(f"could not make the OS image {SETTINGS.os_image}",
+                             fix=f"see the messages of {script} above")
+
+
+def build_base_image(context: Path = BASE_IMAGE_DIR, *, rebuild: bool = False) -> BuiltImage | None:
+    """Build ``termgrade/base:local`` (None when it exists and ``rebuild`` is False)."""
+    if image_exists(SETTINGS.base_image) and not rebuild:
+        return None
+    if not (context / "Dockerfile").is_file():
+        raise TermGradeError(f"{context}/Dockerfile not found",
+                             fix="pass the base_image/ folder of a TermGrade checkout")
+    ensure_os_image(context)
+    certs = context / "certs"
+    certs.mkdir(exist_ok=True)
+    bundle = _ca_bundle()
+    if bundle is not None:
+        shutil.copyfile(bundle, certs / "ca.crt")
+    return build_image(context, SETTINGS.base_image, network=True, timeout_s=1800,
+                       buildargs={"BASE_OS": SETTINGS.os_image},
+                       fix="the base image needs Debian's package mirror and PyPI")

@@ -1,0 +1,136 @@
+"""The one small interface every execution environment implements.
+
+A :class:`Sandbox` is one running container of one task image. Methods list what they
+raise; infrastructure failures are :class:`~termgrade.errors.SandboxError`, never a
+task failure.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one container (defaults apply where task.toml is silent)."""
+
+    cpus: float = 1.0
+    memory_mb: int = 2048
+    pids: int = 512
+    output_bytes: int = 1 << 20
+    """How much of a command's output is kept (head and tail, half each)."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    output: str
+    """stdout and stderr interleaved, decoded as UTF-8 with replacement, capped."""
+    duration_s: float
+    timed_out: bool = False
+    output_bytes: int = 0
+    """Bytes the command printed in all, before capping."""
+
+    @property
+    def truncated(self) -> bool:
+        return self.output_bytes > len(self.output.encode("utf-8", "replace"))
+
+
+class ChangeKind(Enum):
+    MODIFIED = "C"
+    ADDED = "A"
+    DELETED = "D"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path the running container changed relative to its image (``docker diff``)."""
+
+    path: str
+    kind: ChangeKind
+
+
+@dataclass
+class OutputCap:
+    """Keeps the first and last ``limit // 2`` bytes of a stream, counting the rest."""
+
+    limit: int
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        half = self.limit // 2
+        room = half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > half:
+                del self.tail[: len(self.tail) - half]
+
+    def text(self) -> str:
+        if self.total <= len(self.head) + len(self.tail):
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
+        skipped = self.total - len(self.head) - len(self.tail)
+        marker = f"\n[... {skipped} bytes of output dropped by termgrade ...]\n".encode()
+        return (bytes(self.head) + marker + bytes(self.tail)).decode("utf-8", "replace")
+
+
+class Sandbox(abc.ABC):
+    """A started container. Use as a context manager so it is always removed."""
+
+    @abc.abstractmethod
+    def exec(
+        self,
+        command: list[str],
+        *,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+        user: str = "root",
+    ) -> ExecResult:
+        """Run a command; a timeout kills it and returns ``timed_out=True``.
+
+        Raises SandboxError when the container itself is gone or unusable.
+        """
+
+    @abc.abstractmethod
+    def copy_in(self, source: Path, target: PurePosixPath) -> None:
+        """Copy a host file or directory's contents to ``target`` (created). SandboxError."""
+
+    @abc.abstractmethod
+    def read_file(self, path: PurePosixPath, *, max_bytes: int = 1 << 20) -> bytes | None:
+        """A file's bytes read by the engine, not by tools inside; None if absent.
+
+        Raises SandboxError when the file is larger than ``max_bytes`` or not a file.
+        """
+
+    @abc.abstractmethod
+    def list_files(self, path: PurePosixPath) -> dict[str, str]:
+        """Relative path -> sha256 of every regular file under ``path``, read by the engine."""
+
+    @abc.abstractmethod
+    def changes(self) -> list[Change]:
+        """Paths changed since the image, as the engine sees them. SandboxError."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Kill and remove the container; never raises."""
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

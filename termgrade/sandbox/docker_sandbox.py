@@ -1,0 +1,198 @@
+"""The Docker implementation of :class:`Sandbox`: no network, no privileges, limits on."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+import threading
+import time
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from termgrade.errors import SandboxError
+from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
+from termgrade.sandbox.engine import docker_client
+
+# What a root process in a task container keeps; everything else is dropped.
+KEPT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"]
+_KIND = {0: ChangeKind.MODIFIED, 1: ChangeKind.ADDED, 2: ChangeKind.DELETED}
+KILL_GRACE_S = 5.0
+"""Seconds between the in-container TERM and KILL, and the host-side backstop after it."""
+
+
+class DockerSandbox(Sandbox):
+    def __init__(self, container: Any, limits: Limits) -> None:
+        self._container = container
+        self._limits = limits
+        self.id: str = container.id
+
+    @classmethod
+    def start(
+        cls,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+        label: str = "",
+    ) -> DockerSandbox:
+        """Start ``sleep infinity`` under an init in a new container of ``image``."""
+        from docker.errors import DockerException
+
+        limits = limits or Limits()
+        try:
+            container = docker_client().containers.run(
+                image,
+                command=["sleep", "infinity"],
+                name=f"termgrade-{label or 'run'}-{uuid.uuid4().hex[:10]}",
+                detach=True,
+                init=True,
+                network_mode="none",
+                cap_drop=["ALL"],
+                cap_add=KEPT_CAPABILITIES,
+                security_opt=["no-new-privileges"],
+                nano_cpus=int(limits.cpus * 1e9),
+                mem_limit=f"{limits.memory_mb}m",
+                memswap_limit=f"{limits.memory_mb}m",
+                pids_limit=limits.pids,
+                environment=env or {},
+                working_dir=workdir,
+                labels={"termgrade": "sandbox", "termgrade.label": label},
+                log_config={"type": "none", "config": {}},
+            )
+        except DockerException as exc:
+            raise SandboxError(f"could not start a container of {image}: {exc}") from exc
+        return cls(container, limits)
+
+    def exec(
+        self,
+        command: list[str],
+        *,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+        user: str = "root",
+    ) -> ExecResult:
+        from docker.errors import DockerException
+
+        api = docker_client().api
+        wrapped = ["timeout", "-k", str(int(KILL_GRACE_S)), str(max(1, round(timeout_s))), *command]
+        cap = OutputCap(self._limits.output_bytes)
+        started = time.monotonic()
+        try:
+            exec_id = api.exec_create(
+                self.id, wrapped, environment=env, workdir=workdir, user=user
+            )["Id"]
+            stream = api.exec_start(exec_id, stream=True, demux=False)
+        except DockerException as exc:
+            raise SandboxError(f"exec in {self.id[:12]} failed: {exc}") from exc
+        failure: list[BaseException] = []
+
+        def _drain() -> None:
+            try:
+                for chunk in stream:
+                    cap.feed(chunk)
+            except Exception as exc:  # noqa: BLE001 - reported after join
+                failure.append(exc)
+
+        reader = threading.Thread(target=_drain, daemon=True)
+        reader.start()
+        reader.join(timeout_s + 2 * KILL_GRACE_S)
+        if reader.is_alive():
+            # The in-container timeout did not end it (a tampered `timeout`, a stuck
+            # pipe): kill the whole container; this sandbox is unusable afterwards.
+            self.close()
+            return ExecResult(124, cap.text(), time.monotonic() - started, True, cap.total)
+        duration = time.monotonic() - started
+        if failure:
+            raise SandboxError(f"reading output of exec in {self.id[:12]} failed: {failure[0]}")
+        try:
+            exit_code = api.exec_inspect(exec_id).get("ExitCode")
+        except DockerException as exc:
+            raise SandboxError(f"exec inspect in {self.id[:12]} failed: {exc}") from exc
+        code = int(exit_code if exit_code is not None else -1)
+        timed_out = code in (124, 137) and duration >= timeout_s - 1
+        return ExecResult(code, cap.text(), duration, timed_out, cap.total)
+
+    def copy_in(self, source: Path, target: PurePosixPath) -> None:
+        from docker.errors import DockerException
+
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            if source.is_dir():
+                for path in sorted(source.rglob("*")):
+                    tar.add(path, arcname=path.relative_to(source).as_posix(), recursive=False,
+                            filter=_as_root)
+            else:
+                tar.add(source, arcname=source.name, filter=_as_root)
+        try:
+            self._container.exec_run(["mkdir", "-p", str(target)], user="root")
+            if not self._container.put_archive(str(target), buffer.getvalue()):
+                raise SandboxError(f"copying {source} to {target} was refused")
+        except DockerException as exc:
+            raise SandboxError(f"copying {source} to {target} failed: {exc}") from exc
+
+    def _archive(self, path: PurePosixPath) -> tarfile.TarFile | None:
+        from docker.errors import DockerException, NotFound
+
+        try:
+            chunks, _stat = self._container.get_archive(str(path))
+            data = b"".join(chunks)
+        except NotFound:
+            return None
+        except DockerException as exc:
+            raise SandboxError(f"reading {path} from {self.id[:12]} failed: {exc}") from exc
+        return tarfile.open(fileobj=io.BytesIO(data), mode="r")
+
+    def read_file(self, path: PurePosixPath, *, max_bytes: int = 1 << 20) -> bytes | None:
+        tar = self._archive(path)
+        if tar is None:
+            return None
+        with tar:
+            member = tar.next()
+            if member is None or not member.isfile():
+                raise SandboxError(f"{path} is not a regular file")
+            if member.size > max_bytes:
+                raise SandboxError(f"{path} is {member.size} bytes, over the {max_bytes} cap")
+            handle = tar.extractfile(member)
+            return handle.read() if handle else b""
+
+    def list_files(self, path: PurePosixPath) -> dict[str, str]:
+        tar = self._archive(path)
+        if tar is None:
+            return {}
+        found: dict[str, str] = {}
+        with tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                name = PurePosixPath(member.name)
+                relative = PurePosixPath(*name.parts[1:]).as_posix()
+                handle = tar.extractfile(member)
+                found[relative] = hashlib.sha256(handle.read() if handle else b"").hexdigest()
+        return found
+
+    def changes(self) -> list[Change]:
+        from docker.errors import DockerException
+
+        try:
+            raw = self._container.diff() or []
+        except DockerException as exc:
+            raise SandboxError(f"docker diff of {self.id[:12]} failed: {exc}") from exc
+        return [Change(item["Path"], _KIND[int(item["Kind"])]) for item in raw]
+
+    def close(self) -> None:
+        from docker.errors import DockerException
+
+        try:
+            self._container.remove(force=True)
+        except DockerException:
+            pass
+
+
+def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info

@@ -1,0 +1,69 @@
+"""The JSON Schemas in ``schemas/`` are generated from the typed models, never hand-edited.
+
+Later stages add their models to :data:`MODELS`; a test proves files and models agree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from termgrade.atomic import atomic_write_text
+from termgrade.verify.record import VerifyRecord
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+MODELS: dict[str, type[BaseModel]] = {
+    "verify_record": VerifyRecord,
+}
+
+
+def _extra_models() -> dict[str, type[BaseModel]]:
+    """Models registered by optional modules (``termgrade/<name>_schemas``) when present."""
+    import importlib
+
+    found: dict[str, type[BaseModel]] = {}
+    try:
+        module = importlib.import_module("termgrade.records")
+    except ModuleNotFoundError as exc:
+        if exc.name != "termgrade.records":
+            raise
+        return found
+    found.update(getattr(module, "SCHEMA_MODELS", {}))
+    return found
+
+
+def all_models() -> dict[str, type[BaseModel]]:
+    return {**MODELS, **_extra_models()}
+
+
+def render(name: str, model: type[BaseModel]) -> str:
+    schema = model.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://termgrade.dev/schemas/{name}.schema.json"
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def write_schemas(directory: Path = SCHEMA_DIR) -> list[Path]:
+    written = []
+    for name, model in sorted(all_models().items()):
+        path = directory / f"{name}.schema.json"
+        atomic_write_text(path, render(name, model))
+        written.append(path)
+    return written
+
+
+def stale_schemas(directory: Path = SCHEMA_DIR) -> list[str]:
+    stale = []
+    for name, model in sorted(all_models().items()):
+        path = directory / f"{name}.schema.json"
+        if not path.exists() or path.read_text() != render(name, model):
+            stale.append(path.name)
+    return stale
+
+
+def load_schema(name: str, directory: Path = SCHEMA_DIR) -> dict[str, object]:
+    data: dict[str, object] = json.loads((directory / f"{name}.schema.json").read_text())
+    return data

@@ -1,0 +1,100 @@
+"""A task: its id, config, instruction and paths, loaded from a Harbor task directory."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from termgrade.errors import TaskLoadError
+from termgrade.task.config import TaskConfig
+from termgrade.task.paths import TaskPaths
+
+TASK_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    paths: TaskPaths
+    config: TaskConfig
+    instruction: str
+
+    @property
+    def image_tag(self) -> str:
+        return f"termgrade/task-{self.task_id}:local"
+
+
+def _config_error(path: Path, exc: ValidationError) -> TaskLoadError:
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or None
+    return TaskLoadError(
+        path,
+        first["msg"],
+        field=field,
+        fix="correct that field (see Harbor's task.toml reference); unknown keys are kept",
+    )
+
+
+def load_task(directory: str | Path) -> Task:
+    """Load and check one task directory; raise :class:`TaskLoadError` naming the problem."""
+    root = Path(directory).resolve()
+    paths = TaskPaths(root)
+    if not root.is_dir():
+        raise TaskLoadError(root, "not a directory", fix="pass a task directory")
+    task_id = root.name
+    if not TASK_ID.match(task_id):
+        raise TaskLoadError(
+            root,
+            f"task id {task_id!r} is not lowercase letters, digits, '.', '_' or '-'",
+            fix="rename the directory",
+        )
+    for file, role in paths.required():
+        if not file.is_file():
+            raise TaskLoadError(file, f"missing ({role})", fix=f"create {file.name}")
+    try:
+        raw = tomllib.loads(paths.config.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TaskLoadError(paths.config, f"not valid TOML: {exc}", fix="fix the syntax") from exc
+    try:
+        config = TaskConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise _config_error(paths.config, exc) from exc
+    try:
+        instruction = paths.instruction.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskLoadError(paths.instruction, "not UTF-8", fix="re-save as UTF-8") from exc
+    if not instruction.strip():
+        raise TaskLoadError(paths.instruction, "empty", fix="describe the task")
+    return Task(task_id=task_id, paths=paths, config=config, instruction=instruction)
+
+
+def is_task_dir(path: Path) -> bool:
+    return (path / "task.toml").is_file()
+
+
+def discover_tasks(*roots: str | Path) -> list[Path]:
+    """Task directories under each root: the root itself if it is one, else its children.
+
+    Sorted by task id; a root that is neither raises :class:`TaskLoadError`.
+    """
+    found: dict[str, Path] = {}
+    for raw in roots:
+        root = Path(raw).resolve()
+        if is_task_dir(root):
+            candidates = [root]
+        elif root.is_dir():
+            candidates = [p for p in root.iterdir() if p.is_dir() and is_task_dir(p)]
+        else:
+            raise TaskLoadError(root, "no such directory", fix="pass a task dir or a folder of them")
+        for path in candidates:
+            if path.name in found and found[path.name] != path:
+                raise TaskLoadError(
+                    path, f"duplicate task id {path.name!r} (also {found[path.name]})",
+                    fix="task ids must be unique: rename one directory",
+                )
+            found[path.name] = path
+    return [found[k] for k in sorted(found)]

@@ -1,0 +1,89 @@
+"""The on-disk layout of one task directory (Harbor format); no other module joins these.
+
+::
+
+    <task_id>/
+    ├── task.toml              # config: [metadata] [verifier] [agent] [environment] ...
+    ├── instruction.md         # what the agent is asked to do
+    ├── environment/
+    │   └── Dockerfile         # FROM termgrade/base:local; the build context is environment/
+    ├── solution/
+    │   └── solve.sh           # the reference solution, run as `bash /solution/solve.sh`
+    └── tests/
+        ├── test.sh            # the verifier: writes /logs/verifier/reward.txt
+        └── test_*.py          # named assertions
+
+Inside the container the same pieces live at ``/solution``, ``/tests`` and
+``/logs/verifier`` (:class:`ContainerPaths`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+
+@dataclass(frozen=True)
+class TaskPaths:
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "task.toml"
+
+    @property
+    def instruction(self) -> Path:
+        return self.root / "instruction.md"
+
+    @property
+    def environment_dir(self) -> Path:
+        return self.root / "environment"
+
+    @property
+    def dockerfile(self) -> Path:
+        return self.environment_dir / "Dockerfile"
+
+    @property
+    def solution_dir(self) -> Path:
+        return self.root / "solution"
+
+    @property
+    def solve_script(self) -> Path:
+        return self.solution_dir / "solve.sh"
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.root / "tests"
+
+    @property
+    def test_script(self) -> Path:
+        return self.tests_dir / "test.sh"
+
+    def required(self) -> list[tuple[Path, str]]:
+        """Files every task must have, with what each one is for."""
+        return [
+            (self.config, "the task config"),
+            (self.instruction, "the instruction shown to the agent"),
+            (self.dockerfile, "the image recipe"),
+            (self.solve_script, "the reference solution"),
+            (self.test_script, "the verifier entry point"),
+        ]
+
+
+@dataclass(frozen=True)
+class ContainerPaths:
+    """Where a task's pieces live inside its container (Harbor's EnvironmentPaths)."""
+
+    tests_dir: PurePosixPath = PurePosixPath("/tests")
+    solution_dir: PurePosixPath = PurePosixPath("/solution")
+    logs_dir: PurePosixPath = PurePosixPath("/logs")
+    agent_dir: PurePosixPath = PurePosixPath("/logs/agent")
+    verifier_dir: PurePosixPath = PurePosixPath("/logs/verifier")
+    reward_text: PurePosixPath = PurePosixPath("/logs/verifier/reward.txt")
+    reward_json: PurePosixPath = PurePosixPath("/logs/verifier/reward.json")
+    ctrf_report: PurePosixPath = PurePosixPath("/logs/verifier/ctrf.json")
+    junit_report: PurePosixPath = PurePosixPath("/logs/verifier/junit.xml")
+    test_stdout: PurePosixPath = PurePosixPath("/logs/verifier/test-stdout.txt")
+
+
+CONTAINER = ContainerPaths()

@@ -1,0 +1,35 @@
+"""The verify record: one per task, printed by ``termgrade verify --json`` and journaled."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from termgrade.verify.verdict import Verdict
+
+VERIFY_SCHEMA_VERSION = "1.0"
+
+
+class TestRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(description="Test function name as pytest reports it.")
+    outcome: str = Field(description="passed, failed, skipped or error.")
+
+
+class VerifyRecord(BaseModel):
+    """Execution-filtering result of one task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = Field(VERIFY_SCHEMA_VERSION, description="Format version.")
+    task_id: str = Field(description="The task directory's name.")
+    task_digest: str = Field(description="sha256 of the task's files; a changed task reruns.")
+    verdict: Verdict = Field(description="One of the six verdicts.")
+    oracle_rewards: list[float | None] = Field(
+        description="Reward of each reference-solution run; null when unscored.")
+    nop_reward: float | None = Field(description="Reward of the untouched container.")
+    n_assertions: int = Field(ge=0, description="Tests in the last oracle run's report.")
+    tests: list[TestRecord] = Field(description="Per-test verdicts of the last oracle run.")
+    tampered: list[str] = Field(description="Tamper findings over all runs (empty: clean).")
+    durations: dict[str, float] = Field(
+        description="Seconds: build, and per run kind oracle_total/oracle_agent/... sums.")
+    error: str | None = Field(description="What went wrong, naming the file and the fix.")

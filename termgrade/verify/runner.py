@@ -1,0 +1,91 @@
+"""Verify one task: build offline, oracle ``repeat`` times, nop once, classify."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from termgrade.agents import AgentName
+from termgrade.errors import ImageBuildError, TaskLoadError, TermGradeError
+from termgrade.grading.verifier import all_skipped
+from termgrade.images import build_task_image
+from termgrade.runs import RunOutcome, run_task
+from termgrade.task import load_task
+from termgrade.task.digest import task_digest
+from termgrade.verify.record import TestRecord, VerifyRecord
+from termgrade.verify.verdict import Verdict, classify
+
+
+def _failed_record(task_id: str, digest: str, verdict: Verdict, error: str,
+                   durations: dict[str, float]) -> VerifyRecord:
+    return VerifyRecord(task_id=task_id, task_digest=digest, verdict=verdict, oracle_rewards=[],
+                        nop_reward=None, n_assertions=0, tests=[], tampered=[],
+                        durations=durations, error=error)
+
+
+def verify_task(task_dir: Path, *, repeat: int = 2) -> VerifyRecord:
+    """Never raises for a bad task: every failure becomes a recorded verdict."""
+    if repeat < 1:
+        raise ValueError("repeat must be at least 1")
+    durations: dict[str, float] = defaultdict(float)
+    try:
+        digest = task_digest(task_dir)
+    except (OSError, ValueError) as exc:
+        return _failed_record(task_dir.name, "", Verdict.ERROR, str(exc), dict(durations))
+    try:
+        task = load_task(task_dir)
+    except TaskLoadError as exc:
+        return _failed_record(task_dir.name, digest, Verdict.ERROR, str(exc), dict(durations))
+    started = time.monotonic()
+    try:
+        image = build_task_image(task)
+    except ImageBuildError as exc:
+        durations["build"] = time.monotonic() - started
+        return _failed_record(task.task_id, digest, Verdict.BUILD_FAILED, str(exc), dict(durations))
+    durations["build"] = image.duration_s
+
+    oracle_runs: list[RunOutcome] = []
+    for _ in range(repeat):
+        oracle_runs.append(run_task(task, image.tag, AgentName.ORACLE))
+    nop = run_task(task, image.tag, AgentName.NOP)
+    for run in [*oracle_runs, nop]:
+        for key, value in run.durations.items():
+            durations[f"{run.agent.value}_{key}"] += value
+
+    last = oracle_runs[-1].verifier
+    tests = last.tests if last else []
+    errors = [r.error for r in [*oracle_runs, nop] if r.error]
+    agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
+    tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered})
+    verdict = classify(
+        built=True,
+        oracle_rewards=[r.reward for r in oracle_runs],
+        nop_reward=nop.reward,
+        errored=bool(errors),
+        all_skipped=all_skipped(tests),
+    )
+    message = "; ".join(dict.fromkeys(errors + agent_errors)) or None
+    if verdict is Verdict.VACUOUS and message is None:
+        message = ("the untouched container passes" if (nop.reward or 0) >= 1.0
+                   else "every test was skipped") + f": {task.paths.tests_dir} measures nothing"
+    return VerifyRecord(
+        task_id=task.task_id,
+        task_digest=digest,
+        verdict=verdict,
+        oracle_rewards=[r.reward for r in oracle_runs],
+        nop_reward=nop.reward,
+        n_assertions=len(tests),
+        tests=[TestRecord(name=t.name, outcome=t.outcome.value) for t in tests],
+        tampered=tampered,
+        durations={k: round(v, 4) for k, v in durations.items()},
+        error=message,
+    )
+
+
+def safe_verify_task(task_dir: Path, *, repeat: int) -> VerifyRecord:
+    """:func:`verify_task`, turning an unexpected engine failure into an ``error`` record."""
+    try:
+        return verify_task(task_dir, repeat=repeat)
+    except TermGradeError as exc:
+        return _failed_record(task_dir.name, "", Verdict.ERROR, str(exc), {})

@@ -1,0 +1,44 @@
+"""The one verdict per task that execution filtering produces."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    VERIFIED = "verified"
+    """The reference solution passed every run and the untouched container failed."""
+    UNSATISFIABLE = "unsatisfiable"
+    """The reference solution never passed."""
+    FLAKY = "flaky"
+    """The reference solution passed some runs but not all."""
+    VACUOUS = "vacuous"
+    """The untouched container passes, or every test was skipped: it measures nothing."""
+    BUILD_FAILED = "build_failed"
+    """The image did not build offline."""
+    ERROR = "error"
+    """The verifier crashed, timed out or wrote no reward (never silently 0)."""
+
+
+def classify(
+    *,
+    built: bool,
+    oracle_rewards: Sequence[float | None],
+    nop_reward: float | None,
+    errored: bool,
+    all_skipped: bool,
+) -> Verdict:
+    """Precedence: build_failed, error, unsatisfiable, vacuous, flaky, verified."""
+    if not built:
+        return Verdict.BUILD_FAILED
+    if errored or not oracle_rewards or any(r is None for r in oracle_rewards) or nop_reward is None:
+        return Verdict.ERROR
+    passes = sum(1 for r in oracle_rewards if r is not None and r >= 1.0)
+    if passes == 0:
+        return Verdict.UNSATISFIABLE
+    if nop_reward >= 1.0 or all_skipped:
+        return Verdict.VACUOUS
+    if passes < len(oracle_rewards):
+        return Verdict.FLAKY
+    return Verdict.VERIFIED
