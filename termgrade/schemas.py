@@ -20,18 +20,22 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 
 
+OPTIONAL_SCHEMA_MODULES = ("termgrade.records", "termgrade.builders.rows")
+"""Modules that export ``SCHEMA_MODELS: dict[str, type[BaseModel]]``, loaded when present."""
+
+
 def _extra_models() -> dict[str, type[BaseModel]]:
-    """Models registered by optional modules (``termgrade/<name>_schemas``) when present."""
     import importlib
 
     found: dict[str, type[BaseModel]] = {}
-    try:
-        module = importlib.import_module("termgrade.records")
-    except ModuleNotFoundError as exc:
-        if exc.name != "termgrade.records":
-            raise
-        return found
-    found.update(getattr(module, "SCHEMA_MODELS", {}))
+    for name in OPTIONAL_SCHEMA_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        found.update(getattr(module, "SCHEMA_MODELS", {}))
     return found
 
 

@@ -1,0 +1,34 @@
+"""labels.jsonl rows and split flags."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LABEL_SCHEMA_VERSION = "1.0"
+
+
+class LabelRow(BaseModel):
+    """Pass rate of one task under one model and scaffold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(description="The task's id.")
+    model: str = Field(description="Model name.")
+    scaffold: str = Field(description="Agent scaffold.")
+    pass_rate: float | None = Field(ge=0, le=1, description="n_passed / n_counted; null if 0 counted.")
+    band: str | None = Field(description="Difficulty band of pass_rate; null if unmeasured.")
+    n_counted: int = Field(ge=0, description="Trials that count (infrastructure errors excluded).")
+    k: int = Field(ge=0, description="Attempts planned per task for this model (the grading k).")
+    n_passed: int = Field(ge=0, description="Counted trials that passed.")
+    schema_version: str = Field(LABEL_SCHEMA_VERSION, description="Format version.")
+
+
+class SplitRow(BaseModel):
+    """The split flag of one task of the pool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(description="The task's id.")
+    split: str = Field(description="unseen, train151 or heldout120 by default (configurable).")
+    pass_rate: float | None = Field(ge=0, le=1, description="Base pass rate used to select it.")
+    schema_version: str = Field(LABEL_SCHEMA_VERSION, description="Format version.")

@@ -1,0 +1,86 @@
+"""The trial record: one graded attempt of one model on one task.
+
+Field names ``task_id``, ``model``, ``scaffold``, ``attempt``, ``reward``, ``passed`` and
+``counted`` are fixed: other tools read them. ``counted`` is False for infrastructure
+errors, which are kept apart from task failures; an agent that timed out but was graded
+still counts. "Unscored" is ``reward = None``, never 0.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TRIAL_SCHEMA_VERSION = "1.0"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TestResult(_Record):
+    name: str = Field(description="Test (assertion) name as the verifier reports it.")
+    outcome: str = Field(description="passed, failed, skipped or error.")
+
+
+class TurnMetrics(_Record):
+    turn: int = Field(ge=0, description="0-based turn index.")
+    input_tokens: int | None = Field(None, ge=0, description="Prompt tokens of this turn.")
+    output_tokens: int | None = Field(None, ge=0, description="Completion tokens of this turn.")
+    cached_tokens: int | None = Field(None, ge=0, description="Prompt tokens served from cache.")
+    duration_s: float | None = Field(None, ge=0, description="Wall time of this turn.")
+
+
+class ChatMessage(_Record):
+    role: str = Field(description="system, user, assistant or tool.")
+    content: str = Field(description="The message text, exactly as the model saw or wrote it.")
+
+
+class EpisodeStep(_Record):
+    """One step of the full episode: what the agent said, typed, and saw."""
+
+    index: int = Field(ge=0, description="0-based step index.")
+    source: str = Field(description="agent, user or system.")
+    message: str = Field("", description="The model's message (analysis/plan) or the prompt.")
+    keystrokes: list[str] = Field(default_factory=list,
+                                  description="Keystrokes sent to the terminal, in order.")
+    observation: str = Field("", description="The terminal frame the agent saw after the step.")
+    is_valid_tool_call: bool | None = Field(None, description="False when no valid call parsed.")
+    input_tokens: int | None = Field(None, ge=0)
+    output_tokens: int | None = Field(None, ge=0)
+    cached_tokens: int | None = Field(None, ge=0)
+    timestamp: datetime | None = None
+
+
+class TrialRecord(_Record):
+    schema_version: str = Field(TRIAL_SCHEMA_VERSION, description="Format version.")
+    trial_id: str = Field(description="Unique id of the trial (Harbor's trial name).")
+    task_id: str = Field(description="The task's id (its directory name).")
+    model: str = Field(description="Model name; for oracle/nop runs, the agent's name.")
+    scaffold: str = Field(description="Agent scaffold, e.g. terminus-2, bash-tool, oracle.")
+    attempt: int = Field(ge=0, description="0-based attempt index within task x model x scaffold.")
+    reward: float | None = Field(description="Verifier reward; null when unscored.")
+    passed: bool = Field(description="reward >= 1 on a counted trial; False otherwise.")
+    counted: bool = Field(description="False for infrastructure errors (never a task failure).")
+    tests: list[TestResult] = Field(default_factory=list, description="Per-test verdicts.")
+    n_tests_passed: int | None = Field(None, ge=0, description="Tests passed.")
+    n_tests_failed: int | None = Field(None, ge=0, description="Tests failed or errored.")
+    input_tokens: int | None = Field(None, ge=0, description="Prompt tokens over the trial.")
+    output_tokens: int | None = Field(None, ge=0, description="Completion tokens over the trial.")
+    cached_tokens: int | None = Field(None, ge=0, description="Cached prompt tokens.")
+    turns: int | None = Field(None, ge=0, description="Agent turns (episodes).")
+    per_turn: list[TurnMetrics] = Field(default_factory=list, description="Per-turn metrics.")
+    duration_s: float | None = Field(None, ge=0, description="Wall time of the whole trial.")
+    started_at: datetime | None = Field(None, description="When the trial started.")
+    finished_at: datetime | None = Field(None, description="When the trial finished.")
+    agent_timed_out: bool = Field(False, description="The agent hit its time limit (still graded).")
+    exception_type: str | None = Field(None, description="Exception class, if one was raised.")
+    exception_message: str | None = Field(None, description="Exception message.")
+    retry_of: str | None = Field(None, description="trial_id this trial retries, if any.")
+    retry_index: int = Field(0, ge=0, description="0 for a first try, n for the n-th retry.")
+    source: str = Field(description="Where it came from: a Harbor job path, or 'termgrade'.")
+    messages: list[ChatMessage] | None = Field(
+        None, description="SFT-ready chat messages (feed a chat template unmodified).")
+    episode: list[EpisodeStep] | None = Field(
+        None, description="The full episode: every keystroke and terminal frame.")
