@@ -6,7 +6,7 @@ The library is the API; the ``termgrade`` command is a thin layer over it::
     task = load_task("environments/csv-column-sum")
 """
 
-from termgrade.task import Task, load_task, discover_tasks
+from termgrade.task import Task, discover_tasks, load_task
 
 __version__ = "0.1.0"
 __all__ = ["Task", "__version__", "discover_tasks", "load_task"]

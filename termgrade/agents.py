@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.task import CONTAINER, Task
@@ -12,7 +12,7 @@ from termgrade.task import CONTAINER, Task
 DEFAULT_AGENT_TIMEOUT_S = 600.0
 
 
-class AgentName(str, Enum):
+class AgentName(StrEnum):
     ORACLE = "oracle"
     NOP = "nop"
 

@@ -10,6 +10,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -21,7 +22,7 @@ STDERR = Console(stderr=True)
 
 
 class Tracker:
-    def __init__(self, progress: Progress | None, task_id: int | None) -> None:
+    def __init__(self, progress: Progress | None, task_id: TaskID | None) -> None:
         self._progress = progress
         self._task_id = task_id
 

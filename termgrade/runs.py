@@ -54,7 +54,8 @@ def run_task(task: Task, image: str, agent: AgentName, *, keep: bool = False) ->
             label=f"{task.task_id}-{agent.value}",
         )
     except SandboxError as exc:
-        return RunOutcome(agent, None, error=str(exc), durations={"total": time.monotonic() - started})
+        total = time.monotonic() - started
+        return RunOutcome(agent, None, error=str(exc), durations={"total": total})
     durations["start"] = time.monotonic() - started
     try:
         agent_run: AgentRun = run_agent(agent, sandbox, task)

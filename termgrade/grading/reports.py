@@ -6,11 +6,11 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"

@@ -97,7 +97,8 @@ def _host_manifest(task: Task) -> dict[str, str]:
 
 def _read_tests(sandbox: Sandbox, output: str) -> list[TestVerdict]:
     # JUnit first: it keeps parametrize ids, which pytest-json-ctrf drops.
-    for path, parser in ((CONTAINER.junit_report, parse_junit), (CONTAINER.ctrf_report, parse_ctrf)):
+    reports = ((CONTAINER.junit_report, parse_junit), (CONTAINER.ctrf_report, parse_ctrf))
+    for path, parser in reports:
         try:
             data = sandbox.read_file(path, max_bytes=16 << 20)
         except SandboxError:
@@ -142,10 +143,12 @@ def score(sandbox: Sandbox, task: Task) -> VerifierResult:
     raw = sandbox.read_file(CONTAINER.reward_json, max_bytes=65536)
     source = CONTAINER.reward_json
     if raw is None:
-        raw, source = sandbox.read_file(CONTAINER.reward_text, max_bytes=65536), CONTAINER.reward_text
+        source = CONTAINER.reward_text
+        raw = sandbox.read_file(source, max_bytes=65536)
     if raw is None:
         result.error = (f"{task.paths.test_script}: wrote no reward (exit {run.exit_code}); "
-                        f"it must write {CONTAINER.reward_text}. Last output: {run.output[-300:]!r}")
+                        f"it must write {CONTAINER.reward_text}. "
+                        f"Last output: {run.output[-300:]!r}")
         return result
     try:
         result.reward = parse_reward(raw, source)

@@ -15,7 +15,8 @@ class LabelRow(BaseModel):
     task_id: str = Field(description="The task's id.")
     model: str = Field(description="Model name.")
     scaffold: str = Field(description="Agent scaffold.")
-    pass_rate: float | None = Field(ge=0, le=1, description="n_passed / n_counted; null if 0 counted.")
+    pass_rate: float | None = Field(
+        ge=0, le=1, description="n_passed / n_counted; null if 0 counted.")
     band: str | None = Field(description="Difficulty band of pass_rate; null if unmeasured.")
     n_counted: int = Field(ge=0, description="Trials that count (infrastructure errors excluded).")
     k: int = Field(ge=0, description="Attempts planned per task for this model (the grading k).")

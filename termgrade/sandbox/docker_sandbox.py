@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import tarfile
@@ -94,7 +95,7 @@ class DockerSandbox(Sandbox):
             try:
                 for chunk in stream:
                     cap.feed(chunk)
-            except Exception as exc:  # noqa: BLE001 - reported after join
+            except Exception as exc:
                 failure.append(exc)
 
         reader = threading.Thread(target=_drain, daemon=True)
@@ -186,10 +187,8 @@ class DockerSandbox(Sandbox):
     def close(self) -> None:
         from docker.errors import DockerException
 
-        try:
+        with contextlib.suppress(DockerException):
             self._container.remove(force=True)
-        except DockerException:
-            pass
 
 
 def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:

@@ -12,7 +12,9 @@ from typing import Any
 
 from termgrade.errors import EngineUnavailableError, ImageBuildError
 
-ENGINE_FIX = "run scripts/ensure_docker.sh (root on Debian installs and starts one), or start Docker"
+ENGINE_FIX = (
+    "run scripts/ensure_docker.sh (root on Debian installs and starts one), or start Docker"
+)
 
 
 @functools.lru_cache(maxsize=1)

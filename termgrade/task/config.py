@@ -70,9 +70,9 @@ class EnvironmentConfig(_Section):
 class TaskConfig(_Section):
     schema_version: str = Field("1.4", description="Harbor task.toml schema version.")
     metadata: dict[str, Any] = Field(default_factory=dict)
-    verifier: VerifierConfig = Field(default_factory=VerifierConfig)  # type: ignore[arg-type]
-    agent: AgentConfig = Field(default_factory=AgentConfig)  # type: ignore[arg-type]
-    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)  # type: ignore[arg-type]
+    verifier: VerifierConfig = Field(default_factory=VerifierConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
     source: str | None = None
 

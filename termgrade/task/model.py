@@ -89,7 +89,8 @@ def discover_tasks(*roots: str | Path) -> list[Path]:
         elif root.is_dir():
             candidates = [p for p in root.iterdir() if p.is_dir() and is_task_dir(p)]
         else:
-            raise TaskLoadError(root, "no such directory", fix="pass a task dir or a folder of them")
+            raise TaskLoadError(root, "no such directory",
+                                fix="pass a task dir or a folder of them")
         for path in candidates:
             if path.name in found and found[path.name] != path:
                 raise TaskLoadError(

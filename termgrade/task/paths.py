@@ -70,20 +70,19 @@ class TaskPaths:
         ]
 
 
-@dataclass(frozen=True)
 class ContainerPaths:
     """Where a task's pieces live inside its container (Harbor's EnvironmentPaths)."""
 
-    tests_dir: PurePosixPath = PurePosixPath("/tests")
-    solution_dir: PurePosixPath = PurePosixPath("/solution")
-    logs_dir: PurePosixPath = PurePosixPath("/logs")
-    agent_dir: PurePosixPath = PurePosixPath("/logs/agent")
-    verifier_dir: PurePosixPath = PurePosixPath("/logs/verifier")
-    reward_text: PurePosixPath = PurePosixPath("/logs/verifier/reward.txt")
-    reward_json: PurePosixPath = PurePosixPath("/logs/verifier/reward.json")
-    ctrf_report: PurePosixPath = PurePosixPath("/logs/verifier/ctrf.json")
-    junit_report: PurePosixPath = PurePosixPath("/logs/verifier/junit.xml")
-    test_stdout: PurePosixPath = PurePosixPath("/logs/verifier/test-stdout.txt")
+    tests_dir = PurePosixPath("/tests")
+    solution_dir = PurePosixPath("/solution")
+    logs_dir = PurePosixPath("/logs")
+    agent_dir = PurePosixPath("/logs/agent")
+    verifier_dir = PurePosixPath("/logs/verifier")
+    reward_text = PurePosixPath("/logs/verifier/reward.txt")
+    reward_json = PurePosixPath("/logs/verifier/reward.json")
+    ctrf_report = PurePosixPath("/logs/verifier/ctrf.json")
+    junit_report = PurePosixPath("/logs/verifier/junit.xml")
+    test_stdout = PurePosixPath("/logs/verifier/test-stdout.txt")
 
 
 CONTAINER = ContainerPaths()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import StrEnum
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     VERIFIED = "verified"
     """The reference solution passed every run and the untouched container failed."""
     UNSATISFIABLE = "unsatisfiable"
@@ -32,7 +32,8 @@ def classify(
     """Precedence: build_failed, error, unsatisfiable, vacuous, flaky, verified."""
     if not built:
         return Verdict.BUILD_FAILED
-    if errored or not oracle_rewards or any(r is None for r in oracle_rewards) or nop_reward is None:
+    if errored or not oracle_rewards or any(r is None for r in oracle_rewards) \
+            or nop_reward is None:
         return Verdict.ERROR
     passes = sum(1 for r in oracle_rewards if r is not None and r >= 1.0)
     if passes == 0:
