@@ -60,6 +60,8 @@ class VerifierResult:
     duration_s: float = 0.0
     """Wall time of test.sh inside the container."""
     output: str = ""
+    raw_reward: float | None = None
+    """What test.sh wrote, before a tamper finding forced the reward to 0."""
 
     @property
     def passed(self) -> bool:
@@ -122,7 +124,8 @@ def score(sandbox: Sandbox, task: Task) -> VerifierResult:
     if reset.exit_code != 0:
         raise SandboxError(f"could not reset /tests and /logs/verifier: {reset.output[-500:]}")
     sandbox.copy_in(task.paths.tests_dir, CONTAINER.tests_dir)
-    if sandbox.list_files(CONTAINER.tests_dir) != _host_manifest(task):
+    manifest = _host_manifest(task)
+    if sandbox.list_files(CONTAINER.tests_dir) != manifest:
         tampered.append("C /tests: copied tests differ from the host's after copy-in")
     leftovers = sandbox.list_files(CONTAINER.verifier_dir)
     if leftovers:
@@ -136,6 +139,10 @@ def score(sandbox: Sandbox, task: Task) -> VerifierResult:
     result = VerifierResult(reward=None, tampered=sorted(tampered),
                             duration_s=time.monotonic() - started, output=run.output)
     result.tests = _read_tests(sandbox, run.output)
+    after = {k: v for k, v in sandbox.list_files(CONTAINER.tests_dir).items()
+             if "__pycache__" not in k}
+    if any(after.get(name) != digest for name, digest in manifest.items()):
+        result.tampered.append("C /tests: tests changed while the verifier ran")
     if run.timed_out:
         result.error = (f"{task.paths.test_script}: timed out after {timeout:.0f} s "
                         "(raise [verifier] timeout_sec or fix the hang)")
@@ -151,10 +158,14 @@ def score(sandbox: Sandbox, task: Task) -> VerifierResult:
                         f"Last output: {run.output[-300:]!r}")
         return result
     try:
-        result.reward = parse_reward(raw, source)
+        result.reward = result.raw_reward = parse_reward(raw, source)
     except VerifierError as exc:
         result.error = f"{task.paths.test_script}: {exc}"
         return result
+    failed = [t.name for t in result.tests if t.outcome in (Outcome.FAILED, Outcome.ERROR)]
+    if result.reward >= 1.0 and failed:
+        result.tampered.append(f"A {source}: reward {result.reward:g} contradicts the report, "
+                               f"where {len(failed)} test(s) failed (e.g. {failed[0]})")
     if result.tampered:
         result.reward = 0.0
     return result

@@ -1,0 +1,85 @@
+"""Shared fixtures: a task-directory factory and an isolated Hugging Face home."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+STANDARD_TEST_SH = """\
+#!/usr/bin/env bash
+mkdir -p /logs/verifier
+cd /tests || exit 1
+/opt/venv/bin/python -m pytest -c /dev/null --rootdir=/tests --confcutdir=/tests \\
+  -p no:cacheprovider --junitxml /logs/verifier/junit.xml -rA /tests/test_outputs.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+CHECKS_HELLO = """\
+from pathlib import Path
+
+
+def test_output_exists():
+    assert Path("/app/out.txt").is_file()
+
+
+def test_output_content():
+    assert Path("/app/out.txt").read_text().strip() == "hello"
+"""
+
+MakeTask = Callable[..., Path]
+
+
+@pytest.fixture
+def make_task(tmp_path: Path) -> MakeTask:
+    """Write a small Harbor task; every piece can be overridden by keyword."""
+
+    def _make(
+        task_id: str = "fixture-task",
+        *,
+        solve: str = "echo hello > /app/out.txt\n",
+        tests: str = CHECKS_HELLO,
+        test_sh: str = STANDARD_TEST_SH,
+        dockerfile: str = "FROM termgrade/base:local\nWORKDIR /app\n",
+        toml: str = "",
+        extra_test_files: dict[str, str] | None = None,
+    ) -> Path:
+        root = tmp_path / "tasks" / task_id
+        for sub in ("environment", "solution", "tests"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        (root / "task.toml").write_text(toml or textwrap.dedent("""\
+            schema_version = "1.4"
+            [metadata]
+            difficulty = "easy"
+            domain = "fixtures"
+            [verifier]
+            timeout_sec = 60.0
+            [agent]
+            timeout_sec = 60.0
+            """))
+        (root / "instruction.md").write_text("Write hello to /app/out.txt.\n")
+        (root / "environment" / "Dockerfile").write_text(dockerfile)
+        (root / "solution" / "solve.sh").write_text("#!/usr/bin/env bash\n" + solve)
+        (root / "tests" / "test.sh").write_text(test_sh)
+        (root / "tests" / "test_outputs.py").write_text(tests)
+        for name, text in (extra_test_files or {}).items():
+            (root / "tests" / name).write_text(text)
+        return root
+
+    return _make
+
+
+@pytest.fixture(autouse=True)
+def _isolated_hf_home(tmp_path_factory: pytest.TempPathFactory,
+                      monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test reads or writes the real Hugging Face cache or token."""
+    home = tmp_path_factory.mktemp("hf_home")
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(home / "datasets"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("HF_TOKEN", "hf_dummy_token_for_tests")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("TERMGRADE_PROGRESS", "0")
+    yield
