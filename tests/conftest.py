@@ -14,7 +14,8 @@ mkdir -p /logs/verifier
 cd /tests || exit 1
 /opt/venv/bin/python -m pytest -c /dev/null --rootdir=/tests --confcutdir=/tests \\
   -p no:cacheprovider --junitxml /logs/verifier/junit.xml -rA /tests/test_outputs.py
-if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+if [ $? -eq 0 ]; then r=1; else r=0; fi
+echo $r > /logs/verifier/reward.txt
 """
 
 CHECKS_HELLO = """\

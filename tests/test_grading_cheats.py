@@ -83,7 +83,8 @@ def test_cheat_does_not_pass_and_is_recorded(make_task: MakeTask, cheat: str) ->
     if cheat == "reward-daemon":
         # Waits for the verifier's report, then keeps forging the reward file.
         solve = ("cat > /root/forge.sh <<'SH'\n#!/bin/bash\nwhile true; do\n"
-                 "  if [ -f /logs/verifier/junit.xml ]; then echo 1 > /logs/verifier/reward.txt; fi\n"
+                 "  if [ -f /logs/verifier/junit.xml ]; then\n"
+                 "    echo 1 > /logs/verifier/reward.txt\n  fi\n"
                  "  sleep 0.01\ndone\nSH\nchmod +x /root/forge.sh\n" + solve)
     task = load_task(make_task(cheat, solve=solve))
     image = build_task_image(task)

@@ -58,7 +58,7 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
         except TermGradeError as exc:
             if SETTINGS.debug:
                 raise
-            STDERR.print(f"[bold red]error:[/] {exc}", highlight=False)
+            STDERR.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             STDERR.print("[yellow]interrupted[/]")

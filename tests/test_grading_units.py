@@ -1,0 +1,121 @@
+"""Scoring pieces without containers: rewards, reports, tamper rules, output capping."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+import pytest
+
+from termgrade.errors import VerifierError
+from termgrade.grading import find_tampering, parse_reward
+from termgrade.grading.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.sandbox import Change, ChangeKind, OutputCap
+
+TXT = PurePosixPath("/logs/verifier/reward.txt")
+JSON = PurePosixPath("/logs/verifier/reward.json")
+
+
+@pytest.mark.parametrize(("raw", "path", "value"), [
+    (b"1\n", TXT, 1.0), (b" 0 ", TXT, 0.0), (b"0.5", TXT, 0.5),
+    (b'{"reward": 1}', JSON, 1.0), (b'{"score": 0.25}', JSON, 0.25), (b"1", JSON, 1.0),
+])
+def test_parse_reward(raw: bytes, path: PurePosixPath, value: float) -> None:
+    assert parse_reward(raw, path) == value
+
+
+@pytest.mark.parametrize(("raw", "path", "needle"), [
+    (b"", TXT, "empty"), (b"yes", TXT, "not a number"), (b"nan", TXT, "non-finite"),
+    (b'{"a": 1, "b": 2}', JSON, "no numeric reward"), (b'{"reward": true}', JSON, "no numeric"),
+    (b"inf", TXT, "non-finite"), (b'{"reward": "1"}', JSON, "no numeric"),
+])
+def test_parse_reward_rejects(raw: bytes, path: PurePosixPath, needle: str) -> None:
+    with pytest.raises(VerifierError, match=needle):
+        parse_reward(raw, path)
+
+
+def test_junit_keeps_parametrize_ids_and_outcomes() -> None:
+    xml = b"""<testsuites><testsuite>
+      <testcase classname="t" name="test_a[1]"/>
+      <testcase classname="t" name="test_a[2]"><failure message="x"/></testcase>
+      <testcase classname="t" name="test_b"><skipped/></testcase>
+      <testcase classname="t" name="test_c"><error message="boom"/></testcase>
+    </testsuite></testsuites>"""
+    verdicts = {v.name: v.outcome for v in parse_junit(xml)}
+    assert verdicts == {"test_a[1]": Outcome.PASSED, "test_a[2]": Outcome.FAILED,
+                        "test_b": Outcome.SKIPPED, "test_c": Outcome.ERROR}
+
+
+def test_ctrf() -> None:
+    doc = b'{"results": {"tests": [{"name": "t1", "status": "passed"},' \
+          b' {"name": "t2", "status": "failed"}, {"name": "t3", "status": "pending"}]}}'
+    assert [(v.name, v.outcome) for v in parse_ctrf(doc)] == [
+        ("t1", Outcome.PASSED), ("t2", Outcome.FAILED), ("t3", Outcome.SKIPPED)]
+
+
+def test_malformed_reports_raise_value_error() -> None:
+    with pytest.raises(ValueError):
+        parse_junit(b"<not xml")
+    with pytest.raises((ValueError, KeyError)):
+        parse_ctrf(b'{"results": {}}')
+
+
+def test_pytest_summary_lines() -> None:
+    text = "PASSED tests/test_x.py::test_one\nFAILED tests/test_x.py::test_two - assert 1\n"
+    assert [(v.name, v.outcome) for v in parse_pytest_summary(text)] == [
+        ("test_one", Outcome.PASSED), ("test_two", Outcome.FAILED)]
+
+
+def changes(*items: tuple[str, str]) -> list[Change]:
+    return [Change(path, ChangeKind(kind)) for kind, path in items]
+
+
+def test_clean_work_is_not_flagged() -> None:
+    found = find_tampering(changes(
+        ("C", "/app"), ("A", "/app/out.txt"), ("A", "/app/conftest.py"), ("C", "/usr"),
+        ("C", "/usr/local"), ("C", "/usr/local/bin"), ("A", "/usr/local/bin/tool"),
+        ("C", "/usr/local/bin/existing-task-script"), ("A", "/tmp/pytest.ini"),
+        ("C", "/root"), ("A", "/root/.bash_history"), ("A", "/logs/agent/log.txt"),
+        ("C", "/etc"), ("A", "/etc/myservice.conf"),
+    ))
+    assert found == []
+
+
+@pytest.mark.parametrize(("kind", "path", "why"), [
+    ("A", "/tests/test_outputs.py", "planted verifier input"),
+    ("A", "/logs/verifier/reward.txt", "planted verifier input"),
+    ("A", "/conftest.py", "changes how the verifier starts"),
+    ("A", "/pytest.ini", "changes how the verifier starts"),
+    ("A", "/etc/ld.so.preload", "changes how the verifier starts"),
+    ("C", "/etc/python3.11/sitecustomize.py", "changes how the verifier starts"),
+    ("A", "/usr/lib/python3/dist-packages/sitecustomize.py", "start-up hook"),
+    ("A", "/opt/venv/lib/python3.11/site-packages/evil.pth", "start-up hook"),
+    ("C", "/opt/venv/lib/python3.11/site-packages/_pytest/main.py", "toolchain modified"),
+    ("D", "/usr/bin/timeout", "toolchain modified"),
+    ("C", "/usr/local/bin/python3", "toolchain modified"),
+    ("A", "/opt/venv/lib/python3.11/site-packages/pytest_evil/__init__.py", "pytest plugin"),
+])
+def test_each_cheat_is_flagged(kind: str, path: str, why: str) -> None:
+    found = find_tampering(changes((kind, path)))
+    assert len(found) == 1 and why in found[0] and path in found[0]
+
+
+def test_directory_entries_of_a_change_are_not_findings_themselves() -> None:
+    found = find_tampering(changes(("C", "/usr/bin"), ("C", "/usr/bin/bash")))
+    assert found == ["C /usr/bin/bash: verifier toolchain modified"]
+
+
+def test_output_cap_keeps_head_and_tail() -> None:
+    cap = OutputCap(limit=20)
+    for _ in range(1000):
+        cap.feed(b"0123456789")
+    text = cap.text()
+    assert cap.total == 10_000
+    assert text.startswith("0123456789") and text.endswith("0123456789")
+    assert "9980 bytes of output dropped" in text
+    assert len(cap.head) + len(cap.tail) == 20
+
+
+def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
+    cap = OutputCap(limit=100)
+    cap.feed(b"ok \xff\xfe")
+    assert cap.text() == "ok \ufffd\ufffd"
