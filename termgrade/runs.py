@@ -68,5 +68,5 @@ def run_task(task: Task, image: str, agent: AgentName, *, keep: bool = False) ->
         return RunOutcome(agent, None, error=f"{task.task_id}: {exc}", durations=durations)
     finally:
         if not keep:
-            sandbox.close()
+            sandbox.close_later()
         durations["total"] = time.monotonic() - started

@@ -29,6 +29,10 @@ from termgrade.grading.tamper import find_tampering
 from termgrade.sandbox.base import Sandbox
 from termgrade.task import CONTAINER, Task
 
+MAX_STDOUT_COPY = 1 << 20
+"""test.sh's output is also kept in /logs/verifier/test-stdout.txt (Harbor), capped."""
+MAX_VERIFIER_OUTPUT = 32 << 20
+"""Bytes of /logs/verifier read back (reports, reward, stdout copy)."""
 VERIFIER_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -97,14 +101,11 @@ def _host_manifest(task: Task) -> dict[str, str]:
     }
 
 
-def _read_tests(sandbox: Sandbox, output: str) -> list[TestVerdict]:
+def _read_tests(outputs: dict[str, bytes], output: str) -> list[TestVerdict]:
     # JUnit first: it keeps parametrize ids, which pytest-json-ctrf drops.
     reports = ((CONTAINER.junit_report, parse_junit), (CONTAINER.ctrf_report, parse_ctrf))
     for path, parser in reports:
-        try:
-            data = sandbox.read_file(path, max_bytes=16 << 20)
-        except SandboxError:
-            continue
+        data = outputs.get(path.name)
         if data:
             try:
                 return parser(data)
@@ -133,12 +134,18 @@ def score(sandbox: Sandbox, task: Task) -> VerifierResult:
     timeout = task.config.verifier.timeout_sec
     started = time.monotonic()
     run = sandbox.exec(
-        ["bash", "-c", f"bash {CONTAINER.tests_dir}/test.sh 2>&1 | tee {CONTAINER.test_stdout}"],
+        ["bash", "-c", f"bash {CONTAINER.tests_dir}/test.sh 2>&1 | "
+                       f"tee -p >(head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout})"],
         timeout_s=timeout, env=verifier_env(task), workdir=str(CONTAINER.tests_dir),
     )
     result = VerifierResult(reward=None, tampered=sorted(tampered),
                             duration_s=time.monotonic() - started, output=run.output)
-    result.tests = _read_tests(sandbox, run.output)
+    try:
+        outputs = sandbox.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT)
+    except SandboxError as exc:
+        result.error = f"{task.paths.test_script}: {exc} (keep /logs/verifier small)"
+        return result
+    result.tests = _read_tests(outputs, run.output)
     after = {k: v for k, v in sandbox.list_files(CONTAINER.tests_dir).items()
              if "__pycache__" not in k}
     if any(after.get(name) != digest for name, digest in manifest.items()):
@@ -147,11 +154,11 @@ def score(sandbox: Sandbox, task: Task) -> VerifierResult:
         result.error = (f"{task.paths.test_script}: timed out after {timeout:.0f} s "
                         "(raise [verifier] timeout_sec or fix the hang)")
         return result
-    raw = sandbox.read_file(CONTAINER.reward_json, max_bytes=65536)
     source = CONTAINER.reward_json
+    raw = outputs.get(source.name)
     if raw is None:
         source = CONTAINER.reward_text
-        raw = sandbox.read_file(source, max_bytes=65536)
+        raw = outputs.get(source.name)
     if raw is None:
         result.error = (f"{task.paths.test_script}: wrote no reward (exit {run.exit_code}); "
                         f"it must write {CONTAINER.reward_text}. "

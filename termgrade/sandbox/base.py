@@ -113,6 +113,13 @@ class Sandbox(abc.ABC):
         """
 
     @abc.abstractmethod
+    def read_tree(self, path: PurePosixPath, *, max_bytes: int = 32 << 20) -> dict[str, bytes]:
+        """Relative path -> bytes of every regular file under ``path``, read by the engine.
+
+        Raises SandboxError past ``max_bytes``.
+        """
+
+    @abc.abstractmethod
     def list_files(self, path: PurePosixPath) -> dict[str, str]:
         """Relative path -> sha256 of every regular file under ``path``, read by the engine."""
 
@@ -123,6 +130,11 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Kill and remove the container; never raises."""
+
+    def close_later(self) -> object:
+        """Close without waiting where the implementation can; by default, now."""
+        self.close()
+        return None
 
     def __enter__(self) -> Sandbox:
         return self

@@ -9,6 +9,7 @@ import tarfile
 import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,6 +20,8 @@ from termgrade.sandbox.engine import docker_client
 # What a root process in a task container keeps; everything else is dropped.
 KEPT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"]
 _KIND = {0: ChangeKind.MODIFIED, 1: ChangeKind.ADDED, 2: ChangeKind.DELETED}
+_REAPER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="termgrade-reaper")
+"""Removes finished containers in the background; the interpreter waits for it at exit."""
 KILL_GRACE_S = 5.0
 """Seconds between the in-container TERM and KILL, and the host-side backstop after it."""
 
@@ -120,20 +123,50 @@ class DockerSandbox(Sandbox):
     def copy_in(self, source: Path, target: PurePosixPath) -> None:
         from docker.errors import DockerException
 
+        # One put_archive at "/" with every entry under target's path: no mkdir exec.
+        prefix = PurePosixPath(*target.parts[1:]) if target.is_absolute() else target
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
-            if source.is_dir():
-                for path in sorted(source.rglob("*")):
-                    tar.add(path, arcname=path.relative_to(source).as_posix(), recursive=False,
-                            filter=_as_root)
-            else:
-                tar.add(source, arcname=source.name, filter=_as_root)
+            for parent in reversed(prefix.parents[:-1]):
+                tar.addfile(_dir_entry(parent.as_posix()))
+            tar.addfile(_dir_entry(prefix.as_posix()))
+            paths = sorted(source.rglob("*")) if source.is_dir() else [source]
+            base = source if source.is_dir() else source.parent
+            for path in paths:
+                arcname = (prefix / path.relative_to(base).as_posix()).as_posix()
+                tar.add(path, arcname=arcname, recursive=False, filter=_as_root)
         try:
-            self._container.exec_run(["mkdir", "-p", str(target)], user="root")
-            if not self._container.put_archive(str(target), buffer.getvalue()):
+            if not self._container.put_archive("/", buffer.getvalue()):
                 raise SandboxError(f"copying {source} to {target} was refused")
         except DockerException as exc:
             raise SandboxError(f"copying {source} to {target} failed: {exc}") from exc
+
+    def read_tree(self, path: PurePosixPath, *, max_bytes: int = 32 << 20) -> dict[str, bytes]:
+        """Relative path -> bytes of every regular file under ``path``, in one engine read.
+
+        Raises SandboxError when the tree is larger than ``max_bytes`` (read stops there).
+        """
+        from docker.errors import DockerException, NotFound
+
+        try:
+            chunks, _stat = self._container.get_archive(str(path))
+            data = bytearray()
+            for chunk in chunks:
+                data += chunk
+                if len(data) > max_bytes + (1 << 20):
+                    raise SandboxError(f"{path} holds more than {max_bytes} bytes")
+        except NotFound:
+            return {}
+        except DockerException as exc:
+            raise SandboxError(f"reading {path} from {self.id[:12]} failed: {exc}") from exc
+        found: dict[str, bytes] = {}
+        with tarfile.open(fileobj=io.BytesIO(bytes(data)), mode="r") as tar:
+            for member in tar:
+                if member.isfile():
+                    handle = tar.extractfile(member)
+                    relative = PurePosixPath(*PurePosixPath(member.name).parts[1:]).as_posix()
+                    found[relative] = handle.read() if handle else b""
+        return found
 
     def _archive(self, path: PurePosixPath) -> tarfile.TarFile | None:
         from docker.errors import DockerException, NotFound
@@ -161,19 +194,8 @@ class DockerSandbox(Sandbox):
             return handle.read() if handle else b""
 
     def list_files(self, path: PurePosixPath) -> dict[str, str]:
-        tar = self._archive(path)
-        if tar is None:
-            return {}
-        found: dict[str, str] = {}
-        with tar:
-            for member in tar:
-                if not member.isfile():
-                    continue
-                name = PurePosixPath(member.name)
-                relative = PurePosixPath(*name.parts[1:]).as_posix()
-                handle = tar.extractfile(member)
-                found[relative] = hashlib.sha256(handle.read() if handle else b"").hexdigest()
-        return found
+        return {name: hashlib.sha256(data).hexdigest()
+                for name, data in self.read_tree(path).items()}
 
     def changes(self) -> list[Change]:
         from docker.errors import DockerException
@@ -189,6 +211,17 @@ class DockerSandbox(Sandbox):
 
         with contextlib.suppress(DockerException):
             self._container.remove(force=True)
+
+    def close_later(self) -> Future[None]:
+        """Remove the container off the critical path (the run's result is already read)."""
+        return _REAPER.submit(self.close)
+
+
+def _dir_entry(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    info.mode = 0o755
+    return _as_root(info)
 
 
 def _as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
