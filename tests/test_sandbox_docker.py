@@ -1,0 +1,86 @@
+"""The Docker sandbox really enforces its limits: network, privileges, memory, pids, output."""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from termgrade.sandbox import Limits
+from termgrade.sandbox.docker_sandbox import DockerSandbox
+from termgrade.settings import SETTINGS
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture
+def sandbox() -> Iterator[DockerSandbox]:
+    box = DockerSandbox.start(SETTINGS.base_image, limits=Limits(cpus=1, memory_mb=256, pids=64,
+                                                                  output_bytes=64 * 1024))
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+def sh(box: DockerSandbox, script: str, timeout_s: float = 60):
+    return box.exec(["bash", "-c", script], timeout_s=timeout_s)
+
+
+def test_no_network_but_loopback(sandbox: DockerSandbox) -> None:
+    links = sh(sandbox, "ls /sys/class/net").output.split()
+    assert links == ["lo"]
+    assert sh(sandbox, "curl -sS -m 5 http://deb.debian.org/ >/dev/null").exit_code != 0
+
+
+def test_privileges_are_dropped(sandbox: DockerSandbox) -> None:
+    assert sh(sandbox, "mknod /tmp/dev c 1 3").exit_code != 0          # CAP_MKNOD
+    assert sh(sandbox, "ip link add dummy0 type dummy").exit_code != 0  # CAP_NET_ADMIN
+    assert sh(sandbox, "mount -t tmpfs none /mnt").exit_code != 0       # CAP_SYS_ADMIN
+    status = sh(sandbox, "grep NoNewPrivs /proc/self/status").output
+    assert status.split()[-1] == "1"
+    assert sh(sandbox, "chown nobody /tmp && echo ok").output.strip() == "ok"  # kept
+
+
+def test_memory_limit_kills_the_hog(sandbox: DockerSandbox) -> None:
+    result = sh(sandbox, "python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'")
+    assert result.exit_code != 0
+    assert "1073741824" not in result.output
+
+
+def test_pid_limit_stops_a_fork_bomb(sandbox: DockerSandbox) -> None:
+    limit = sh(sandbox, "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || "
+                        "cat /sys/fs/cgroup/pids.max").output.strip()
+    assert limit == "64"
+    result = sh(sandbox, "for i in $(seq 200); do sleep 30 & done; wait", timeout_s=20)
+    assert "Resource temporarily unavailable" in result.output or "fork" in result.output
+
+
+def test_output_is_capped_without_exhausting_memory(sandbox: DockerSandbox) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = sh(sandbox, "head -c 300000000 /dev/zero | tr '\\0' x; echo; echo END")
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert result.exit_code == 0
+    assert result.output_bytes > 300_000_000
+    assert result.truncated and "bytes of output dropped" in result.output
+    assert result.output.rstrip().endswith("END")
+    assert len(result.output) < 70 * 1024
+    assert after - before < 100 * 1024  # KiB: the 300 MB never sat in memory
+
+
+def test_timeout_kills_and_reports(sandbox: DockerSandbox) -> None:
+    result = sandbox.exec(["sleep", "60"], timeout_s=2)
+    assert result.timed_out and result.duration_s < 20
+
+
+def test_copy_in_and_read_back_through_the_engine(sandbox: DockerSandbox, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("alpha")
+    (tmp_path / "sub" / "b.bin").write_bytes(b"\x00\x01")
+    sandbox.copy_in(tmp_path, PurePosixPath("/deep/target"))
+    assert sandbox.read_file(PurePosixPath("/deep/target/a.txt")) == b"alpha"
+    assert set(sandbox.read_tree(PurePosixPath("/deep/target"))) == {"a.txt", "sub/b.bin"}
+    assert sandbox.read_file(PurePosixPath("/nope")) is None
+    assert sh(sandbox, "stat -c %U /deep/target/a.txt").output.strip() == "root"
