@@ -68,3 +68,49 @@ class RecordError(TermGradeError, ValueError):
     def __init__(self, source: str, message: str, *, fix: str | None = None) -> None:
         self.source = source
         super().__init__(f"{source}: {message}", fix=fix)
+
+
+class BuildError(TermGradeError, ValueError):
+    """A dataset repo cannot be built from these inputs (names the record and the fix)."""
+
+
+class DataWarning(UserWarning):
+    """Suspicious but usable input data (NaN rewards, mixed k, missing tasks), with counts.
+
+    Library functions both return these as records and emit them through :mod:`warnings`;
+    the CLI prints them. Data is never silently zeroed.
+    """
+
+
+class PublishError(TermGradeError, RuntimeError):
+    """Publishing a staged repo to the Hub failed or was refused (names the repo and the fix)."""
+
+
+class MaterializeError(TermGradeError, ValueError):
+    """A dataset row cannot be turned back into a task directory."""
+
+
+class UnsafeArchiveError(MaterializeError):
+    """A task archive tries to write outside its directory, holds links or devices, or is a
+    bomb; nothing was written."""
+
+
+class OptionError(TermGradeError, ValueError):
+    """An option or configuration value that cannot work (bad cut points, k, range, spec)."""
+
+
+class IngestError(TermGradeError, ValueError):
+    """Harbor (or other) trial output cannot be ingested: nothing found, or no output path."""
+
+    def __init__(self, path: str, message: str, *, fix: str | None = None) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}", fix=fix)
+
+
+class TrialSkippedError(IngestError):
+    """One trial folder is incomplete (no result.json) or malformed; ingestion skips it."""
+
+    def __init__(self, path: str, kind: str, reason: str) -> None:
+        self.kind = kind
+        self.reason = reason
+        super().__init__(path, reason)

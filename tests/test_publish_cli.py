@@ -1,0 +1,63 @@
+"""``termgrade publish`` through the CLI runner, against the loopback Hub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner, Result
+
+import termgrade.publish.validation as validation
+from termgrade.cli import publish as publish_cli
+from termgrade.publish import ValidationOutcome
+from termgrade.testing.fixtures import hf_home, hub  # noqa: F401
+from termgrade.testing.hub_server import HubServer
+from termgrade.testing.staging import stage_environments_repo
+
+pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
+TASK = Path(__file__).resolve().parents[1] / "environments" / "word-frequency"
+
+
+def invoke(*args: str) -> Result:
+    app = typer.Typer()
+
+    @app.callback()
+    def root() -> None:
+        """Test root."""
+
+    publish_cli.register(app)
+    return CliRunner().invoke(app, ["publish", *args])
+
+
+@pytest.fixture
+def staged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(validation, "library_validator", lambda root: ValidationOutcome(True))
+    return stage_environments_repo(tmp_path / "dist", {"unseen": [TASK]})
+
+
+def test_dry_run_then_publish_then_noop(hub: HubServer, staged: Path, tmp_path: Path) -> None:  # noqa: F811
+    common = [str(staged), "--repo-id", "org/envs", "--state-dir", str(tmp_path / "state")]
+    dry = invoke(*common, "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.output
+    record = json.loads(dry.stdout)
+    assert record["dry_run"] and record["commits"] == [] and "README.md" in record["plan"]["add"]
+    assert "plan:" in dry.stderr and "+ README.md" in dry.stderr
+    done = invoke(*common, "--tag", "v1")
+    assert done.exit_code == 0, done.output
+    assert "published org/envs@main: 1 commit(s)" in done.stdout and "tagged v1" in done.stdout
+    again = invoke(*common, "--json")
+    assert json.loads(again.stdout)["commits"] == [] and "0 to add" in again.stderr
+
+
+def test_refusals_exit_1_with_a_fix_and_no_traceback(hub: HubServer, tmp_path: Path,  # noqa: F811
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(validation, "library_validator",
+                        lambda root: ValidationOutcome(False, ["card: README.md: no configs"]))
+    staged = stage_environments_repo(tmp_path / "dist", {"unseen": [TASK]})
+    result = invoke(str(staged), "--repo-id", "org/envs")
+    assert result.exit_code == 1 and "no configs" in result.output and "fix:" in result.output
+    assert "Traceback" not in result.output and hub.requests == []
+    bad_id = invoke(str(staged), "--repo-id", "not a repo")
+    assert bad_id.exit_code == 1 and "namespace/name" in bad_id.output
