@@ -32,4 +32,6 @@ class SplitRow(BaseModel):
     task_id: str = Field(description="The task's id.")
     split: str = Field(description="unseen, train151 or heldout120 by default (configurable).")
     pass_rate: float | None = Field(ge=0, le=1, description="Base pass rate used to select it.")
+    source: str | None = Field(
+        None, description="Task set it comes from: 'corpus', or an external set's name.")
     schema_version: str = Field(LABEL_SCHEMA_VERSION, description="Format version.")

@@ -1,0 +1,136 @@
+"""``termgrade labels``: trials -> labels.jsonl; ``termgrade synth``: a synthetic corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from termgrade.cli.app import guarded
+from termgrade.errors import DataWarning, OptionError
+from termgrade.progress import STDERR
+from termgrade.trials.issues import DataIssue
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from termgrade.trials.synthetic_config import SyntheticModel
+
+T = TypeVar("T")
+
+
+def quietly(func: Callable[[], T]) -> T:
+    """Run ``func`` with DataWarnings silenced: the CLI prints the issues itself."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        return func()
+
+
+def print_issues(issues: Iterable[DataIssue]) -> None:
+    for issue in issues:
+        STDERR.print(f"[yellow]warning:[/] {escape(str(issue))}", highlight=False,
+                     soft_wrap=True)
+
+
+def parse_floats(text: str, option: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise OptionError(f"{option} {text!r}: not a comma-separated list of numbers",
+                          fix=f"e.g. {option} 0.25,0.75") from None
+
+
+def parse_names(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def _print_labels(frame: pd.DataFrame) -> None:
+    table = Table(title="labels")
+    for column in ("model", "scaffold", "tasks", "k", "counted", "pass@1", "bands"):
+        table.add_column(column)
+    for (model, scaffold), rows in frame.groupby(["model", "scaffold"], sort=True):
+        counts = rows["band"].value_counts()
+        bands = ", ".join(f"{b} {n}" for b, n in counts.sort_index().items())
+        table.add_row(str(model), str(scaffold), str(len(rows)), str(int(rows["k"].max())),
+                      str(int(rows["n_counted"].sum())), f"{rows['pass_rate'].mean():.4f}", bands)
+    STDERR.print(table)
+
+
+def _synth_models(specs: Sequence[str] | None,
+                  infra_rate: float | None) -> tuple[SyntheticModel, ...]:
+    from termgrade.trials.synthetic_config import PAPER_LIKE, SyntheticModel
+
+    models = tuple(SyntheticModel.parse(s) for s in specs) if specs else PAPER_LIKE
+    if infra_rate is not None:
+        models = tuple(dataclasses.replace(m, infra_error_rate=infra_rate) for m in models)
+    return models
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded
+    def labels(
+        trials: list[Path] = typer.Argument(..., help="Trial JSONL files (TrialRecord rows)."),
+        output: Path = typer.Option(..., "--output", "-o", help="labels.jsonl to write."),
+        cuts: str = typer.Option("0.25,0.75", "--cuts", help="Interior band cut points."),
+        band_names: str | None = typer.Option(
+            None, "--band-names", help="Comma-separated, one per band, 0 and 1 included "
+            "(default zero,low,central,high,one)."),
+        k: list[str] = typer.Option(None, "--k", help="Planned attempts: 8 for every model, "
+                                    "or MODEL=K (repeatable). Default: inferred per model."),
+    ) -> None:
+        """One label row per task x model x scaffold: pass_rate, band, n_counted, k, n_passed.
+
+        Infrastructure errors (counted=false) never move a pass rate. NaN rewards, tasks
+        missing for a model and tasks short of k attempts are reported with counts."""
+        from termgrade.labels import BandScheme, compute_labels, parse_k, write_labels
+        from termgrade.trials import read_trials
+
+        scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
+        spec = parse_k(k)
+        trial_set = quietly(lambda: read_trials(trials))
+        label_set = quietly(lambda: compute_labels(trial_set, k=spec, scheme=scheme))
+        print_issues([*trial_set.issues, *label_set.issues])
+        n = write_labels(output, label_set)
+        _print_labels(label_set.frame)
+        STDERR.print(f"wrote {n} label rows to {output}")
+
+    @app.command()
+    @guarded
+    def synth(
+        output: Path = typer.Option(..., "--output", "-o", help="trials.jsonl to write."),
+        tasks: int = typer.Option(1004, "--tasks", min=1, help="Number of tasks."),
+        seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same bytes)."),
+        model: list[str] = typer.Option(None, "--model", help="NAME:K[:MEAN] (repeatable). "
+                                        "Default: six paper-like models, k=8 x4 and k=2 x2."),
+        scaffold: str = typer.Option("terminus-2", "--scaffold"),
+        task_prefix: str = typer.Option("synthetic-task", "--task-prefix"),
+        infra_rate: float | None = typer.Option(None, "--infra-rate", min=0.0, max=0.99,
+                                                help="Infrastructure error rate per try."),
+        shared: float = typer.Option(0.6, "--shared-difficulty", min=-1.0, max=1.0,
+                                     help="Correlation of task difficulty across models."),
+        truth: Path | None = typer.Option(None, "--truth", help="Also write the true pass "
+                                          "rates (JSONL: task_id, model, scaffold, k, ...)."),
+    ) -> None:
+        """Write a synthetic grading corpus (everything named synthetic) with a known truth."""
+        from termgrade.atomic import atomic_write_jsonl
+        from termgrade.trials import write_trials
+        from termgrade.trials.synthetic import generate
+        from termgrade.trials.synthetic_config import SyntheticConfig
+
+        config = SyntheticConfig(models=_synth_models(model, infra_rate), n_tasks=tasks,
+                                 seed=seed, shared_difficulty=shared, scaffold=scaffold,
+                                 task_prefix=task_prefix)
+        corpus = generate(config)
+        n = write_trials(output, corpus.records)
+        if truth is not None:
+            atomic_write_jsonl(truth, corpus.truth.to_dict("records"))
+        counted = sum(1 for r in corpus.records if r["counted"])
+        STDERR.print(f"wrote {n} synthetic trials ({counted} counted) for "
+                     f"{len(config.models)} model(s) x {tasks} task(s) to {output}")

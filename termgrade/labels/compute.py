@@ -1,0 +1,150 @@
+"""Labels: one row per task x model x scaffold, from trials.
+
+``pass_rate = n_passed / n_counted`` over counted trials only: an infrastructure error
+(``counted = false``) never moves a pass rate. ``k`` is the number of attempts planned for
+the model: given, or inferred as the most counted attempts any task got under it. Tasks with
+fewer than ``k`` counted trials, tasks missing for a model, and attempts past a given ``k``
+are reported as issues with counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from termgrade.errors import OptionError, RecordError
+from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
+from termgrade.records import LabelRow
+from termgrade.trials.io import TrialSet
+from termgrade.trials.issues import DataIssue, IssueLog, preview
+
+KEYS = ["model", "scaffold", "task_id"]
+LABEL_COLUMNS = ["task_id", "model", "scaffold", "pass_rate", "band", "n_counted", "k",
+                 "n_passed"]
+KSpec = int | Mapping[str, int] | None
+
+
+@dataclass
+class LabelSet:
+    """Labels as a frame with :data:`LABEL_COLUMNS` (pass_rate NaN when unmeasured)."""
+
+    frame: pd.DataFrame
+    scheme: BandScheme = DEFAULT_SCHEME
+    issues: list[DataIssue] = field(default_factory=list)
+
+    def rows(self) -> list[LabelRow]:
+        records = self.frame[LABEL_COLUMNS].to_dict("records")
+        return [LabelRow(**{**r, "pass_rate": None if pd.isna(r["pass_rate"]) else r["pass_rate"],
+                            "band": None if pd.isna(r["pass_rate"]) else r["band"]})
+                for r in records]
+
+
+def _k_for(spec: KSpec, model: str, inferred: int) -> int:
+    if spec is None:
+        return inferred
+    if isinstance(spec, int):
+        return spec
+    return int(spec.get(model, inferred))
+
+
+def _limit_to_k(counted: pd.DataFrame, spec: KSpec, log: IssueLog) -> pd.DataFrame:
+    """With an explicit k, keep each task's first k counted attempts (by attempt index)."""
+    if spec is None or counted.empty:
+        return counted
+    inferred = counted.groupby(KEYS).size().groupby(["model", "scaffold"]).max()
+    limits = {key: _k_for(spec, key[0], int(n)) for key, n in inferred.items()}
+    ordered = counted.sort_values([*KEYS, "attempt", "retry_index"])
+    rank = ordered.groupby(KEYS).cumcount()
+    limit = pd.Series([limits[(m, s)] for m, s in zip(ordered["model"], ordered["scaffold"],
+                                                      strict=True)], index=ordered.index)
+    past = rank >= limit
+    if past.any():
+        tasks = ordered[past].drop_duplicates(KEYS)
+        log.add("beyond_k", int(past.sum()),
+                f"{int(past.sum())} counted trial(s) on {len(tasks)} task x model pair(s) come "
+                f"after the first k attempts ({preview(tasks['task_id'] + '/' + tasks['model'])})"
+                "; only the first k count toward the pass rate")
+    return ordered[~past]
+
+
+def _warn_short(labels: pd.DataFrame, log: IssueLog) -> None:
+    for (model, scaffold), group in labels.groupby(["model", "scaffold"], sort=True):
+        k = int(group["k"].iloc[0])
+        short = group[group["n_counted"] < k]
+        if short.empty:
+            continue
+        none = int((short["n_counted"] == 0).sum())
+        log.add("mixed_k", len(short),
+                f"{model} ({scaffold}): {len(short)} of {len(group)} task(s) have fewer than "
+                f"k={k} counted trials (min {int(short['n_counted'].min())}; {none} with none, "
+                "pass_rate null); their pass rates rest on fewer attempts. Fix: rerun the "
+                "missing attempts, or pass --k if k was inferred wrongly")
+
+
+def _warn_missing(labels: pd.DataFrame, log: IssueLog) -> None:
+    for scaffold, group in labels.groupby("scaffold", sort=True):
+        universe = set(group["task_id"])
+        for model, rows in group.groupby("model", sort=True):
+            missing = sorted(universe - set(rows["task_id"]))
+            if missing:
+                log.add("missing_tasks", len(missing),
+                        f"{model} ({scaffold}) has no trials for {len(missing)} of "
+                        f"{len(universe)} task(s) graded under {scaffold}: {preview(missing)}; "
+                        "they get no label and paired comparisons skip them")
+
+
+def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
+                   scheme: BandScheme = DEFAULT_SCHEME) -> LabelSet:
+    """Labels of every task x model x scaffold present in ``trials``."""
+    frame = trials.frame if isinstance(trials, TrialSet) else trials
+    if frame.empty:
+        raise RecordError("(input)", "no trial records to label",
+                          fix="pass trial JSONL files that hold records")
+    log = IssueLog()
+    counted = _limit_to_k(frame[frame["counted"]], k, log)
+    present = frame.groupby(KEYS, sort=True).size().rename("n_trials")
+    stats = counted.groupby(KEYS).agg(n_counted=("passed", "size"), n_passed=("passed", "sum"))
+    labels = present.to_frame().join(stats, how="left").fillna({"n_counted": 0, "n_passed": 0})
+    labels = labels.reset_index()
+    labels["n_counted"] = labels["n_counted"].astype("int64")
+    labels["n_passed"] = labels["n_passed"].astype("int64")
+    inferred = labels.groupby(["model", "scaffold"])["n_counted"].transform("max")
+    labels["k"] = [_k_for(k, m, int(i)) for m, i in zip(labels["model"], inferred, strict=True)]
+    labels["k"] = labels["k"].astype("int64")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        labels["pass_rate"] = np.where(labels["n_counted"] > 0,
+                                       labels["n_passed"] / labels["n_counted"], np.nan)
+    labels["band"] = scheme.assign(labels["pass_rate"].to_numpy())
+    _warn_short(labels, log)
+    _warn_missing(labels, log)
+    return LabelSet(frame=labels[LABEL_COLUMNS].reset_index(drop=True), scheme=scheme,
+                    issues=log.issues)
+
+
+def parse_k(values: list[str] | None) -> KSpec:
+    """``["8"]`` -> 8; ``["model-a=8", "model-b=2"]`` -> mapping; nothing -> inferred."""
+    if not values:
+        return None
+    if len(values) == 1 and "=" not in values[0]:
+        return _positive(values[0], "--k")
+    mapping: dict[str, int] = {}
+    for value in values:
+        model, sep, number = value.rpartition("=")
+        if not sep or not model:
+            raise OptionError(f"--k: {value!r} is not MODEL=K",
+                              fix="use --k 8 for every model, or --k MODEL=K per model")
+        mapping[model] = _positive(number, "--k")
+    return mapping
+
+
+def _positive(text: str, option: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise OptionError(f"{option}: {text!r} is not a positive whole number", fix="e.g. 8")
+    return value

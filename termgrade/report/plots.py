@@ -1,0 +1,131 @@
+"""PNG figures of the report, drawn with matplotlib's Agg renderer (no display, no pyplot).
+
+Each function returns the PNG bytes; the caller writes them atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from termgrade.report.models import ConfigSummary, CostRow, JaccardOut
+from termgrade.report.summary import with_config
+from termgrade.stats import grpo_weight
+
+DPI = 110
+
+
+def _figure(width: float, height: float, **adjust: float) -> Any:
+    """A figure with fixed margins (automatic layout engines cost seconds on big grids)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    fig.subplots_adjust(**{"left": 0.1, "right": 0.95, "bottom": 0.14, "top": 0.88, **adjust})
+    return fig
+
+
+def _png(fig: Any) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def pass_rate_histograms(labels: pd.DataFrame, order: Sequence[str],
+                         band: tuple[float, float] = (0.25, 0.75)) -> bytes:
+    """One histogram of per-task pass rates per configuration; one bar per possible rate."""
+    frame = with_config(labels)
+    cols = min(3, max(1, len(order)))
+    rows = math.ceil(len(order) / cols) or 1
+    fig = _figure(4.0 * cols, 2.8 * rows + 0.4, left=0.06, right=0.98, bottom=0.1, top=0.88,
+                  hspace=0.55, wspace=0.25)
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax, config in zip(axes, order, strict=False):
+        data = frame.loc[frame["config"] == config]
+        k = max(int(data["k"].max()), 1)
+        rates = data["pass_rate"].dropna().to_numpy()
+        edges = np.linspace(-0.5 / k, 1 + 0.5 / k, k + 2)
+        ax.axvspan(*band, color="tab:green", alpha=0.12, lw=0)
+        counts, _ = np.histogram(rates, bins=edges)
+        ax.bar(np.arange(k + 1) / k, counts, width=0.9 / max(k, 8), color="tab:blue")
+        ax.set_title(f"{config} (k={k}, {rates.size} tasks)", fontsize=9)
+        ax.set_xlim(-0.08, 1.08)
+        ax.set_xlabel("pass rate", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(order):]:
+        ax.set_visible(False)
+    fig.suptitle("Per-task pass rates (shaded: band-central range)", fontsize=10)
+    return _png(fig)
+
+
+def grpo_curve(selected: Mapping[str, Sequence[float]] | None = None,
+               band: tuple[float, float] = (0.25, 0.75)) -> bytes:
+    """4p(1-p) over [0, 1], the band shaded, chosen tasks marked on the curve."""
+    fig = _figure(6.4, 3.8, left=0.12)
+    ax = fig.subplots()
+    p = np.linspace(0, 1, 401)
+    ax.plot(p, grpo_weight(p), color="black", lw=1.5, label="4p(1-p)")
+    ax.axvspan(*band, color="tab:green", alpha=0.12, lw=0,
+               label=f"band [{band[0]:g}, {band[1]:g}]")
+    for x, text_y in ((0.45, 0.97), (0.36, 0.8)):
+        ax.annotate(f"{float(grpo_weight(x)):.2f} at p={x:g}", (x, float(grpo_weight(x))),
+                    xytext=(0.02, text_y), fontsize=8,
+                    arrowprops={"arrowstyle": "->", "lw": 0.6, "color": "0.4"})
+    markers = iter(("o", "s", "^", "D", "v"))
+    for name, rates in (selected or {}).items():
+        r = np.asarray(rates, dtype=float)
+        ax.scatter(r, grpo_weight(r), s=14, alpha=0.6, marker=next(markers, "o"),
+                   label=f"{name} ({r.size})", zorder=3)
+    ax.set_xlabel("pass rate p")
+    ax.set_ylabel("relative GRPO weight")
+    ax.set_ylim(0, 1.08)
+    ax.legend(fontsize=8, loc="lower center")
+    ax.set_title("Per-prompt gradient weight 4p(1-p)", fontsize=10)
+    return _png(fig)
+
+
+def pass1_vs_hours(configs: Sequence[ConfigSummary], cost: Sequence[CostRow]) -> bytes:
+    """pass@1 (with standard errors) against total trial-hours, log scale."""
+    hours = {row.config: row.trial_hours for row in cost}
+    fig = _figure(7.0, 4.2, left=0.12, right=0.8)
+    ax = fig.subplots()
+    for summary in configs:
+        x = hours.get(summary.config)
+        y = summary.pass_at_1.value
+        if not x or y is None:
+            continue
+        ax.errorbar(x, y, yerr=summary.pass_at_1.se or 0, fmt="o", capsize=3)
+        ax.annotate(f"{summary.config} (k={summary.k})", (x, y), xytext=(5, 4),
+                    textcoords="offset points", fontsize=8)
+    ax.set_xscale("log")
+    ax.margins(x=0.25, y=0.1)
+    ax.set_xlabel("trial-hours (counted trials, log scale)")
+    ax.set_ylabel("pass@1")
+    ax.grid(alpha=0.3, which="both")
+    ax.set_title("Score and cost move independently", fontsize=10)
+    return _png(fig)
+
+
+def jaccard_heatmap(jaccard: JaccardOut) -> bytes:
+    n = len(jaccard.names)
+    values = np.array([[np.nan if v is None else v for v in row] for row in jaccard.matrix],
+                      dtype=float).reshape(n, n)
+    fig = _figure(0.9 * n + 3.4, 0.75 * n + 2.0, left=0.3, right=0.97, bottom=0.22, top=0.9)
+    ax = fig.subplots()
+    image = ax.imshow(values, vmin=0, vmax=1, cmap="viridis")
+    ax.set_xticks(range(n), jaccard.names, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(n), [f"{name} ({size})" for name, size in
+                             zip(jaccard.names, jaccard.sizes, strict=True)], fontsize=8)
+    for i in range(n):
+        for j in range(n):
+            if not np.isnan(values[i, j]):
+                ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if values[i, j] < 0.6 else "black")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    ax.set_title(f"Jaccard overlap of '{jaccard.band}' task sets "
+                 f"({len(jaccard.in_all)} in all)", fontsize=10)
+    return _png(fig)

@@ -1,0 +1,125 @@
+"""Read and write trial JSONL (one :class:`TrialRecord` per line).
+
+Reading is strict: a malformed line raises :class:`RecordError` naming ``file:line`` and the
+field. Suspicious but usable data (NaN rewards, counted trials without a reward, duplicate
+attempts) becomes a :class:`DataIssue` with a count, never a silent zero.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+from pydantic import BaseModel, ValidationError
+
+from termgrade.atomic import atomic_write_text
+from termgrade.errors import RecordError
+from termgrade.progress import track
+from termgrade.records import TrialRecord
+from termgrade.trials.checks import check_trials
+from termgrade.trials.fastpath import fast_read, nonblank_lines
+from termgrade.trials.frame import empty_frame, frame_from_records, frame_from_table
+from termgrade.trials.issues import DataIssue, IssueLog
+
+M = TypeVar("M", bound=BaseModel)
+
+TRIAL_FIX = ("make each line one JSON object matching schemas/trial.schema.json "
+             "(e.g. regenerate it with `termgrade ingest`)")
+
+
+@dataclass
+class TrialSet:
+    """Trials from one or more files, as an analysis frame (see :mod:`termgrade.trials.frame`)."""
+
+    frame: pd.DataFrame
+    files: list[Path] = field(default_factory=list)
+    issues: list[DataIssue] = field(default_factory=list)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    more = f" (and {len(errors) - 1} more problem(s) on this line)" if len(errors) > 1 else ""
+    if first["type"] == "json_invalid":
+        return f"not valid JSON: {first['msg']}{more}"
+    shown = repr(first.get("input"))
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return f"field '{loc or '(record)'}': {first['msg']} (got {shown}){more}"
+
+
+def parse_lines(path: Path, data: bytes, model: type[M], fix: str) -> Iterator[tuple[int, M]]:
+    """Validate each non-blank line with pydantic; the first bad one raises RecordError."""
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, model.model_validate_json(line)
+        except ValidationError as exc:
+            raise RecordError(f"{path}:{number}", describe_validation_error(exc),
+                              fix=fix) from None
+
+
+def read_input_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise RecordError(str(path), "no such file", fix="check the path") from None
+    except IsADirectoryError:
+        raise RecordError(str(path), "is a directory, not a JSONL file",
+                          fix="pass the .jsonl file(s) inside it") from None
+
+
+def read_trial_frame(path: Path) -> pd.DataFrame:
+    """One file's trials as a frame; the pyarrow fast path when it can vouch for the file."""
+    data = read_input_bytes(path)
+    lines = nonblank_lines(data)
+    if not lines:
+        return empty_frame()
+    table = fast_read(data, TrialRecord, lines)
+    if table is not None:
+        return frame_from_table(table, str(path), lines)
+    parsed = list(parse_lines(path, data, TrialRecord, TRIAL_FIX))
+    return frame_from_records([r for _, r in parsed], str(path), [n for n, _ in parsed])
+
+
+def read_trials(paths: Sequence[Path]) -> TrialSet:
+    """Read, validate and check trial files. Raises RecordError; warns with DataWarning."""
+    if not paths:
+        raise RecordError("(no input)", "no trial files given", fix="pass one or more .jsonl files")
+    frames = []
+    with track("reading trials", total=len(paths), enabled=None if len(paths) > 1 else False) \
+            as bar:
+        for path in paths:
+            frames.append(read_trial_frame(Path(path)))
+            bar.advance()
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    log = IssueLog()
+    for path, part in zip(paths, frames, strict=True):
+        if part.empty:
+            log.add("empty_file", 1, f"{path} holds no trial records; it was skipped")
+    frame = check_trials(frame, log)
+    return TrialSet(frame=frame, files=[Path(p) for p in paths], issues=log.issues)
+
+
+def iter_trial_records(path: Path) -> Iterator[TrialRecord]:
+    """Every record of one file, validated (slow, exact; for tools that need whole records)."""
+    for _, record in parse_lines(path, read_input_bytes(path), TrialRecord, TRIAL_FIX):
+        yield record
+
+
+def _dump(record: TrialRecord | dict[str, Any]) -> str:
+    if isinstance(record, BaseModel):
+        return record.model_dump_json(exclude_none=False)
+    return json.dumps(record, sort_keys=True)
+
+
+def write_trials(path: Path, records: Iterable[TrialRecord | dict[str, Any]]) -> int:
+    """Write records as JSONL, atomically. Returns how many were written."""
+    lines = [_dump(r) + "\n" for r in records]
+    atomic_write_text(path, "".join(lines))
+    return len(lines)

@@ -1,0 +1,55 @@
+"""`termgrade labels` and `termgrade synth` through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from _labels_support import cli_app, trial, write_jsonl
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def test_synth_then_labels(tmp_path: Path) -> None:
+    trials, truth, labels = tmp_path / "t.jsonl", tmp_path / "truth.jsonl", tmp_path / "l.jsonl"
+    done = runner.invoke(cli_app(), ["synth", "-o", str(trials), "--tasks", "12", "--seed", "4",
+                                     "--model", "synthetic-x:4:0.5", "--model",
+                                     "synthetic-y:2", "--truth", str(truth)])
+    assert done.exit_code == 0, done.output
+    assert len(truth.read_text().splitlines()) == 24
+    done = runner.invoke(cli_app(), ["labels", str(trials), "-o", str(labels), "--cuts",
+                                     "0.2,0.8", "--band-names", "z,lo,mid,hi,o"])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert len(rows) == 24
+    assert {r["band"] for r in rows} <= {"z", "lo", "mid", "hi", "o"}
+    assert {r["k"] for r in rows if r["model"] == "synthetic-y"} == {2}
+
+
+def test_labels_prints_warnings_and_errors(tmp_path: Path) -> None:
+    rows = [trial(t, "m1", attempt=i) for t in ("a", "b") for i in range(2)] + [trial("a", "m2")]
+    rows[0]["reward"] = float("nan")
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(tmp_path / "l.jsonl")])
+    assert done.exit_code == 0, done.output
+    assert "nan_reward" in done.output and "missing_tasks" in done.output
+    assert "mixed_k" in done.output
+    bad = write_jsonl(tmp_path / "bad.jsonl", [trial("a")], raw_lines=["{oops"])
+    done = runner.invoke(cli_app(), ["labels", str(bad), "-o", str(tmp_path / "x.jsonl")])
+    assert done.exit_code == 1
+    assert "bad.jsonl:2" in done.output and "not valid JSON" in done.output
+    assert not (tmp_path / "x.jsonl").exists()
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(tmp_path / "x.jsonl"),
+                                     "--cuts", "0.9,0.1"])
+    assert done.exit_code == 1 and "increasing" in done.output
+
+
+def test_the_installed_entry_point_registers_the_commands() -> None:
+    done = subprocess.run([sys.executable, "-c", "from termgrade.cli import main; main()",
+                           "--help"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0
+    for command in ("labels", "synth", "report", "select"):
+        assert command in done.stdout
