@@ -106,3 +106,14 @@ def test_honest_run_is_not_flagged(make_task: MakeTask) -> None:
     assert outcome.verifier is not None
     assert outcome.verifier.tampered == []
     assert outcome.reward == 1.0
+
+
+def test_host_bytecode_in_tests_is_not_a_finding(make_task: MakeTask) -> None:
+    root = make_task("pycache")
+    cache = root / "tests" / "__pycache__"
+    cache.mkdir()
+    (cache / "test_outputs.cpython-311.pyc").write_bytes(b"\x00stale")
+    task = load_task(root)
+    outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
+    assert outcome.verifier is not None
+    assert outcome.verifier.tampered == [] and outcome.reward == 1.0

@@ -28,6 +28,7 @@ from termgrade.grading.reports import (
 from termgrade.grading.tamper import find_tampering
 from termgrade.sandbox.base import Sandbox
 from termgrade.task import CONTAINER, Task
+from termgrade.task.digest import IGNORED_NAMES
 
 MAX_STDOUT_COPY = 1 << 20
 """test.sh's output is also kept in /logs/verifier/test-stdout.txt (Harbor), capped."""
@@ -98,6 +99,7 @@ def _host_manifest(task: Task) -> dict[str, str]:
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.is_symlink()
+        and not IGNORED_NAMES.intersection(p.relative_to(root).parts)
     }
 
 

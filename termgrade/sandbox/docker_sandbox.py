@@ -16,6 +16,7 @@ from typing import Any
 from termgrade.errors import SandboxError
 from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
 from termgrade.sandbox.engine import docker_client
+from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
 
 # What a root process in a task container keeps; everything else is dropped.
 KEPT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"]
@@ -131,6 +132,7 @@ class DockerSandbox(Sandbox):
                 tar.addfile(_dir_entry(parent.as_posix()))
             tar.addfile(_dir_entry(prefix.as_posix()))
             paths = sorted(source.rglob("*")) if source.is_dir() else [source]
+            paths = [p for p in paths if not IGNORED_NAMES.intersection(p.parts)]
             base = source if source.is_dir() else source.parent
             for path in paths:
                 arcname = (prefix / path.relative_to(base).as_posix()).as_posix()
