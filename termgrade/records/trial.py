@@ -84,3 +84,7 @@ class TrialRecord(_Record):
         None, description="SFT-ready chat messages (feed a chat template unmodified).")
     episode: list[EpisodeStep] | None = Field(
         None, description="The full episode: every keystroke and terminal frame.")
+    messages_source: str | None = Field(
+        None, description="Where messages came from: 'chat' (the agent's own message log), "
+        "'episodes' (prompt/response files), 'atif' (trajectory, exact) or 'atif-rebuilt' "
+        "(trajectory; assistant turns re-serialized from analysis/plan/commands).")
