@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from termgrade.errors import TermGradeError
 from termgrade.progress import STDERR
@@ -58,7 +59,8 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
         except TermGradeError as exc:
             if SETTINGS.debug:
                 raise
-            STDERR.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            STDERR.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                         soft_wrap=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             STDERR.print("[yellow]interrupted[/]")

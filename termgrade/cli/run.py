@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from termgrade.agents import AgentName
@@ -29,18 +30,18 @@ def register(app: typer.Typer) -> None:
         STDERR.print(f"built {image.tag} in {image.duration_s:.1f} s")
         outcome = run_task(task, image.tag, agent, keep=keep)
         if outcome.agent_error:
-            STDERR.print(f"[yellow]agent:[/] {outcome.agent_error}")
+            STDERR.print(f"[yellow]agent:[/] {escape(outcome.agent_error)}")
         table = Table(title=f"{task.task_id} ({agent.value})")
         table.add_column("test")
         table.add_column("outcome")
         for test in outcome.verifier.tests if outcome.verifier else []:
             color = "green" if test.outcome.value == "passed" else "red"
-            table.add_row(test.name, f"[{color}]{test.outcome.value}[/]")
+            table.add_row(escape(test.name), f"[{color}]{test.outcome.value}[/]")
         STDERR.print(table)
         if outcome.verifier and outcome.verifier.tampered:
-            STDERR.print("[red]tampering:[/] " + "; ".join(outcome.verifier.tampered))
+            STDERR.print("[red]tampering:[/] " + escape("; ".join(outcome.verifier.tampered)))
         if outcome.error:
-            STDERR.print(f"[red]error:[/] {outcome.error}")
+            STDERR.print(f"[red]error:[/] {escape(outcome.error)}")
         typer.echo(f"reward: {'unscored' if outcome.reward is None else f'{outcome.reward:g}'}")
         if keep:
             STDERR.print("container left running (label termgrade=sandbox)")

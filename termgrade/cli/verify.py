@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from termgrade.atomic import atomic_write_jsonl
@@ -25,7 +26,7 @@ def render_summary(report: VerifyReport) -> None:
         oracle = ",".join("-" if x is None else f"{x:g}" for x in r.oracle_rewards)
         nop = "-" if r.nop_reward is None else f"{r.nop_reward:g}"
         table.add_row(r.task_id, f"[{color}]{r.verdict.value}[/]", oracle, nop,
-                      str(r.n_assertions), (r.error or "")[:160])
+                      str(r.n_assertions), escape((r.error or "")[:160]))
     STDERR.print(table)
     funnel = report.funnel()
     steps = [f"candidates {funnel.pop('candidates')}", f"kept {funnel.pop('kept')}"]
@@ -49,8 +50,10 @@ def register(app: typer.Typer) -> None:
                                      help="Where finished records are journaled."),
         resume: bool = typer.Option(False, "--resume", help="Skip tasks finished in the journal."),
     ) -> None:
-        """Build each task offline, run its reference solution and an untouched container
-        against its verifier, and give one verdict per task. Exit 0 iff all are verified."""
+        """Execution filtering: one verdict per task (exit 0 iff all are verified).
+
+        Builds each task offline, runs its reference solution --repeat times and an
+        untouched container once against its verifier."""
         report = verify_tasks(paths or [Path("environments")], repeat=repeat, workers=workers,
                               journal=Journal(journal), resume=resume)
         if as_json:
