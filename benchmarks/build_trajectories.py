@@ -1,0 +1,238 @@
+"""Benchmark: build the trajectories repo from synthetic trials, two ways.
+
+1. ``termgrade``: :func:`termgrade.builders.trajectories.build_trajectories` (streams the
+   JSONL line by line into bounded row groups; both configs in one pass).
+2. ``datasets``: the obvious alternative on the same input and the same row conversion:
+   ``datasets.Dataset.from_generator(...)`` of the episode rows, then ``.to_parquet`` of
+   the ``episodes`` config and of the ``sft`` columns (one parse of the input, as here).
+
+Each method runs in its own child process; its peak RSS comes from ``os.wait4`` (that
+child only). Throughput is input JSONL MB per wall-clock second, and per CPU second
+(steadier on a shared machine). The input is generated
+streaming to a temp JSONL: tens of turns per trial, terminal frames of a few KB with a
+rare 0.1-1 MB frame, so 36,144 trials come to about 2.5 GB.
+
+    .venv/bin/python benchmarks/build_trajectories.py                # 36,144 trials
+    .venv/bin/python benchmarks/build_trajectories.py --trials 2000  # quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+MODELS = ("gemma-4-31B-it", "gemma-4-31B-it-thinking", "Qwen3.6-27B", "Kimi-K3",
+          "DeepSeek-V4-Pro", "GLM-5.2")
+N_TASKS = 1004
+_WORD_TEXT = ("total drwxr-xr-x root 4096 Jan 12 14:03 app data config.yaml README.md error: "
+              "warning: No such file or directory Traceback (most recent call last): File "
+              "import os sys json def return None True False $ cd /app && ls -la python3 "
+              "PASSED FAILED test_ assert == 0 1 2 3 42 1024 65536 0x7f3a bash: not found "
+              "INFO DEBUG 2026-01-12T14:03:22Z GET /api/v1/items 200 OK 404 Not Found line")
+WORDS = tuple(_WORD_TEXT.split())
+
+
+def _corpus(rng: random.Random, size: int = 4 * 1024**2) -> str:
+    """Terminal-looking text to slice frames from."""
+    lines, total = [], 0
+    while total < size:
+        line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 14)))
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def _text(rng: random.Random, corpus: str, size: int) -> str:
+    size = min(size, len(corpus) - 1)
+    start = rng.randrange(0, len(corpus) - size)
+    return corpus[start:start + size]
+
+
+def _frame_size(rng: random.Random) -> int:
+    if rng.random() < 0.002:
+        return rng.randint(100_000, 1_000_000)
+    return min(int(rng.lognormvariate(7.3, 0.9)), 16_000)
+
+
+def synthetic_trial(index: int, rng: random.Random, corpus: str) -> dict[str, Any]:
+    task = f"task-{index % N_TASKS:04d}"
+    model = MODELS[(index // N_TASKS) % len(MODELS)]
+    turns = max(2, min(80, int(rng.lognormvariate(3.0, 0.5))))
+    passed = rng.random() < 0.6
+    steps: list[dict[str, Any]] = [{
+        "index": 0, "source": "user", "message": _text(rng, corpus, 2500), "keystrokes": [],
+        "observation": "", "is_valid_tool_call": None, "input_tokens": None,
+        "output_tokens": None, "cached_tokens": None, "timestamp": "2026-01-12T14:03:22Z"}]
+    per_turn = []
+    for turn in range(turns):
+        steps.append({
+            "index": turn + 1, "source": "agent",
+            "message": _text(rng, corpus, rng.randint(200, 900)),
+            "keystrokes": [_text(rng, corpus, rng.randint(5, 120)) + "\n"
+                           for _ in range(rng.randint(1, 3))],
+            "observation": _text(rng, corpus, _frame_size(rng)),
+            "is_valid_tool_call": rng.random() > 0.03, "input_tokens": 2000 + 400 * turn,
+            "output_tokens": rng.randint(50, 800), "cached_tokens": 1500 + 350 * turn,
+            "timestamp": "2026-01-12T14:04:00Z"})
+        per_turn.append({"turn": turn, "input_tokens": 2000 + 400 * turn,
+                         "output_tokens": rng.randint(50, 800), "cached_tokens": 1500,
+                         "duration_s": round(rng.uniform(1, 30), 2)})
+    n_tests = rng.randint(8, 24)
+    failed = 0 if passed else rng.randint(1, 3)
+    return {
+        "schema_version": "1.0", "trial_id": f"{task}__{model}__{index}", "task_id": task,
+        "model": model, "scaffold": "terminus-2", "attempt": index % 8,
+        "reward": 1.0 if passed else 0.0, "passed": passed, "counted": True,
+        "tests": [{"name": f"test_case_{i}", "outcome": "failed" if i < failed else "passed"}
+                  for i in range(n_tests)],
+        "n_tests_passed": n_tests - failed, "n_tests_failed": failed,
+        "input_tokens": sum(p["input_tokens"] for p in per_turn),
+        "output_tokens": sum(p["output_tokens"] for p in per_turn),
+        "cached_tokens": 1500 * turns, "turns": turns, "per_turn": per_turn,
+        "duration_s": round(rng.uniform(60, 3600), 1), "started_at": "2026-01-12T14:03:22Z",
+        "finished_at": "2026-01-12T15:03:22Z", "agent_timed_out": False,
+        "exception_type": None, "exception_message": None, "retry_of": None,
+        "retry_index": 0, "source": "jobs/synthetic", "messages": None, "episode": steps,
+    }
+
+
+def generate(path: Path, n_trials: int, seed: int = 0) -> int:
+    rng = random.Random(seed)
+    corpus = _corpus(rng)
+    with path.open("w", encoding="utf-8") as handle:
+        for index in range(n_trials):
+            handle.write(json.dumps(synthetic_trial(index, rng, corpus)) + "\n")
+    return path.stat().st_size
+
+
+def make_tasks(root: Path) -> None:
+    for index in range(N_TASKS):
+        task = root / f"task-{index:04d}"
+        for sub in ("environment", "solution", "tests"):
+            (task / sub).mkdir(parents=True, exist_ok=True)
+        (task / "task.toml").write_text('schema_version = "1.4"\n[metadata]\ndomain = "bench"\n')
+        (task / "instruction.md").write_text(f"Synthetic task {index}.\n")
+        (task / "environment" / "Dockerfile").write_text("FROM termgrade/base:local\n")
+        (task / "solution" / "solve.sh").write_text("true\n")
+        (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+
+
+# -- the two methods (each runs in a child process) ----------------------------------------
+
+def run_termgrade(trials: Path, tasks: Path, out: Path) -> None:
+    from termgrade.builders.trajectories import build_trajectories
+
+    build_trajectories(trials, out, task_roots=[tasks])
+
+
+def _episode_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:
+    from termgrade.builders.trajectory_rows import chat_messages, episode_row
+    from termgrade.records import TrialRecord
+
+    with trials.open("rb") as handle:
+        for line in handle:
+            trial = TrialRecord.model_validate_json(line).model_dump(mode="json")
+            yield episode_row(trial, chat_messages(trial), instructions[trial["task_id"]])
+
+
+def run_datasets(trials: Path, tasks: Path, out: Path) -> None:
+    from datasets import Dataset, Features
+
+    from termgrade.builders.inputs import load_tasks
+    from termgrade.builders.rows import SftRow, schema_for
+
+    instructions = {t: task.instruction for t, task in load_tasks([tasks]).items()}
+    features = Features.from_arrow_schema(schema_for("trajectory_episode_row"))
+    cache = out.parent / f"{out.name}-hf-cache"
+    table = Dataset.from_generator(_episode_rows, features=features, cache_dir=str(cache),
+                                   gen_kwargs={"trials": trials, "instructions": instructions})
+    (out / "data" / "episodes").mkdir(parents=True)
+    (out / "data" / "sft").mkdir(parents=True)
+    table.to_parquet(str(out / "data" / "episodes" / "train-00000-of-00001.parquet"))
+    columns = [c for c in SftRow.model_fields if c != "messages"] + ["conversations"]
+    sft = table.select_columns(columns).rename_column("conversations", "messages")
+    sft.to_parquet(str(out / "data" / "sft" / "train-00000-of-00001.parquet"))
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+METHODS = {"termgrade": run_termgrade, "datasets": run_datasets}
+
+
+# -- measurement -----------------------------------------------------------------------------
+
+def _max_row_group(out: Path) -> int:
+    import pyarrow.parquet as pq
+
+    sizes = []
+    for path in out.rglob("*.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        sizes += [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
+    return max(sizes, default=0)
+
+
+def measure(method: str, trials: Path, tasks: Path, out: Path) -> dict[str, float]:
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"}
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, __file__, "--child", method, str(trials),
+                              str(tasks), str(out)], env=env)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{method} failed (exit {os.waitstatus_to_exitcode(status)})")
+    size = trials.stat().st_size
+    out_bytes = sum(p.stat().st_size for p in out.rglob("*.parquet"))
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"seconds": seconds, "mb_per_s": size / 1e6 / seconds, "cpu_seconds": cpu,
+            "mb_per_cpu_s": size / 1e6 / cpu,
+            "peak_rss_mib": usage.ru_maxrss / 1024, "parquet_mb": out_bytes / 1e6,
+            "max_row_group_mib": _max_row_group(out) / 1024**2}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trials", type=int, default=36_144)
+    parser.add_argument("--workdir", type=Path, default=None, help="Default: a temp dir.")
+    parser.add_argument("--methods", default="termgrade,datasets")
+    parser.add_argument("--child", nargs=4, metavar=("METHOD", "TRIALS", "TASKS", "OUT"))
+    args = parser.parse_args()
+    if args.child:
+        method, trials, tasks, out = args.child
+        METHODS[method](Path(trials), Path(tasks), Path(out))
+        return
+    work = Path(tempfile.mkdtemp(prefix="bench-traj-", dir=args.workdir))
+    try:
+        trials = work / "trials.jsonl"
+        started = time.perf_counter()
+        size = generate(trials, args.trials)
+        print(f"input: {args.trials:,} trials, {size / 1e6:,.0f} MB JSONL "
+              f"(generated in {time.perf_counter() - started:.0f} s)", flush=True)
+        make_tasks(work / "tasks")
+        results = {}
+        for method in args.methods.split(","):
+            results[method] = measure(method, trials, work / "tasks", work / f"out-{method}")
+            shutil.rmtree(work / f"out-{method}", ignore_errors=True)
+            print(f"{method}: " + json.dumps({k: round(v, 1) for k, v in results[method].items()}),
+                  flush=True)
+        print(f"\n{'method':<10} {'seconds':>8} {'MB/s':>7} {'CPU s':>7} {'MB/CPU s':>9} "
+              f"{'peak RSS MiB':>13} {'parquet MB':>11} {'max row group MiB':>18}")
+        for method, r in results.items():
+            print(f"{method:<10} {r['seconds']:>8.1f} {r['mb_per_s']:>7.1f} "
+                  f"{r['cpu_seconds']:>7.1f} {r['mb_per_cpu_s']:>9.1f} "
+                  f"{r['peak_rss_mib']:>13.0f} {r['parquet_mb']:>11.0f} "
+                  f"{r['max_row_group_mib']:>18.1f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

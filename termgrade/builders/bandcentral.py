@@ -1,0 +1,131 @@
+"""``termgrade build bandcentral``: the selected train + validation tasks, ready for verl.
+
+Inputs: task dirs, ``--splits`` (SplitRow JSONL: tasks flagged ``train151`` go to
+``train``, ``heldout120`` to ``validation``) and optional ``--labels`` (the base model's
+pass rates; ``--model`` / ``--scaffold`` pick one when the labels hold several). Output::
+
+    README.md                                  card (templates/bandcentral.md)
+    data/tasks/{train,validation}-*.parquet    config "tasks" (default): task rows + base pass rate
+    data/verl/{train,validation}-*.parquet     config "verl": verl's RL prompt table
+    tasks/<task_id>/..., registry.json         Harbor-runnable task tree
+    figures/base_pass_rate.png
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from termgrade.atomic import atomic_write_text
+from termgrade.builders.bandcentral_card import render_bandcentral_card
+from termgrade.builders.common import staged_directory
+from termgrade.builders.inputs import Inputs, load_inputs
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.parquet_writer import ParquetSplitWriter
+from termgrade.builders.rows import BandcentralTaskRow, schema_for
+from termgrade.builders.task_rows import registry_entries, task_row, write_registry, write_task_tree
+from termgrade.errors import BuildError
+from termgrade.records import LabelRow
+from termgrade.training.prompts import verl_prompt_row
+
+DEFAULT_REPO_ID = "ai-and/termgrade-bandcentral-gemma4-31b-bash"
+SPLIT_MAP = {"train151": "train", "heldout120": "validation"}
+
+
+@dataclass
+class BandcentralSummary:
+    out: Path
+    base_model: str | None = None
+    base_scaffold: str | None = None
+    rates: dict[str, list[float | None]] = field(default_factory=dict)
+    """Output split -> base pass rate of each of its tasks, in row order."""
+    files: list[str] = field(default_factory=list)
+
+
+def _base_labels(labels: list[LabelRow], model: str | None,
+                 scaffold: str | None) -> dict[str, LabelRow]:
+    chosen = [r for r in labels if (model is None or r.model == model)
+              and (scaffold is None or r.scaffold == scaffold)]
+    configs = sorted({(r.model, r.scaffold) for r in chosen})
+    if labels and not configs:
+        raise BuildError(f"no labels for model {model!r} / scaffold {scaffold!r}",
+                         fix="pick one of: " + ", ".join(sorted({f"{r.model} / {r.scaffold}"
+                                                                 for r in labels})))
+    if len(configs) > 1:
+        raise BuildError(f"labels hold {len(configs)} model configurations",
+                         fix="pass --model (and --scaffold) of the base model: "
+                         + ", ".join(f"{m} / {s}" for m, s in configs))
+    return {r.task_id: r for r in chosen}
+
+
+def _selected(inputs: Inputs, split_map: dict[str, str]) -> dict[str, list[str]]:
+    chosen: dict[str, list[str]] = {out: [] for out in split_map.values()}
+    for task_id, row in sorted(inputs.splits.items()):
+        if row.split in split_map:
+            chosen[split_map[row.split]].append(task_id)
+    if not any(chosen.values()):
+        raise BuildError("no task is flagged " + " or ".join(split_map),
+                         fix="pass --splits with the selected tasks (termgrade select)")
+    return chosen
+
+
+def build_bandcentral(
+    out: Path,
+    *,
+    splits: Path,
+    task_roots: Sequence[Path] = (Path("environments"),),
+    labels: Path | None = None,
+    verify: Path | None = None,
+    model: str | None = None,
+    scaffold: str | None = None,
+    split_map: dict[str, str] | None = None,
+    repo_id: str = DEFAULT_REPO_ID,
+    overwrite: bool = False,
+) -> BandcentralSummary:
+    """Stage the bandcentral repo at ``out``."""
+    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
+    base = _base_labels(inputs.labels, model, scaffold)
+    chosen = _selected(inputs, split_map or SPLIT_MAP)
+    summary = BandcentralSummary(out=Path(out))
+    if base:
+        first = next(iter(base.values()))
+        summary.base_model, summary.base_scaffold = first.model, first.scaffold
+    with staged_directory(Path(out), overwrite=overwrite) as stage:
+        paths = RepoPaths(stage)
+        for out_split, task_ids in chosen.items():
+            if task_ids:
+                _write_split(paths, inputs, base, out_split, task_ids, summary)
+        selected = [inputs.tasks[t] for ids in chosen.values() for t in ids]
+        write_task_tree(paths, selected)
+        write_registry(paths, [registry_entries(paths, f"termgrade-bandcentral-{s}", "1.0",
+                                                f"Band-central {s} tasks", ids)
+                               for s, ids in chosen.items() if ids])
+        atomic_write_text(paths.readme, render_bandcentral_card(paths, summary, repo_id=repo_id))
+    return summary
+
+
+def _write_split(paths: RepoPaths, inputs: Inputs, base: dict[str, LabelRow], out_split: str,
+                 task_ids: list[str], summary: BandcentralSummary) -> None:
+    tasks = ParquetSplitWriter(paths.config_dir("tasks"), out_split,
+                               schema_for("bandcentral_task_row"))
+    verl = ParquetSplitWriter(paths.config_dir("verl"), out_split, schema_for("verl_prompt_row"))
+    rates: list[float | None] = []
+    for index, task_id in enumerate(task_ids):
+        row = task_row(inputs.tasks[task_id], inputs.splits[task_id].split,
+                       inputs.verify.get(task_id))
+        label = base.get(task_id)
+        rate = label.pass_rate if label is not None else inputs.splits[task_id].pass_rate
+        full = BandcentralTaskRow(
+            **row.model_dump(),
+            base_model=label.model if label else None,
+            base_scaffold=label.scaffold if label else None,
+            base_pass_rate=rate, band=label.band if label else None,
+            n_counted=label.n_counted if label else None, k=label.k if label else None)
+        tasks.add(full.model_dump(), where=f"task {task_id}")
+        prompt = verl_prompt_row(row, split=out_split, index=index, base_pass_rate=rate)
+        verl.add(prompt.model_dump(), where=f"task {task_id}")
+        rates.append(rate)
+    summary.rates[out_split] = rates
+    for writer in (tasks, verl):
+        summary.files += [paths.rel(p) for p in writer.close().paths]

@@ -1,0 +1,73 @@
+"""The bandcentral card (templates/bandcentral.md) with real counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from termgrade.builders.card import (
+    card_configs,
+    field_table,
+    front_matter,
+    load_template,
+    markdown_row,
+    render_template,
+)
+from termgrade.builders.figures import pass_rate_histogram
+from termgrade.builders.layout import RepoPaths, parquet_name
+from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
+
+if TYPE_CHECKING:
+    from termgrade.builders.bandcentral import BandcentralSummary
+
+
+def _split_rows(summary: BandcentralSummary) -> str:
+    lines = []
+    for split, rates in summary.rates.items():
+        known = [r for r in rates if r is not None]
+        mean = sum(known) / len(known) if known else None
+        row = (split, len(rates), mean, min(known) if known else None,
+               max(known) if known else None)
+        lines.append(markdown_row(row))
+    return "\n".join(lines)
+
+
+def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
+    splits = list(summary.rates)
+    n = sum(len(r) for r in summary.rates.values())
+    return {
+        "pretty_name": "TermGrade band-central tasks",
+        "license": "apache-2.0",
+        "language": ["en"],
+        "task_categories": ["text-generation"],
+        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", "grpo", "verl"],
+        "size_categories": ["n<1K" if n < 1000 else "1K<n<10K"],
+        "configs": card_configs([
+            ("tasks", [(s, paths.split_glob("tasks", s)) for s in splits], True),
+            ("verl", [(s, paths.split_glob("verl", s)) for s in splits], False),
+        ]),
+    }
+
+
+def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
+                            repo_id: str) -> str:
+    rates = {s: [r for r in v if r is not None] for s, v in summary.rates.items()}
+    figures = ""
+    if any(rates.values()):
+        pass_rate_histogram(rates, paths.figure("base_pass_rate"))
+        figures = f"![Base pass rates]({paths.rel(paths.figure('base_pass_rate'))})"
+    verl_dir = paths.config_dir("verl")
+    values = {
+        "repo_id": repo_id,
+        "base_model": summary.base_model or "the base model",
+        "base_scaffold": summary.base_scaffold or "bash tool-calling",
+        "n_train": str(len(summary.rates.get("train", []))),
+        "n_validation": str(len(summary.rates.get("validation", []))),
+        "split_rows": _split_rows(summary),
+        "figures": figures,
+        "verl_train": paths.rel(verl_dir / parquet_name("train", 0, 1)),
+        "verl_validation": paths.rel(verl_dir / parquet_name("validation", 0, 1)),
+        "task_fields": field_table(BandcentralTaskRow),
+        "verl_fields": field_table(VerlPromptRow),
+    }
+    body = render_template(load_template("bandcentral.md"), values, name="bandcentral.md")
+    return front_matter(_yaml(paths, summary)) + body

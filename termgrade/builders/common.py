@@ -1,0 +1,50 @@
+"""Staging a repo: build into a temp dir beside the target, rename it into place at the end.
+
+Nothing half-written is ever left at the target: an error (or Ctrl-C) removes the staging
+dir, and an existing target is only replaced after the new one is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from termgrade.errors import BuildError
+
+
+@contextmanager
+def staged_directory(target: Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield an empty staging dir; on success it becomes ``target`` (atomically renamed)."""
+    target = Path(target).resolve()
+    if target.exists() and not overwrite:
+        raise BuildError(f"{target} already exists", fix="pass --force to replace it")
+    if target.exists() and not target.is_dir():
+        raise BuildError(f"{target} is not a directory", fix="choose another output path")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent))
+    stage.chmod(0o755)
+    try:
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.{os.getpid()}.old")
+        os.replace(target, old)
+    os.replace(stage, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def copy_tree(source: Path, dest: Path, files: list[Path]) -> None:
+    """Copy ``files`` (under ``source``) to ``dest`` keeping relative paths and modes."""
+    for path in files:
+        out = dest / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out)
+        os.chmod(out, path.stat().st_mode & 0o7777)

@@ -1,0 +1,128 @@
+"""``termgrade build environments``: the task repo (tasks, labels, split flags, base image).
+
+Inputs: task dirs (default ``environments/``); optional ``--labels`` (LabelRow JSONL),
+``--splits`` (SplitRow JSONL; tasks without a flag are ``unseen``) and ``--verify``
+(VerifyRecord JSONL from ``termgrade verify -o``). Output layout (see
+:class:`~termgrade.builders.layout.RepoPaths`)::
+
+    README.md                                   card from DATASET_CARD.md
+    data/tasks/<split>-00000-of-00001.parquet   config "tasks" (default; splits unseen,
+                                                train151, heldout120)
+    data/labels/train-00000-of-00001.parquet    config "labels"
+    labels.jsonl                                the same labels as JSONL
+    tasks/<task_id>/...                         Harbor-runnable task tree
+    registry.json                               Harbor registry of tasks/
+    base_image/...                              the base image recipe
+    figures/pass_rate_hist.png, figures/domain_difficulty.png
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from termgrade.atomic import atomic_write_jsonl, atomic_write_text
+from termgrade.builders.common import copy_tree, staged_directory
+from termgrade.builders.environments_card import render_environments_card
+from termgrade.builders.inputs import Inputs, load_inputs
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.parquet_writer import ParquetSplitWriter
+from termgrade.builders.rows import TaskRow, schema_for
+from termgrade.builders.task_rows import (
+    DEFAULT_SPLIT,
+    base_image_files,
+    ordered_splits,
+    registry_entries,
+    task_row,
+    write_registry,
+    write_task_tree,
+)
+from termgrade.images import BASE_IMAGE_DIR
+from termgrade.progress import track
+
+DEFAULT_REPO_ID = "ai-and/termgrade-environments"
+LABELS_SPLIT = "train"
+
+
+@dataclass
+class TaskSummary:
+    task_id: str
+    split: str
+    domain: str
+    difficulty: str
+    oracle_verified: bool
+    n_assertions: int | None
+
+
+@dataclass
+class EnvironmentsSummary:
+    out: Path
+    tasks: list[TaskSummary] = field(default_factory=list)
+    split_counts: dict[str, int] = field(default_factory=dict)
+    n_labels: int = 0
+    files: list[str] = field(default_factory=list)
+    """Parquet files written, relative to the repo root."""
+
+
+def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
+    split_of = {t: (inputs.splits[t].split if t in inputs.splits else DEFAULT_SPLIT)
+                for t in inputs.tasks}
+    schema = schema_for("env_task_row")
+    writers = {s: ParquetSplitWriter(paths.config_dir("tasks"), s, schema)
+               for s in ordered_splits(set(split_of.values()))}
+    with track("tasks", total=len(inputs.tasks)) as bar:
+        for task_id, task in inputs.tasks.items():
+            row: TaskRow = task_row(task, split_of[task_id], inputs.verify.get(task_id))
+            writers[row.split].add(row.model_dump(), where=f"task {task_id}")
+            summary.tasks.append(TaskSummary(task_id, row.split, row.domain or "unknown",
+                                             row.difficulty or "unknown", row.oracle_verified,
+                                             row.n_assertions))
+            bar.advance()
+    for split, writer in writers.items():
+        result = writer.close()
+        summary.split_counts[split] = result.rows
+        summary.files += [paths.rel(p) for p in result.paths]
+
+
+def _write_labels(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
+    writer = ParquetSplitWriter(paths.config_dir("labels"), LABELS_SPLIT, schema_for("label"))
+    for row in inputs.labels:
+        writer.add(row.model_dump(), where=f"label {row.task_id}/{row.model}/{row.scaffold}")
+    summary.files += [paths.rel(p) for p in writer.close().paths]
+    summary.n_labels = len(inputs.labels)
+    atomic_write_jsonl(paths.labels_jsonl, (r.model_dump(mode="json") for r in inputs.labels))
+
+
+def build_environments(
+    out: Path,
+    *,
+    task_roots: Sequence[Path] = (Path("environments"),),
+    labels: Path | None = None,
+    splits: Path | None = None,
+    verify: Path | None = None,
+    base_image: Path = BASE_IMAGE_DIR,
+    repo_id: str = DEFAULT_REPO_ID,
+    overwrite: bool = False,
+) -> EnvironmentsSummary:
+    """Stage the environments repo at ``out`` (built beside it, renamed when complete)."""
+    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
+    summary = EnvironmentsSummary(out=Path(out))
+    with staged_directory(Path(out), overwrite=overwrite) as stage:
+        paths = RepoPaths(stage)
+        _write_tasks_config(paths, inputs, summary)
+        if inputs.labels:
+            _write_labels(paths, inputs, summary)
+        tasks = list(inputs.tasks.values())
+        write_task_tree(paths, tasks)
+        datasets = [registry_entries(paths, "termgrade-environments", "1.0",
+                                     "Every TermGrade task", [t.task_id for t in tasks])]
+        for split in summary.split_counts:
+            ids = [t.task_id for t in summary.tasks if t.split == split]
+            datasets.append(registry_entries(paths, f"termgrade-{split}", "1.0",
+                                             f"TermGrade tasks flagged {split}", ids))
+        write_registry(paths, datasets)
+        copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
+        atomic_write_text(paths.readme, render_environments_card(paths, summary, inputs.labels,
+                                                                 repo_id=repo_id))
+    return summary

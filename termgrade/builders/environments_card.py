@@ -1,0 +1,123 @@
+"""The environments card: DATASET_CARD.md filled with real counts, tables and figures."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from termgrade.builders.card import (
+    DATASET_CARD_TEMPLATE,
+    card_configs,
+    field_table,
+    front_matter,
+    markdown_table,
+    render_template,
+)
+from termgrade.builders.figures import (
+    difficulty_key,
+    domain_difficulty_bars,
+    pass_rate_histogram,
+)
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.rows import TaskRow
+from termgrade.records import LabelRow
+
+if TYPE_CHECKING:
+    from termgrade.builders.environments import EnvironmentsSummary
+
+
+def size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                        (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return name
+    return "1M<n<10M"
+
+
+def _label_table(labels: list[LabelRow]) -> str:
+    if not labels:
+        return "_No labels were included in this build._"
+    groups: dict[tuple[str, str], list[LabelRow]] = defaultdict(list)
+    for row in labels:
+        groups[(row.model, row.scaffold)].append(row)
+    table = []
+    for (model, scaffold), rows in sorted(groups.items()):
+        rates = [r.pass_rate for r in rows if r.pass_rate is not None]
+        ks = sorted({r.k for r in rows})
+        table.append((model, scaffold, "/".join(map(str, ks)), len(rows),
+                      sum(r.n_counted for r in rows), sum(r.n_passed for r in rows),
+                      sum(rates) / len(rates) if rates else None, len(rows) - len(rates)))
+    return markdown_table(("model", "scaffold", "k", "tasks", "counted trials", "passed",
+                           "pass@1 (mean pass rate)", "unmeasured"), table)
+
+
+def _domain_table(summary: EnvironmentsSummary) -> str:
+    counts = Counter((t.domain, t.difficulty) for t in summary.tasks)
+    levels = sorted({t.difficulty for t in summary.tasks}, key=difficulty_key)
+    domains = sorted({t.domain for t in summary.tasks})
+    rows = [(d, *[counts[(d, lvl)] for lvl in levels], sum(counts[(d, x)] for x in levels))
+            for d in domains]
+    rows.append(("**total**", *[sum(counts[(d, lvl)] for d in domains) for lvl in levels],
+                 len(summary.tasks)))
+    return markdown_table(("domain", *levels, "total"), rows)
+
+
+def _split_table(summary: EnvironmentsSummary) -> str:
+    verified = Counter(t.split for t in summary.tasks if t.oracle_verified)
+    return markdown_table(("split", "tasks", "oracle_verified"),
+                          [(s, n, verified[s]) for s, n in summary.split_counts.items()])
+
+
+def _figures(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow]) -> str:
+    lines = []
+    domain_difficulty_bars([(t.domain, t.difficulty) for t in summary.tasks],
+                           paths.figure("domain_difficulty"))
+    figure = paths.rel(paths.figure("domain_difficulty"))
+    lines.append(f"![Tasks by domain and difficulty]({figure})")
+    if labels:
+        rates: dict[str, list[float]] = defaultdict(list)
+        for row in labels:
+            if row.pass_rate is not None:
+                rates[f"{row.model} ({row.scaffold})"].append(row.pass_rate)
+        pass_rate_histogram(dict(rates), paths.figure("pass_rate_hist"))
+        lines.append(f"![Pass rates per model]({paths.rel(paths.figure('pass_rate_hist'))})")
+    return "\n\n".join(lines)
+
+
+def _yaml(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow]) -> dict[str, Any]:
+    configs = [("tasks", [(s, paths.split_glob("tasks", s)) for s in summary.split_counts], True)]
+    if labels:
+        configs.append(("labels", [("train", paths.split_glob("labels", "train"))], False))
+    return {
+        "pretty_name": "TermGrade environments",
+        "license": "apache-2.0",
+        "language": ["en"],
+        "task_categories": ["text-generation"],
+        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", "harbor"],
+        "size_categories": [size_category(len(summary.tasks))],
+        "configs": card_configs(configs),
+    }
+
+
+def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
+                             labels: list[LabelRow], *, repo_id: str,
+                             template: Path = DATASET_CARD_TEMPLATE) -> str:
+    example = summary.tasks[0].task_id if summary.tasks else "TASK_ID"
+    values = {
+        "repo_id": repo_id,
+        "n_tasks": f"{len(summary.tasks):,}",
+        "n_verified": f"{sum(t.oracle_verified for t in summary.tasks):,}",
+        "n_labels": f"{len(labels):,}",
+        "n_models": str(len({(r.model, r.scaffold) for r in labels})),
+        "split_table": _split_table(summary),
+        "domain_table": _domain_table(summary),
+        "label_table": _label_table(labels),
+        "figures": _figures(paths, summary, labels),
+        "task_fields": field_table(TaskRow),
+        "label_fields": field_table(LabelRow),
+        "example_task": example,
+        "example_split": summary.tasks[0].split if summary.tasks else "unseen",
+    }
+    body = render_template(template.read_text(encoding="utf-8"), values, name=str(template))
+    return front_matter(_yaml(paths, summary, labels)) + body

@@ -1,0 +1,229 @@
+"""Row models of every config the builders write: one source for the parquet schemas
+(:mod:`termgrade.builders.arrow`), the JSON Schemas in schemas/ and the card's field tables.
+
+Timestamps are ISO 8601 strings; ``archive`` is bytes (base64 in JSON Schema checks).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from termgrade.builders.arrow import Int32, LargeStr, arrow_schema
+from termgrade.records.label import LabelRow
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+
+
+# -- environments: config "tasks" ---------------------------------------------------------
+
+class FileRow(_Row):
+    path: str = Field(description="POSIX path relative to the task directory.")
+    size: int = Field(ge=0, description="Size in bytes.")
+    sha256: str = Field(description="sha256 of the content, hex.")
+    mode: Int32 = Field(ge=0, description="Permission bits (e.g. 493 = 0o755); the Hub drops them.")
+
+
+class TaskRow(_Row):
+    """One executable task: its text, config, verification and exact archive."""
+
+    task_id: str = Field(description="The task's id (its directory name).")
+    instruction: LargeStr = Field(description="instruction.md: what the agent is asked to do.")
+    domain: str | None = Field(description="task.toml [metadata] domain (or category).")
+    difficulty: str | None = Field(description="task.toml [metadata] difficulty, as authored.")
+    tags: list[str] = Field(description="task.toml [metadata] tags.")
+    metadata_json: LargeStr = Field(description="task.toml [metadata] as a JSON object.")
+    task_toml: LargeStr = Field(description="task.toml, verbatim.")
+    oracle_verified: bool = Field(
+        description="The reference solution passed every verify run and an untouched "
+                    "container failed (verdict == verified). Verify a task before trusting it.")
+    verdict: str | None = Field(
+        description="termgrade verify verdict (verified, unsatisfiable, flaky, vacuous, "
+                    "build_failed, error); null when the task was not verified.")
+    n_assertions: Int32 | None = Field(description="Named tests in the last oracle run; null "
+                                                   "when not verified.")
+    split: str = Field(description="unseen, train151 or heldout120.")
+    task_digest: str = Field(description="sha256 over files, modes and contents "
+                                         "(termgrade verify's task_digest).")
+    files: list[FileRow] = Field(description="Manifest of every file in the archive.")
+    archive: bytes = Field(description="The task directory as a deterministic .tar.gz "
+                                       "(sorted PAX tar, uid/gid 0, mtime 0, modes kept).")
+    archive_sha256: str = Field(description="sha256 of archive, hex.")
+
+
+# -- bandcentral: config "tasks" ----------------------------------------------------------
+
+class BandcentralTaskRow(TaskRow):
+    """A selected train or validation task with the base model's measured pass rate."""
+
+    base_model: str | None = Field(description="Model whose pass rate selected the task.")
+    base_scaffold: str | None = Field(description="Scaffold that model was graded in.")
+    base_pass_rate: float | None = Field(ge=0, le=1, description="Measured base pass rate.")
+    band: str | None = Field(description="Difficulty band of base_pass_rate.")
+    n_counted: Int32 | None = Field(ge=0, description="Counted trials behind base_pass_rate.")
+    k: Int32 | None = Field(ge=0, description="Attempts planned per task for the base model.")
+
+
+# -- bandcentral: config "verl" (verl's RL dataset format) ---------------------------------
+
+class PromptMessage(_Row):
+    role: str = Field(description="system or user.")
+    content: LargeStr = Field(description="Message text.")
+
+
+class RewardModel(_Row):
+    style: str = Field(description="verl reward style: 'rule' (a programmatic verifier).")
+    ground_truth: str = Field(description="The task_id whose verifier scores the rollout.")
+
+
+class CreateKwargs(_Row):
+    task_id: str = Field(description="Task the bash tool's sandbox is built from.")
+    archive_sha256: str = Field(description="sha256 of the task archive to materialize.")
+
+
+class BashTool(_Row):
+    create_kwargs: CreateKwargs = Field(description="Arguments of the tool's create().")
+
+
+class ToolsKwargs(_Row):
+    bash: BashTool = Field(description="kwargs of the bash tool.")
+
+
+class ExtraInfo(_Row):
+    split: str = Field(description="train or validation.")
+    index: int = Field(ge=0, description="Row index within the split.")
+    task_id: str = Field(description="The task's id.")
+    base_pass_rate: float | None = Field(description="Measured base pass rate.")
+    domain: str | None = Field(description="Task domain.")
+    difficulty: str | None = Field(description="Authored difficulty.")
+    need_tools_kwargs: bool = Field(description="verl multi-turn: pass tools_kwargs to tools.")
+    tools_kwargs: ToolsKwargs = Field(description="verl multi-turn per-tool kwargs.")
+
+
+class VerlPromptRow(_Row):
+    """One prompt of verl's RL dataset (``data.train_files`` / ``data.val_files``)."""
+
+    data_source: str = Field(description="Dataset name; verl routes reward functions by it.")
+    prompt: list[PromptMessage] = Field(description="Chat messages fed to the chat template.")
+    ability: str = Field(description="Task family: 'terminal'.")
+    reward_model: RewardModel = Field(description="How the reward is computed.")
+    extra_info: ExtraInfo = Field(description="Split, index, task id and selection data.")
+    agent_name: str = Field(description="verl agent loop to run the prompt with.")
+
+
+# -- trajectories -------------------------------------------------------------------------
+
+class MessageRow(_Row):
+    role: str = Field(description="system, user, assistant or tool.")
+    content: LargeStr = Field(description="Message text, exactly as the model saw or wrote it.")
+
+
+class SftRow(_Row):
+    """One trial as chat messages: feed ``messages`` to a chat template unmodified."""
+
+    trial_id: str = Field(description="Unique id of the trial.")
+    task_id: str = Field(description="The task's id.")
+    model: str = Field(description="Model name.")
+    scaffold: str = Field(description="Agent scaffold, e.g. terminus-2.")
+    attempt: Int32 = Field(ge=0, description="0-based attempt within task x model x scaffold.")
+    reward: float | None = Field(description="Verifier reward; null when unscored.")
+    passed: bool = Field(description="reward >= 1 on a counted trial.")
+    counted: bool = Field(description="False for infrastructure errors and retries past k.")
+    retry_index: Int32 = Field(ge=0, description="0 for a first try, n for the n-th retry.")
+    messages: list[MessageRow] = Field(description="SFT-ready chat messages.")
+
+
+class TestRow(_Row):
+    name: str = Field(description="Test (assertion) name.")
+    outcome: str = Field(description="passed, failed, skipped or error.")
+
+
+class TurnRow(_Row):
+    turn: Int32 = Field(ge=0, description="0-based turn index.")
+    input_tokens: int | None = Field(description="Prompt tokens of this turn.")
+    output_tokens: int | None = Field(description="Completion tokens of this turn.")
+    cached_tokens: int | None = Field(description="Prompt tokens served from cache.")
+    duration_s: float | None = Field(description="Wall time of this turn.")
+
+
+class StepRow(_Row):
+    index: Int32 = Field(ge=0, description="0-based step index.")
+    source: str = Field(description="agent, user or system.")
+    message: LargeStr = Field(description="The model's message (analysis/plan) or the prompt.")
+    keystrokes: list[LargeStr] = Field(description="Keystrokes sent to the terminal, in order.")
+    observation: LargeStr = Field(description="The terminal frame the agent saw after the step.")
+    is_valid_tool_call: bool | None = Field(description="False when no valid call parsed.")
+    input_tokens: int | None = Field(description="Prompt tokens of the step.")
+    output_tokens: int | None = Field(description="Completion tokens of the step.")
+    cached_tokens: int | None = Field(description="Cached prompt tokens of the step.")
+    timestamp: str | None = Field(description="ISO 8601 time of the step.")
+
+
+class EpisodeRow(_Row):
+    """The full episode of one trial, with metrics, per-test verdicts and exceptions.
+
+    The columns from ``conversations`` on are those of Harbor's trace export
+    (``harbor traces export``), so tools built for it read this config too.
+    """
+
+    trial_id: str = Field(description="Unique id of the trial.")
+    task_id: str = Field(description="The task's id.")
+    model: str = Field(description="Model name.")
+    scaffold: str = Field(description="Agent scaffold.")
+    attempt: Int32 = Field(ge=0, description="0-based attempt within task x model x scaffold.")
+    reward: float | None = Field(description="Verifier reward; null when unscored.")
+    passed: bool = Field(description="reward >= 1 on a counted trial.")
+    counted: bool = Field(description="False for infrastructure errors and retries past k.")
+    retry_of: str | None = Field(description="trial_id this trial retries, if any.")
+    retry_index: Int32 = Field(ge=0, description="0 for a first try, n for the n-th retry.")
+    tests: list[TestRow] = Field(description="Named per-test verdicts.")
+    failed_tests: list[str] = Field(description="Names of the tests that failed or errored.")
+    n_tests_passed: int | None = Field(description="Tests passed.")
+    n_tests_failed: int | None = Field(description="Tests failed or errored.")
+    input_tokens: int | None = Field(description="Prompt tokens over the trial.")
+    output_tokens: int | None = Field(description="Completion tokens over the trial.")
+    cached_tokens: int | None = Field(description="Cached prompt tokens over the trial.")
+    turns: int | None = Field(description="Agent turns.")
+    per_turn: list[TurnRow] = Field(description="Per-turn token and time metrics.")
+    duration_s: float | None = Field(description="Wall time of the trial.")
+    started_at: str | None = Field(description="ISO 8601 start time.")
+    finished_at: str | None = Field(description="ISO 8601 end time.")
+    agent_timed_out: bool = Field(description="The agent hit its time limit (still graded).")
+    exception_type: str | None = Field(description="Exception class, if one was raised.")
+    exception_message: LargeStr | None = Field(description="Exception message.")
+    source: str = Field(description="Where the record came from (a Harbor job path, ...).")
+    steps: list[StepRow] = Field(description="Every step: message, keystrokes, terminal frame.")
+    conversations: list[MessageRow] = Field(description="Harbor: chat messages (= sft messages).")
+    agent: str = Field(description="Harbor: agent name (= scaffold).")
+    model_provider: str | None = Field(description="Harbor: provider prefix of the model name.")
+    date: str | None = Field(description="Harbor: ISO start time.")
+    task: str = Field(description="Harbor: task name (= task_id).")
+    episode: str = Field(description="Harbor: last episode, 'episode-<n>'.")
+    run_id: str = Field(description="Harbor: job / run id (= source).")
+    trial_name: str = Field(description="Harbor: trial name (= trial_id).")
+    result: str | None = Field(description="Harbor: reward as text, or the exception name.")
+    tool_definitions: LargeStr | None = Field(description="Harbor: tool definitions as JSON.")
+    instruction: LargeStr = Field(description="Harbor: the task's instruction.")
+    verifier_output: LargeStr | None = Field(description="Harbor: verifier stdout, if kept.")
+    trace_source: Literal["main"] = Field(description="Harbor: 'main' (no subagents).")
+
+
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "env_task_row": TaskRow,
+    "bandcentral_task_row": BandcentralTaskRow,
+    "verl_prompt_row": VerlPromptRow,
+    "trajectory_sft_row": SftRow,
+    "trajectory_episode_row": EpisodeRow,
+}
+"""Row models by schema name (schemas/<name>.schema.json); loaded by termgrade.schemas."""
+
+ROW_MODELS: dict[str, type[BaseModel]] = {**SCHEMA_MODELS, "label": LabelRow}
+"""Every row model a config may use, by the name its parquet metadata carries."""
+
+
+def schema_for(name: str) -> pa.Schema:
+    return arrow_schema(ROW_MODELS[name], name)

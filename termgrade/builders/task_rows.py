@@ -1,0 +1,95 @@
+"""One task -> one ``tasks`` row (text, config, verification, manifest, exact archive),
+and the browsable ``tasks/`` tree with its Harbor ``registry.json``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from termgrade.atomic import atomic_write_text
+from termgrade.builders.common import copy_tree
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.rows import FileRow, TaskRow
+from termgrade.errors import BuildError
+from termgrade.task import Task
+from termgrade.task.archive import pack_task, task_dirs
+from termgrade.task.digest import iter_task_files, task_digest, task_manifest
+from termgrade.verify.record import VerifyRecord
+from termgrade.verify.verdict import Verdict
+
+SPLIT_ORDER = ("unseen", "train151", "heldout120")
+DEFAULT_SPLIT = "unseen"
+
+
+def ordered_splits(splits: set[str]) -> list[str]:
+    return [s for s in SPLIT_ORDER if s in splits] + sorted(splits - set(SPLIT_ORDER))
+
+
+def task_row(task: Task, split: str, verify: VerifyRecord | None) -> TaskRow:
+    """The row of one task; a verify record for other contents of the task raises."""
+    root = task.paths.root
+    digest = task_digest(root)
+    if verify is not None and verify.task_digest != digest:
+        raise BuildError(f"verify record of {task.task_id}: task_digest {verify.task_digest[:12]}"
+                         f" does not match the task's files ({digest[:12]})",
+                         fix=f"rerun `termgrade verify {root}` and pass its -o output")
+    archive = pack_task(root)
+    metadata = task.config.metadata
+    tags = metadata.get("tags")
+    return TaskRow(
+        task_id=task.task_id,
+        instruction=task.instruction,
+        domain=task.config.domain,
+        difficulty=task.config.difficulty,
+        tags=[str(t) for t in tags] if isinstance(tags, list) else [],
+        metadata_json=json.dumps(metadata, sort_keys=True, default=str),
+        task_toml=task.paths.config.read_text(encoding="utf-8"),
+        oracle_verified=verify is not None and verify.verdict == Verdict.VERIFIED,
+        verdict=verify.verdict.value if verify is not None else None,
+        n_assertions=verify.n_assertions if verify is not None else None,
+        split=split,
+        task_digest=digest,
+        files=[FileRow(path=e.path, size=e.size, sha256=e.sha256, mode=e.mode)
+               for e in task_manifest(root)],
+        archive=archive,
+        archive_sha256=hashlib.sha256(archive).hexdigest(),
+    )
+
+
+def write_task_tree(paths: RepoPaths, tasks: list[Task]) -> None:
+    """Copy each task dir to ``tasks/<task_id>/`` (modes kept, empty dirs too, caches
+    skipped), so the tree re-packs to exactly the row's archive."""
+    for task in tasks:
+        root = task.paths.root
+        dest = paths.task_dir(task.task_id)
+        copy_tree(root, dest, iter_task_files(root))
+        for directory in sorted(task_dirs(root), reverse=True):
+            out = dest / directory.relative_to(root)
+            out.mkdir(parents=True, exist_ok=True)
+            os.chmod(out, directory.stat().st_mode & 0o7777)
+
+
+def registry_entries(paths: RepoPaths, name: str, version: str, description: str,
+                     task_ids: list[str]) -> dict[str, object]:
+    """One dataset of Harbor's registry.json (``DatasetSpec``); ``git_url`` / commit are
+    left null so Harbor fills them in from the repo it reads the registry from."""
+    return {
+        "name": name,
+        "version": version,
+        "description": description,
+        "tasks": [{"name": t, "git_url": None, "git_commit_id": None, "path": paths.task_rel(t)}
+                  for t in task_ids],
+        "metrics": [{"type": "mean", "kwargs": {}}],
+    }
+
+
+def write_registry(paths: RepoPaths, datasets: list[dict[str, object]]) -> None:
+    atomic_write_text(paths.registry, json.dumps(datasets, indent=2) + "\n")
+
+
+def base_image_files(source: Path) -> list[Path]:
+    """The base image recipe, minus any CA bundle a build host dropped into certs/."""
+    return [p for p in iter_task_files(source)
+            if not (p.parent.name == "certs" and p.suffix in {".crt", ".pem", ".key"})]

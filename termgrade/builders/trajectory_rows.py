@@ -1,0 +1,90 @@
+"""One TrialRecord (as a JSON-mode dict) -> one ``episodes`` row (the ``sft`` row is its
+columns ``trial_id`` .. ``retry_index`` and ``conversations`` as ``messages``).
+
+``messages`` is the record's own ``messages`` when present. Otherwise it is derived from
+the episode the way Harbor's trace export does: a system / user step becomes a message of
+that role, an agent step becomes an ``assistant`` message (its text, then each keystroke
+batch as a ``<tool_call>`` block unless the text already holds it), and the terminal frame
+the agent saw next becomes a ``user`` message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Row = dict[str, Any]
+FAILED_OUTCOMES = frozenset({"failed", "error"})
+
+
+def _tool_call(keystrokes: str) -> str:
+    """``<tool_call>`` + the JSON of a send_keys call (as json.dumps of the dict would)."""
+    return ('<tool_call>\n{"name": "send_keys", "arguments": {"keystrokes": '
+            + json.dumps(keystrokes, ensure_ascii=False) + "}}\n</tool_call>")
+
+
+def messages_from_episode(steps: list[Row]) -> list[Row]:
+    messages: list[Row] = []
+    for step in steps:
+        source = step["source"]
+        if source in ("system", "user"):
+            messages.append({"role": source, "content": step["message"]})
+        else:
+            text = step["message"]
+            calls = [_tool_call(k) for k in step["keystrokes"] if k not in text]
+            messages.append({"role": "assistant", "content": "\n".join([text, *calls]).strip()})
+        if step["observation"]:
+            messages.append({"role": "user", "content": step["observation"]})
+    return messages
+
+
+def chat_messages(trial: Row) -> list[Row]:
+    if trial.get("messages") is not None:
+        return [{"role": m["role"], "content": m["content"]} for m in trial["messages"]]
+    return messages_from_episode(trial.get("episode") or [])
+
+
+def _step(step: Row) -> Row:
+    return {
+        "index": step["index"], "source": step["source"], "message": step["message"],
+        "keystrokes": step["keystrokes"], "observation": step["observation"],
+        "is_valid_tool_call": step["is_valid_tool_call"],
+        "input_tokens": step["input_tokens"], "output_tokens": step["output_tokens"],
+        "cached_tokens": step["cached_tokens"], "timestamp": step["timestamp"],
+    }
+
+
+def _result(trial: Row) -> str | None:
+    if trial["reward"] is not None:
+        return str(float(trial["reward"]))
+    exception: str | None = trial["exception_type"]
+    return exception
+
+
+def episode_row(trial: Row, messages: list[Row], instruction: str) -> Row:
+    steps = [_step(s) for s in trial.get("episode") or []]
+    n_agent = sum(1 for s in steps if s["source"] == "agent")
+    model: str = trial["model"]
+    return {
+        **{key: trial[key] for key in (
+            "trial_id", "task_id", "model", "scaffold", "attempt", "reward", "passed",
+            "counted", "retry_of", "retry_index", "tests", "n_tests_passed", "n_tests_failed",
+            "input_tokens", "output_tokens", "cached_tokens", "turns", "per_turn",
+            "duration_s", "started_at", "finished_at", "agent_timed_out", "exception_type",
+            "exception_message", "source")},
+        "failed_tests": [t["name"] for t in trial["tests"] if t["outcome"] in FAILED_OUTCOMES],
+        "steps": steps,
+        "conversations": messages,
+        "agent": trial["scaffold"],
+        "model_provider": model.split("/", 1)[0] if "/" in model else None,
+        "date": trial["started_at"],
+        "task": trial["task_id"],
+        "episode": f"episode-{max(n_agent - 1, 0)}",
+        "run_id": trial["source"],
+        "trial_name": trial["trial_id"],
+        "result": _result(trial),
+        "tool_definitions": None,
+        "instruction": instruction,
+        "verifier_output": None,
+        "trace_source": "main",
+    }

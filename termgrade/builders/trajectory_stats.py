@@ -1,0 +1,61 @@
+"""Counts over the trials, accumulated in one pass (memory: one entry per model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from termgrade.builders.card import markdown_table
+
+
+@dataclass
+class ModelStats:
+    trials: int = 0
+    counted: int = 0
+    passed: int = 0
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    one_assertion_misses: int = 0
+    """Counted, failed, exactly one test failed while eight or more passed."""
+
+
+@dataclass
+class TrajectoryStats:
+    models: dict[tuple[str, str], ModelStats] = field(default_factory=dict)
+    input_bytes: int = 0
+
+    def add(self, trial: dict[str, Any]) -> None:
+        stats = self.models.setdefault((trial["model"], trial["scaffold"]), ModelStats())
+        stats.trials += 1
+        stats.counted += bool(trial["counted"])
+        stats.passed += bool(trial["passed"])
+        stats.turns += trial["turns"] or 0
+        stats.input_tokens += trial["input_tokens"] or 0
+        stats.output_tokens += trial["output_tokens"] or 0
+        if (trial["counted"] and not trial["passed"] and trial["n_tests_failed"] == 1
+                and (trial["n_tests_passed"] or 0) >= 8):
+            stats.one_assertion_misses += 1
+
+    @property
+    def trials(self) -> int:
+        return sum(s.trials for s in self.models.values())
+
+    @property
+    def counted(self) -> int:
+        return sum(s.counted for s in self.models.values())
+
+    @property
+    def passed(self) -> int:
+        return sum(s.passed for s in self.models.values())
+
+    def table(self) -> str:
+        rows = []
+        for (model, scaffold), s in sorted(self.models.items()):
+            rows.append((model, scaffold, s.trials, s.counted, s.passed,
+                         s.passed / s.counted if s.counted else None,
+                         s.turns / s.trials if s.trials else None,
+                         s.input_tokens, s.output_tokens, s.one_assertion_misses))
+        return markdown_table(("model", "scaffold", "trials", "counted", "passed",
+                               "pass rate", "mean turns", "input tokens", "output tokens",
+                               "missed by one assertion"), rows)

@@ -1,0 +1,106 @@
+"""``termgrade build``: stage a dataset (or model) repo on disk, ready to validate and publish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from termgrade.cli.app import guarded
+from termgrade.progress import STDERR
+
+build_app = typer.Typer(name="build", no_args_is_help=True,
+                        help="Stage a complete repo on disk (temp dir + rename).")
+
+TASKS_HELP = "Task dirs or folders of them (default: environments/)."
+FORCE_HELP = "Replace the output dir if it exists."
+
+
+def _done(out: Path, files: list[str]) -> None:
+    STDERR.print(f"staged {out} ({len(files)} parquet file(s)); next: "
+                 f"`termgrade validate {out}`")
+
+
+@build_app.command("environments")
+@guarded
+def environments(
+    out: Path = typer.Option(..., "--out", "-o",
+                             help="Output dir, e.g. dist/termgrade-environments."),
+    tasks: list[Path] = typer.Option(None, "--tasks", "-t", help=TASKS_HELP),
+    labels: Path | None = typer.Option(None, "--labels", help="LabelRow JSONL."),
+    splits: Path | None = typer.Option(None, "--splits", help="SplitRow JSONL (others: unseen)."),
+    verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
+    repo_id: str = typer.Option("ai-and/termgrade-environments", "--repo-id"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Tasks (parquet + tasks/ tree + registry.json), labels, split flags, base image, card."""
+    from termgrade.builders.environments import build_environments
+
+    summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
+                                 splits=splits, verify=verify, repo_id=repo_id, overwrite=force)
+    counts = ", ".join(f"{s} {n}" for s, n in summary.split_counts.items())
+    STDERR.print(f"{len(summary.tasks)} task(s) ({counts}); {summary.n_labels} label(s)")
+    _done(out, summary.files)
+
+
+@build_app.command("trajectories")
+@guarded
+def trajectories(
+    out: Path = typer.Option(..., "--out", "-o", help="Output dir."),
+    trials: Path = typer.Option(..., "--trials", help="TrialRecord JSONL (streamed)."),
+    tasks: list[Path] = typer.Option(None, "--tasks", "-t", help=TASKS_HELP),
+    repo_id: str = typer.Option("ai-and/termgrade-trajectories", "--repo-id"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Every trial as SFT messages (config sft) and full episodes (config episodes)."""
+    from termgrade.builders.trajectories import build_trajectories
+
+    summary = build_trajectories(trials, out, task_roots=tasks or [Path("environments")],
+                                 repo_id=repo_id, overwrite=force)
+    s = summary.stats
+    STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
+    _done(out, summary.files)
+
+
+@build_app.command("bandcentral")
+@guarded
+def bandcentral(
+    out: Path = typer.Option(..., "--out", "-o", help="Output dir."),
+    splits: Path = typer.Option(..., "--splits", help="SplitRow JSONL with train/val flags."),
+    tasks: list[Path] = typer.Option(None, "--tasks", "-t", help=TASKS_HELP),
+    labels: Path | None = typer.Option(None, "--labels", help="LabelRow JSONL (base model)."),
+    verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
+    model: str | None = typer.Option(None, "--model", help="Base model among the labels."),
+    scaffold: str | None = typer.Option(None, "--scaffold", help="Its scaffold."),
+    repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Selected train + validation tasks with base pass rates, and verl's prompt table."""
+    from termgrade.builders.bandcentral import build_bandcentral
+
+    summary = build_bandcentral(out, splits=splits, task_roots=tasks or [Path("environments")],
+                                labels=labels, verify=verify, model=model, scaffold=scaffold,
+                                repo_id=repo_id, overwrite=force)
+    STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
+    _done(out, summary.files)
+
+
+@build_app.command("checkpoint-card")
+@guarded
+def checkpoint_card(
+    out: Path = typer.Option(..., "--out", "-o", help="Output dir of the model repo."),
+    config: Path | None = typer.Option(None, "--config", help="Training config YAML "
+                                       "(default: the paper's recipe)."),
+    results: Path | None = typer.Option(None, "--results", help="Results JSON."),
+    repo_id: str = typer.Option("ai-and/termgrade-gemma4-31b-grpo-lora", "--repo-id"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """The model card (README.md + training_config.yaml) of a LoRA adapter repo."""
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+
+    build_checkpoint_card(out, config=config, results=results, repo_id=repo_id, overwrite=force)
+    STDERR.print(f"staged {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(build_app, name="build")

@@ -1,0 +1,56 @@
+"""``termgrade validate DIR``: prove a staged repo (card, rows, loading, archives, secrets)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from termgrade.cli.app import guarded
+from termgrade.progress import STDERR
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded
+    def validate(
+        directory: Path = typer.Argument(..., help="A repo staged by `termgrade build`."),
+        load: bool = typer.Option(True, "--load/--no-load",
+                                  help="Round-trip every config through datasets.load_dataset."),
+        secrets: bool = typer.Option(True, "--secrets/--no-secrets",
+                                     help="Scan text files with detect-secrets."),
+        baseline: Path | None = typer.Option(
+            None, "--secrets-baseline",
+            help="detect-secrets baseline of reviewed findings (default: "
+                 "DIR.secrets.baseline beside DIR, if present)."),
+        write_baseline: bool = typer.Option(
+            False, "--write-secrets-baseline",
+            help="Write the current secret findings to DIR.secrets.baseline (beside DIR) "
+                 "to review with `detect-secrets audit`, then validate with it."),
+        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    ) -> None:
+        """Check the card YAML and configs, every row against schemas/, row-group budgets,
+        datasets loading (also streaming), archives vs manifests and tasks/, registry.json,
+        and secrets. Exit 0 iff nothing was found."""
+        from termgrade.builders.layout import RepoPaths
+        from termgrade.validate import validate_repo
+        from termgrade.validate.secrets_check import write_baseline as write
+
+        if write_baseline:
+            paths = RepoPaths(directory.resolve())
+            count = write(paths, paths.secrets_baseline)
+            STDERR.print(f"wrote {count} finding(s) to {paths.secrets_baseline}: review them "
+                         f"(cd {directory} && detect-secrets audit {paths.secrets_baseline})")
+        report = validate_repo(directory, load=load, secrets=secrets, secrets_baseline=baseline)
+        if as_json:
+            typer.echo(json.dumps(report.to_dict(), indent=2))
+        for check, proved in report.passed.items():
+            STDERR.print(f"[green]ok[/] {check}: {proved}", highlight=False)
+        for note in report.notes:
+            STDERR.print(f"note: {note}", highlight=False)
+        for finding in report.findings:
+            STDERR.print(f"[red]FAIL[/] {finding}", highlight=False)
+        STDERR.print(f"{directory}: " + ("valid" if report.ok else
+                                         f"{len(report.findings)} finding(s)"))
+        raise typer.Exit(0 if report.ok else 1)

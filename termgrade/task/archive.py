@@ -1,0 +1,120 @@
+"""The exact, deterministic archive of a task directory (the ``archive`` column).
+
+Format: an uncompressed POSIX (PAX) tar, entries sorted by path, directories included
+with their modes, regular files only (symlinks are refused), uid = gid = 0, empty
+uname / gname, mtime 0, file modes kept, paths relative to the task directory with no
+leading ``./``; then gzip at level 9 with mtime 0 and no file name. The same directory
+always packs to the same bytes, so ``archive_sha256`` identifies a task's content.
+
+:func:`list_archive` reads an archive back into a manifest (in memory, nothing is
+written); the safe unpacker that writes to disk is :mod:`termgrade.materialize`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import stat
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from termgrade.task.digest import IGNORED_NAMES, FileEntry, iter_task_files
+
+MAX_LISTED_BYTES = 2 * 1024**3
+""":func:`list_archive` refuses archives that expand past this many bytes."""
+
+
+def task_dirs(root: Path) -> list[Path]:
+    """Directories under ``root`` (empty ones included), caches and symlinks skipped."""
+    dirs = []
+    for path in root.rglob("*"):
+        if any(part in IGNORED_NAMES for part in path.relative_to(root).parts):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            dirs.append(path)
+    return dirs
+
+
+def _info(name: str, *, mode: int, kind: bytes, size: int = 0) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.mode = mode
+    info.size = size
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    return info
+
+
+def pack_task(root: Path) -> bytes:
+    """The deterministic ``.tar.gz`` bytes of the task directory ``root``."""
+    root = Path(root)
+    entries = [(p.relative_to(root).as_posix(), p) for p in [*task_dirs(root),
+                                                             *iter_task_files(root)]]
+    entries.sort(key=lambda item: item[0])
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, path in entries:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            if path.is_dir():
+                tar.addfile(_info(name, mode=mode, kind=tarfile.DIRTYPE))
+                continue
+            data = path.read_bytes()
+            tar.addfile(_info(name, mode=mode, kind=tarfile.REGTYPE, size=len(data)),
+                        io.BytesIO(data))
+    packed = io.BytesIO()
+    with gzip.GzipFile(filename="", fileobj=packed, mode="wb", mtime=0, compresslevel=9) as gz:
+        gz.write(raw.getvalue())
+    return packed.getvalue()
+
+
+@dataclass(frozen=True)
+class ArchiveListing:
+    files: list[FileEntry]
+    """Regular files, in archive order."""
+    dirs: dict[str, int]
+    """Directory path -> mode."""
+    problems: list[str]
+    """Anything that breaks the format: links, devices, absolute or ``..`` paths, duplicates,
+    unsorted entries, non-zero owners or mtimes."""
+
+
+def list_archive(data: bytes, *, max_bytes: int = MAX_LISTED_BYTES) -> ArchiveListing:
+    """Read an archive made by :func:`pack_task` into its manifest, checking the format."""
+    files: list[FileEntry] = []
+    dirs: dict[str, int] = {}
+    problems: list[str] = []
+    seen: set[str] = set()
+    previous = ""
+    total = 0
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in tar:
+            name = member.name
+            if name.startswith("/") or ".." in name.split("/") or name.startswith("./"):
+                problems.append(f"{name}: absolute, '..' or './' path")
+                continue
+            if name in seen:
+                problems.append(f"{name}: duplicate entry")
+            if name < previous:
+                problems.append(f"{name}: not in sorted order (after {previous})")
+            seen.add(name)
+            previous = name
+            if member.uid or member.gid or member.uname or member.gname or member.mtime:
+                problems.append(f"{name}: owner or mtime not zero")
+            if member.isdir():
+                dirs[name] = member.mode
+                continue
+            if not member.isreg():
+                problems.append(f"{name}: not a regular file or directory")
+                continue
+            total += member.size
+            if total > max_bytes:
+                problems.append(f"archive expands past {max_bytes} bytes")
+                break
+            handle = tar.extractfile(member)
+            content = handle.read() if handle is not None else b""
+            files.append(FileEntry(path=name, size=len(content),
+                                   sha256=hashlib.sha256(content).hexdigest(), mode=member.mode))
+    return ArchiveListing(files=files, dirs=dirs, problems=problems)

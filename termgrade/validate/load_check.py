@@ -1,0 +1,65 @@
+"""Every config and split loads with ``datasets.load_dataset`` (in memory and streaming),
+with the features of its fixed schema and the row count of its files."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.rows import schema_for
+from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.rows_check import SplitInfo
+
+
+def _expected_features(row_schema: str) -> Any:
+    from datasets import Features
+
+    return Features.from_arrow_schema(schema_for(row_schema))
+
+
+def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationReport) -> None:
+    from datasets import load_dataset
+
+    where = f"README.md configs[{info.config}]/{info.split}"
+    expected = _expected_features(info.row_schema) if info.row_schema else None
+    try:
+        table = load_dataset(str(root), info.config, split=info.split, cache_dir=cache)
+    except Exception as exc:
+        report.add(Finding("load", where, f"load_dataset failed: {type(exc).__name__}: {exc}"))
+        return
+    if table.num_rows != info.rows:
+        report.add(Finding("load", where, f"load_dataset gave {table.num_rows} rows, "
+                                          f"the files hold {info.rows}"))
+    if expected is not None and table.features != expected:
+        report.add(Finding("load", where, "features differ from the fixed schema: "
+                                          f"{table.features} != {expected}"))
+    del table
+    try:
+        stream = load_dataset(str(root), info.config, split=info.split, streaming=True)
+        features = stream.features
+        first = next(iter(stream), None)
+        key = next(iter(expected)) if expected is not None else None
+        counted = load_dataset(str(root), info.config, split=info.split, streaming=True,
+                               columns=[key] if key else None)
+        n = sum(1 for _ in counted)
+    except Exception as exc:
+        report.add(Finding("load", where, f"streaming load failed: {type(exc).__name__}: {exc}"))
+        return
+    if expected is not None and features is not None and features != expected:
+        report.add(Finding("load", where, "streaming features differ from the fixed schema"))
+    if n != info.rows or (info.rows and first is None):
+        report.add(Finding("load", where, f"streaming gave {n} rows, the files hold {info.rows}"))
+
+
+def check_load(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport) -> None:
+    import datasets
+
+    datasets.disable_progress_bars()
+    before = len(report.findings)
+    with tempfile.TemporaryDirectory(prefix="termgrade-validate-") as cache:
+        for info in infos:
+            _check_split(paths.root, info, cache, report)
+    report.record("load", f"{len(infos)} config/split(s) load with datasets (in memory and "
+                          "streaming) with the expected features and counts", before)

@@ -1,0 +1,40 @@
+"""Run every check on a staged repo and collect the findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from termgrade.builders.layout import RepoPaths
+from termgrade.validate.archive_check import check_archives, check_registry
+from termgrade.validate.card_check import check_card
+from termgrade.validate.load_check import check_load
+from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.rows_check import check_rows
+from termgrade.validate.secrets_check import check_secrets
+
+
+def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
+                  secrets_baseline: Path | None = None) -> ValidationReport:
+    """Check the card, files, rows, budgets, loading, archives, registry and secrets.
+
+    ``load=False`` skips the ``datasets.load_dataset`` round trips (they copy the data
+    into a temporary cache); ``secrets=False`` skips the detect-secrets scan;
+    ``secrets_baseline`` is a detect-secrets baseline of reviewed findings to accept
+    (default: ``<repo>.secrets.baseline`` beside the repo, when it exists).
+    """
+    paths = RepoPaths(Path(root).resolve())
+    report = ValidationReport(root=str(paths.root))
+    if not paths.root.is_dir():
+        report.add(Finding("card", str(root), "no such directory"))
+        return report
+    configs = check_card(paths, report)
+    infos = check_rows(paths, configs, report)
+    if load:
+        check_load(paths, infos, report)
+    task_ids = check_archives(paths, infos, report)
+    check_registry(paths, task_ids, report)
+    if secrets:
+        if secrets_baseline is None and paths.secrets_baseline.is_file():
+            secrets_baseline = paths.secrets_baseline
+        check_secrets(paths, report, baseline=secrets_baseline)
+    return report

@@ -1,0 +1,58 @@
+"""What ``termgrade validate`` found: one :class:`Finding` per problem, named precisely."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    """card, files, rows, budget, load, archive, registry or secrets."""
+    file: str
+    """Path relative to the repo root."""
+    message: str
+    row: int | None = None
+    """0-based row index within the file, when one row is at fault."""
+    field: str | None = None
+    """Dotted field path within the row (``files.3.sha256``), when one field is."""
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.row is not None:
+            where += f" row {self.row}"
+        if self.field:
+            where += f" [{self.field}]"
+        return f"{self.check}: {where}: {self.message}"
+
+
+@dataclass
+class ValidationReport:
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+    passed: dict[str, str] = field(default_factory=dict)
+    """Check name -> what it proved (only for checks with no findings)."""
+    notes: list[str] = field(default_factory=list)
+    """Things a reader should know that are not failures (e.g. filtered false positives)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def add(self, finding: Finding) -> None:
+        self.findings.append(finding)
+
+    def record(self, check: str, proved: str, before: int) -> None:
+        """Mark ``check`` passed with ``proved`` when it added no finding since ``before``."""
+        if len(self.findings) == before:
+            self.passed[check] = proved
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "root": self.root,
+            "ok": self.ok,
+            "findings": [{"check": f.check, "file": f.file, "row": f.row, "field": f.field,
+                          "message": f.message} for f in self.findings],
+            "passed": self.passed,
+            "notes": self.notes,
+        }

@@ -1,0 +1,151 @@
+"""Every parquet file: its schema is its config's fixed schema, its row groups and size are
+in budget, each row validates against its JSON Schema in schemas/, and keys are unique."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from jsonschema import Draft202012Validator
+
+from termgrade.builders.arrow import ROW_SCHEMA_KEY
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_LIMIT
+from termgrade.builders.rows import ROW_MODELS, schema_for
+from termgrade.schemas import SCHEMA_DIR, load_schema
+from termgrade.validate.card_check import ConfigFiles
+from termgrade.validate.report import Finding, ValidationReport
+
+MAX_FINDINGS_PER_FILE = 20
+FILE_LIMIT = FILE_BYTES + ROW_GROUP_LIMIT
+KEYS: dict[str, tuple[str, ...]] = {
+    "env_task_row": ("task_id",),
+    "bandcentral_task_row": ("task_id",),
+    "verl_prompt_row": ("extra_info.task_id",),
+    "trajectory_sft_row": ("trial_id",),
+    "trajectory_episode_row": ("trial_id",),
+    "label": ("task_id", "model", "scaffold"),
+}
+
+
+@dataclass
+class SplitInfo:
+    config: str
+    split: str
+    row_schema: str | None
+    rows: int
+    files: list[Path]
+
+
+def json_ready(value: Any) -> Any:
+    """A parquet row as JSON would hold it (bytes -> base64, as the row models dump them)."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
+
+
+def _dig(row: dict[str, Any], dotted: str) -> Any:
+    value: Any = row
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    parquet = pq.ParquetFile(path)
+    for batch in parquet.iter_batches(batch_size=64, columns=columns):
+        yield from batch.to_pylist()
+
+
+def _schema_name(path: Path, rel: str, report: ValidationReport) -> str | None:
+    try:
+        schema = pq.read_schema(path)
+    except Exception as exc:
+        report.add(Finding("rows", rel, f"not readable as parquet: {exc}"))
+        return None
+    name = str((schema.metadata or {}).get(ROW_SCHEMA_KEY, b"").decode())
+    if name not in ROW_MODELS:
+        report.add(Finding("rows", rel, f"schema metadata names no known row model ({name!r})"))
+        return None
+    expected = schema_for(name)
+    if not schema.remove_metadata().equals(expected.remove_metadata()):
+        report.add(Finding("rows", rel, f"parquet schema differs from the {name} schema",
+                           field=", ".join(f.name for f in schema
+                                           if f not in expected) or None))
+    return name
+
+
+def _budget(path: Path, rel: str, report: ValidationReport) -> None:
+    meta = pq.ParquetFile(path).metadata
+    for i in range(meta.num_row_groups):
+        size = meta.row_group(i).total_byte_size
+        if size > ROW_GROUP_LIMIT:
+            report.add(Finding("budget", rel, f"row group {i} is {size:,} bytes uncompressed "
+                                              f"(budget {ROW_GROUP_LIMIT:,})"))
+    if path.stat().st_size > FILE_LIMIT:
+        report.add(Finding("budget", rel, f"file is {path.stat().st_size:,} bytes "
+                                          f"(limit {FILE_LIMIT:,}): roll it"))
+
+
+def _rows(path: Path, rel: str, name: str, seen: set[tuple[Any, ...]],
+          report: ValidationReport) -> int:
+    try:
+        validator = Draft202012Validator(load_schema(name, SCHEMA_DIR))
+    except (OSError, ValueError) as exc:
+        report.add(Finding("rows", rel, f"cannot load schemas/{name}.schema.json ({exc}); "
+                                        "run `termgrade schemas`"))
+        rows: int = pq.ParquetFile(path).metadata.num_rows
+        return rows
+    found = 0
+    count = 0
+    for index, row in enumerate(iter_rows(path)):
+        count += 1
+        for error in validator.iter_errors(json_ready(row)):
+            found += 1
+            if found <= MAX_FINDINGS_PER_FILE:
+                report.add(Finding("rows", rel, error.message, row=index,
+                                   field=".".join(str(p) for p in error.absolute_path) or None))
+        key = tuple(_dig(row, k) for k in KEYS[name])
+        if key in seen:
+            report.add(Finding("rows", rel, f"duplicate key {key}", row=index,
+                               field=",".join(KEYS[name])))
+        seen.add(key)
+    if found > MAX_FINDINGS_PER_FILE:
+        report.notes.append(f"{rel}: {found - MAX_FINDINGS_PER_FILE} more schema findings")
+    return count
+
+
+def check_rows(paths: RepoPaths, configs: list[ConfigFiles],
+               report: ValidationReport) -> list[SplitInfo]:
+    before = len(report.findings)
+    infos = []
+    total = 0
+    for config in configs:
+        names: set[str] = set()
+        seen: set[tuple[Any, ...]] = set()
+        for split, files in config.splits.items():
+            rows = 0
+            for path in files:
+                rel = paths.rel(path)
+                name = _schema_name(path, rel, report)
+                if name is None:
+                    continue
+                names.add(name)
+                _budget(path, rel, report)
+                rows += _rows(path, rel, name, seen, report)
+            infos.append(SplitInfo(config.name, split, next(iter(names), None), rows, files))
+            total += rows
+        if len(names) > 1:
+            report.add(Finding("rows", paths.rel(paths.config_dir(config.name)),
+                               f"config {config.name} mixes row schemas {sorted(names)}"))
+    report.record("rows", f"{total:,} rows match their JSON Schemas and fixed parquet "
+                          "schemas; keys unique; row groups and files in budget", before)
+    return infos

@@ -1,0 +1,77 @@
+"""`termgrade build bandcentral`: selected tasks with base pass rates, and verl prompts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from termgrade.builders.bandcentral import build_bandcentral
+from termgrade.builders.card import split_front_matter
+from termgrade.errors import BuildError
+from termgrade.records import SplitRow
+from termgrade.training.prompts import BASH_SYSTEM_PROMPT
+from termgrade.validate import validate_repo
+from tests.conftest import MakeTask
+from tests.test_builders_environments import label, write_jsonl
+
+
+@pytest.fixture
+def inputs(make_task: MakeTask, tmp_path: Path) -> dict[str, Path]:
+    for name in ("alpha", "bravo", "charlie", "delta"):
+        make_task(name)
+    rates = {"alpha": 0.5, "bravo": 0.375, "charlie": 0.75, "delta": 1.0}
+    return {
+        "tasks": tmp_path / "tasks",
+        "splits": write_jsonl(tmp_path / "splits.jsonl", [
+            SplitRow(task_id="alpha", split="train151", pass_rate=0.5),
+            SplitRow(task_id="bravo", split="train151", pass_rate=0.375),
+            SplitRow(task_id="charlie", split="heldout120", pass_rate=0.75),
+            SplitRow(task_id="delta", split="unseen", pass_rate=None)]),
+        "labels": write_jsonl(tmp_path / "labels.jsonl",
+                              [label(t, "gemma", r) for t, r in rates.items()]
+                              + [label(t, "other", 0.0) for t in rates]),
+    }
+
+
+def test_selected_tasks_and_verl_rows(inputs: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "bc"
+    summary = build_bandcentral(out, splits=inputs["splits"], task_roots=[inputs["tasks"]],
+                                labels=inputs["labels"], model="gemma")
+    assert summary.rates == {"train": [0.5, 0.375], "validation": [0.75]}
+    train = pq.read_table(out / "data" / "tasks" / "train-00000-of-00001.parquet").to_pylist()
+    assert [(r["task_id"], r["split"], r["base_model"], r["base_pass_rate"], r["k"])
+            for r in train] == [("alpha", "train151", "gemma", 0.5, 8),
+                                ("bravo", "train151", "gemma", 0.375, 8)]
+    verl = pq.read_table(out / "data" / "verl" / "train-00000-of-00001.parquet").to_pylist()
+    first = verl[0]
+    assert first["data_source"] == "termgrade" and first["ability"] == "terminal"
+    assert first["prompt"] == [{"role": "system", "content": BASH_SYSTEM_PROMPT},
+                               {"role": "user", "content": "Write hello to /app/out.txt.\n"}]
+    assert first["reward_model"] == {"style": "rule", "ground_truth": "alpha"}
+    info = first["extra_info"]
+    assert (info["split"], info["index"], info["task_id"], info["base_pass_rate"]) == (
+        "train", 0, "alpha", 0.5)
+    assert info["tools_kwargs"]["bash"]["create_kwargs"]["archive_sha256"] == \
+        train[0]["archive_sha256"]
+    assert verl[1]["extra_info"]["index"] == 1
+    assert sorted(p.name for p in (out / "tasks").iterdir()) == ["alpha", "bravo", "charlie"]
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert [c["config_name"] for c in meta["configs"]] == ["tasks", "verl"]
+    assert "| train | 2 | 0.4375 | 0.3750 | 0.5000 |" in body
+    assert validate_repo(out).findings == []
+
+
+def test_several_models_need_a_choice(inputs: dict[str, Path], tmp_path: Path) -> None:
+    with pytest.raises(BuildError, match=r"(?s)2 model configurations.*--model"):
+        build_bandcentral(tmp_path / "bc", splits=inputs["splits"],
+                          task_roots=[inputs["tasks"]], labels=inputs["labels"])
+    assert not (tmp_path / "bc").exists()
+
+
+def test_split_pass_rates_without_labels(inputs: dict[str, Path], tmp_path: Path) -> None:
+    summary = build_bandcentral(tmp_path / "bc", splits=inputs["splits"],
+                                task_roots=[inputs["tasks"]])
+    assert summary.rates["validation"] == [0.75]
+    assert summary.base_model is None

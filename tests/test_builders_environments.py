@@ -1,0 +1,177 @@
+"""`termgrade build environments`: a complete, loadable, Harbor-runnable task repo."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from termgrade.builders.card import split_front_matter
+from termgrade.builders.environments import build_environments
+from termgrade.records import LabelRow, SplitRow
+from termgrade.task.archive import pack_task
+from termgrade.task.digest import task_digest
+from termgrade.validate import validate_repo
+from termgrade.verify.record import VerifyRecord
+from termgrade.verify.verdict import Verdict
+from tests.conftest import MakeTask
+
+HARBOR_PYTHON = Path("/tmp/harborvenv/bin/python")
+
+
+def write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join(r.model_dump_json() + "\n" for r in rows))  # type: ignore[attr-defined]
+    return path
+
+
+def label(task_id: str, model: str, rate: float | None, k: int = 8) -> LabelRow:
+    n_counted = k if rate is not None else 0
+    return LabelRow(task_id=task_id, model=model, scaffold="terminus-2", pass_rate=rate,
+                    band=None if rate is None else ("mid" if 0.25 <= rate <= 0.75 else "edge"),
+                    n_counted=n_counted, k=k, n_passed=round((rate or 0) * n_counted))
+
+
+def verified(root: Path, n: int = 2) -> VerifyRecord:
+    return VerifyRecord(task_id=root.name, task_digest=task_digest(root), verdict=Verdict.VERIFIED,
+                        oracle_rewards=[1.0, 1.0], nop_reward=0.0, n_assertions=n, tests=[],
+                        tampered=[], durations={"build": 1.0}, error=None)
+
+
+@pytest.fixture
+def corpus(make_task: MakeTask, tmp_path: Path) -> dict[str, Path]:
+    roots = [make_task(t) for t in ("alpha", "bravo", "charlie")]
+    (roots[0] / "solution" / "solve.sh").chmod(0o755)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    return {
+        "tasks": roots[0].parent,
+        "labels": write_jsonl(inputs / "labels.jsonl", [
+            label(t, m, r) for t, m, r in [
+                ("alpha", "model-a", 0.5), ("bravo", "model-a", 0.125),
+                ("charlie", "model-a", None), ("alpha", "model-b", 1.0),
+                ("bravo", "model-b", 0.75), ("charlie", "model-b", 0.0)]]),
+        "splits": write_jsonl(inputs / "splits.jsonl", [
+            SplitRow(task_id="alpha", split="train151", pass_rate=0.5),
+            SplitRow(task_id="bravo", split="heldout120", pass_rate=0.125)]),
+        "verify": write_jsonl(inputs / "verify.jsonl", [verified(roots[0], 2),
+                                                        verified(roots[1], 2)]),
+    }
+
+
+@pytest.fixture
+def built(corpus: dict[str, Path], tmp_path: Path) -> Path:
+    out = tmp_path / "dist" / "termgrade-environments"
+    build_environments(out, task_roots=[corpus["tasks"]], labels=corpus["labels"],
+                       splits=corpus["splits"], verify=corpus["verify"])
+    return out
+
+
+def test_tasks_config_rows_by_split(built: Path, corpus: dict[str, Path]) -> None:
+    rows = {}
+    for split in ("unseen", "train151", "heldout120"):
+        table = pq.read_table(built / "data" / "tasks" / f"{split}-00000-of-00001.parquet")
+        for row in table.to_pylist():
+            assert row["split"] == split
+            rows[row["task_id"]] = row
+    assert set(rows) == {"alpha", "bravo", "charlie"}
+    alpha = rows["alpha"]
+    assert alpha["oracle_verified"] is True and alpha["verdict"] == "verified"
+    assert alpha["n_assertions"] == 2
+    assert rows["charlie"]["oracle_verified"] is False and rows["charlie"]["verdict"] is None
+    assert alpha["archive"] == pack_task(corpus["tasks"] / "alpha")
+    modes = {f["path"]: f["mode"] for f in alpha["files"]}
+    assert modes["solution/solve.sh"] == 0o755
+    assert json.loads(alpha["metadata_json"])["domain"] == "fixtures"
+    assert alpha["instruction"] == "Write hello to /app/out.txt.\n"
+
+
+def test_labels_config_jsonl_tree_registry_and_base_image(built: Path) -> None:
+    labels = pq.read_table(built / "data" / "labels" / "train-00000-of-00001.parquet")
+    assert labels.num_rows == 6
+    lines = (built / "labels.jsonl").read_text().splitlines()
+    assert [json.loads(x)["task_id"] for x in lines] == sorted(json.loads(x)["task_id"]
+                                                               for x in lines)
+    assert (built / "tasks" / "alpha" / "solution" / "solve.sh").stat().st_mode & 0o777 == 0o755
+    registry = json.loads((built / "registry.json").read_text())
+    names = {d["name"]: [t["path"] for t in d["tasks"]] for d in registry}
+    assert names["termgrade-environments"] == ["tasks/alpha", "tasks/bravo", "tasks/charlie"]
+    assert names["termgrade-train151"] == ["tasks/alpha"]
+    assert (built / "base_image" / "Dockerfile").is_file()
+    assert not list((built / "base_image").rglob("*.crt")), "a host CA bundle must not ship"
+    assert not [p for p in built.parent.iterdir() if p.name.startswith(".")], "staging left over"
+
+
+def test_card_has_real_counts_tables_figures_and_field_docs(built: Path) -> None:
+    meta, body = split_front_matter((built / "README.md").read_text())
+    configs = {c["config_name"]: c for c in meta["configs"]}
+    assert configs["tasks"]["default"] is True
+    assert [f["split"] for f in configs["tasks"]["data_files"]] == ["unseen", "train151",
+                                                                    "heldout120"]
+    assert configs["labels"]["data_files"] == [{"split": "train",
+                                                "path": "data/labels/train-*.parquet"}]
+    assert "3 executable Linux tasks" in body
+    assert "2 tasks are `oracle_verified`" in body
+    # model-a: mean of 0.5 and 0.125 over measured tasks; one unmeasured
+    assert "| model-a | terminus-2 | 8 | 3 | 16 | 5 | 0.3125 | 1 |" in body
+    assert "| fixtures | 3 | 3 |" in body
+    assert "pytest function names" in body and "`test_`" in body
+    assert "/logs/verifier/reward.txt" in body
+    assert "The model's message" not in body  # trajectory fields stay in their card
+    assert "| `files[].sha256` | string | sha256 of the content, hex. |" in body
+    for figure in ("figures/domain_difficulty.png", "figures/pass_rate_hist.png"):
+        assert f"]({figure})" in body
+        assert (built / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "{{" not in body
+    yaml.safe_load((built / "README.md").read_text().split("---")[1])
+
+
+def test_rebuild_is_byte_identical(corpus: dict[str, Path], built: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    build_environments(again, task_roots=[corpus["tasks"]], labels=corpus["labels"],
+                       splits=corpus["splits"], verify=corpus["verify"])
+    for path in sorted(p for p in built.rglob("*") if p.is_file()):
+        assert (again / path.relative_to(built)).read_bytes() == path.read_bytes(), path
+
+
+def test_validate_passes_with_loading(built: Path) -> None:
+    report = validate_repo(built)
+    assert report.findings == []
+    assert set(report.passed) >= {"card", "rows", "load", "archive", "registry", "secrets"}
+
+
+@pytest.mark.skipif(not HARBOR_PYTHON.exists(), reason="Harbor's scratch venv is not installed")
+def test_registry_reads_with_harbors_own_model(built: Path) -> None:
+    code = ("import sys; from pathlib import Path; from harbor.models.registry import Registry; "
+            "r = Registry.from_path(Path(sys.argv[1])); "
+            "print(sorted(str(t.path) for d in r.datasets for t in d.tasks))")
+    done = subprocess.run([str(HARBOR_PYTHON), "-c", code, str(built / "registry.json")],
+                          capture_output=True, text=True, check=True, timeout=120)
+    assert "tasks/alpha" in done.stdout
+
+
+def test_no_split_file_means_unseen(make_task: MakeTask, tmp_path: Path) -> None:
+    root = make_task("solo")
+    out = tmp_path / "solo-repo"
+    summary = build_environments(out, task_roots=[root])
+    assert summary.split_counts == {"unseen": 1}
+    meta, _ = split_front_matter((out / "README.md").read_text())
+    assert [c["config_name"] for c in meta["configs"]] == ["tasks"]
+    shutil.rmtree(out)
+
+
+def test_empty_dirs_and_dir_modes_survive_into_the_tree(make_task: MakeTask,
+                                                        tmp_path: Path) -> None:
+    root = make_task("gamma")
+    (root / "environment" / "empty").mkdir()
+    (root / "tests").chmod(0o750)
+    out = tmp_path / "gamma-repo"
+    build_environments(out, task_roots=[root])
+    assert (out / "tasks" / "gamma" / "environment" / "empty").is_dir()
+    assert (out / "tasks" / "gamma" / "tests").stat().st_mode & 0o777 == 0o750
+    assert pack_task(out / "tasks" / "gamma") == pack_task(root)
+    assert validate_repo(out, load=False, secrets=False).findings == []

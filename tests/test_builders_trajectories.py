@@ -1,0 +1,131 @@
+"""`termgrade build trajectories`: SFT messages and full episodes, streamed to parquet."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from datasets import load_dataset
+
+from termgrade.builders.trajectories import build_trajectories
+from termgrade.builders.trajectory_rows import messages_from_episode
+from termgrade.records import ChatMessage, EpisodeStep, TrialRecord, TurnMetrics
+from termgrade.records import TestResult as Verdict
+from termgrade.validate import validate_repo
+from tests.conftest import MakeTask
+
+# Columns of Harbor's trace export (harbor/utils/traces_utils.py: conversations, agent,
+# model, model_provider, date, task, episode, run_id, trial_name, result,
+# tool_definitions, instruction, verifier_output; trace_source when subagents merge).
+HARBOR_TRACE_COLUMNS = {"conversations", "agent", "model", "model_provider", "date", "task",
+                        "episode", "run_id", "trial_name", "result", "tool_definitions",
+                        "instruction", "verifier_output", "trace_source"}
+
+
+def trial(i: int, task_id: str = "alpha", *, frame: str = "ok\n", turns: int = 2,
+          messages: bool = True) -> TrialRecord:
+    passed = i % 2 == 1
+    steps = [EpisodeStep(index=0, source="user", message="Write hello.")]
+    for t in range(turns):
+        steps.append(EpisodeStep(index=t + 1, source="agent", message=f"plan {t}",
+                                 keystrokes=[f"echo {t}\n"], observation=frame,
+                                 input_tokens=100 + t, output_tokens=10))
+    return TrialRecord(
+        trial_id=f"{task_id}__{i}", task_id=task_id, model="org/model-a" if i % 3 else "model-b",
+        scaffold="terminus-2", attempt=i, reward=1.0 if passed else 0.0, passed=passed,
+        counted=True,
+        tests=[Verdict(name="test_one", outcome="passed"),
+               Verdict(name="test_two", outcome="passed" if passed else "failed")],
+        n_tests_passed=2 if passed else 1, n_tests_failed=0 if passed else 1,
+        turns=turns, per_turn=[TurnMetrics(turn=t, input_tokens=100 + t) for t in range(turns)],
+        source="jobs/run-1",
+        messages=[ChatMessage(role="user", content="Write hello.\n\n  keep spaces  "),
+                  ChatMessage(role="assistant", content='{"commands": []}')]
+        if messages else None,
+        episode=steps)
+
+
+def write_trials(path: Path, trials: list[TrialRecord]) -> Path:
+    path.write_text("".join(t.model_dump_json() + "\n" for t in trials))
+    return path
+
+
+@pytest.fixture
+def tasks(make_task: MakeTask) -> Path:
+    make_task("alpha")
+    return make_task("bravo").parent
+
+
+def test_sft_messages_are_the_records_messages_unmodified(tasks: Path, tmp_path: Path) -> None:
+    records = [trial(i, messages=i != 4) for i in range(6)]
+    out = tmp_path / "traj"
+    summary = build_trajectories(write_trials(tmp_path / "t.jsonl", records), out,
+                                 task_roots=[tasks])
+    assert summary.stats.trials == 6 and summary.stats.passed == 3
+    rows = pq.read_table(out / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()
+    assert [r["trial_id"] for r in rows] == [t.trial_id for t in records]
+    assert rows[0]["messages"] == [m.model_dump() for m in records[0].messages or []]
+    assert rows[4]["messages"] == messages_from_episode(
+        [s.model_dump(mode="json") for s in records[4].episode or []])
+    schema = pq.read_schema(out / "data" / "sft" / "train-00000-of-00001.parquet")
+    messages_type = schema.field("messages").type
+    assert pa.types.is_list(messages_type)
+    assert messages_type.value_type == pa.struct([pa.field("role", pa.string(), nullable=False),
+                                                  pa.field("content", pa.large_string(),
+                                                           nullable=False)])
+
+
+def test_episode_messages_derived_like_harbor() -> None:
+    steps = [s.model_dump(mode="json") for s in trial(0, turns=1).episode or []]
+    assert messages_from_episode(steps) == [
+        {"role": "user", "content": "Write hello."},
+        {"role": "assistant", "content": 'plan 0\n<tool_call>\n{"name": "send_keys", '
+                                         '"arguments": {"keystrokes": "echo 0\\n"}}\n</tool_call>'},
+        {"role": "user", "content": "ok\n"},
+    ]
+
+
+def test_episodes_keep_everything_and_cover_harbors_columns(tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "traj"
+    build_trajectories(write_trials(tmp_path / "t.jsonl", [trial(0, frame="x" * 5000)]), out,
+                       task_roots=[tasks])
+    table = pq.read_table(out / "data" / "episodes" / "train-00000-of-00001.parquet")
+    assert set(table.column_names) >= HARBOR_TRACE_COLUMNS
+    row = table.to_pylist()[0]
+    assert row["steps"][1]["keystrokes"] == ["echo 0\n"]
+    assert row["steps"][2]["observation"] == "x" * 5000
+    assert row["per_turn"][1]["input_tokens"] == 101
+    assert row["failed_tests"] == ["test_two"]
+    assert row["instruction"] == "Write hello to /app/out.txt.\n"
+    assert (row["episode"], row["result"], row["run_id"]) == ("episode-1", "0.0", "jobs/run-1")
+    assert row["model_provider"] is None
+
+
+def test_files_roll_and_row_groups_stay_bounded(tasks: Path, tmp_path: Path) -> None:
+    records = [trial(i, frame=random.Random(i).randbytes(20_000).hex()) for i in range(30)]
+    out = tmp_path / "traj"
+    build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks],
+                       row_group_bytes=200_000, file_bytes=300_000)
+    files = sorted((out / "data" / "episodes").glob("*.parquet"))
+    assert len(files) > 1
+    assert files[0].name == f"train-00000-of-{len(files):05d}.parquet"
+    groups = [pq.ParquetFile(f).metadata.row_group(i).num_rows
+              for f in files for i in range(pq.ParquetFile(f).metadata.num_row_groups)]
+    assert max(groups) <= 3  # 200 kB of ~80 kB rows
+    assert sum(groups) == 30
+    report = validate_repo(out, secrets=False)
+    assert report.findings == []
+
+
+def test_filter_by_model_and_passed_with_datasets(tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "traj"
+    build_trajectories(write_trials(tmp_path / "t.jsonl", [trial(i) for i in range(9)]), out,
+                       task_roots=[tasks])
+    sft = load_dataset(str(out), split="train")
+    wins = sft.filter(lambda r: r["passed"] and r["model"] == "org/model-a")
+    assert sorted(wins["trial_id"]) == ["alpha__1", "alpha__5", "alpha__7"]
+    episodes = load_dataset(str(out), "episodes", split="train", streaming=True)
+    assert sum(1 for r in episodes if not r["passed"]) == 5

@@ -1,0 +1,154 @@
+"""`termgrade validate`: each kind of damage is found and named by file, row and field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from termgrade.builders.environments import build_environments
+from termgrade.builders.layout import RepoPaths
+from termgrade.validate import Finding, rows_check, validate_repo
+from termgrade.validate.secrets_check import write_baseline
+
+TASKS = "data/tasks/unseen-00000-of-00001.parquet"
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pristine")
+    for name in ("alpha", "bravo"):
+        task = root / "tasks" / name
+        for sub in ("environment", "solution", "tests"):
+            (task / sub).mkdir(parents=True)
+        (task / "task.toml").write_text('schema_version = "1.4"\n[metadata]\ndomain = "d"\n')
+        (task / "instruction.md").write_text(f"Do {name}.\n")
+        (task / "environment" / "Dockerfile").write_text("FROM termgrade/base:local\n")
+        (task / "solution" / "solve.sh").write_text("echo hi\n")
+        (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+    out = root / "repo"
+    build_environments(out, task_roots=[root / "tasks"])
+    return out
+
+
+@pytest.fixture
+def repo(pristine: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "repo"
+    shutil.copytree(pristine, copy)
+    return copy
+
+
+def rewrite(path: Path, change: Callable[[list[dict[str, Any]]], None],
+            schema: pa.Schema | None = None) -> None:
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    change(rows)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema or table.schema), path)
+
+
+def only(findings: list[Finding], check: str) -> list[Finding]:
+    return [f for f in findings if f.check == check]
+
+
+def test_pristine_repo_is_valid(pristine: Path) -> None:
+    report = validate_repo(pristine, load=False)
+    assert report.findings == []
+
+
+def test_tampered_archive_is_named_by_file_row_and_field(repo: Path) -> None:
+    def corrupt(rows: list[dict[str, Any]]) -> None:
+        rows[1]["archive"] = rows[0]["archive"]
+    rewrite(repo / TASKS, corrupt)
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "archive")
+    assert Finding("archive", TASKS, "archive does not hash to archive_sha256", row=1,
+                   field="archive_sha256") in findings
+    assert any(f.row == 1 and f.field == "files" and "bravo" in f.message for f in findings)
+
+
+def test_changed_task_tree(repo: Path) -> None:
+    (repo / "tasks" / "alpha" / "instruction.md").write_text("Edited.\n")
+    findings = validate_repo(repo, load=False, secrets=False).findings
+    assert [str(f) for f in findings] == [
+        f"archive: tasks/alpha: differs from the manifest of row 0 of {TASKS}"]
+
+
+def test_schema_violation_names_row_and_field(repo: Path) -> None:
+    def corrupt(rows: list[dict[str, Any]]) -> None:
+        rows[0]["files"][2]["mode"] = -1
+    rewrite(repo / TASKS, corrupt)
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "rows")
+    assert len(findings) == 1
+    assert (findings[0].file, findings[0].row, findings[0].field) == (TASKS, 0, "files.2.mode")
+    assert "-1 is less than the minimum of 0" in findings[0].message
+
+
+def test_duplicate_key(repo: Path) -> None:
+    def corrupt(rows: list[dict[str, Any]]) -> None:
+        rows[1]["task_id"] = rows[0]["task_id"]
+    rewrite(repo / TASKS, corrupt)
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "rows")
+    assert [(f.row, f.field) for f in findings] == [(1, "task_id")]
+
+
+def test_changed_column_type_fails_rows_and_load(repo: Path) -> None:
+    table = pq.read_table(repo / TASKS)
+    index = table.schema.get_field_index("n_assertions")
+    schema = table.schema.set(index, pa.field("n_assertions", pa.int64()))
+    rewrite(repo / TASKS, lambda rows: None, schema=schema)
+    report = validate_repo(repo, secrets=False)
+    assert any(f.check == "rows" and "differs from the env_task_row schema" in f.message
+               for f in report.findings)
+    assert any(f.check == "load" and "features differ" in f.message for f in report.findings)
+
+
+def test_card_and_files_must_match(repo: Path) -> None:
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text().replace("data/tasks/unseen-*.parquet",
+                                                 "data/tasks/typo-*.parquet"))
+    (repo / "data" / "tasks" / "notes.csv").write_text("a,b\n")
+    messages = [str(f) for f in validate_repo(repo, load=False, secrets=False).findings]
+    assert ("card: README.md [configs.0.data_files.0.path]: pattern "
+            "data/tasks/typo-*.parquet matches no file") in messages
+    assert f"files: {TASKS}: parquet file in no config" in messages
+    assert "files: data/tasks/notes.csv: not parquet: one data format per repo" in messages
+
+
+def test_row_group_over_budget(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rows_check, "ROW_GROUP_LIMIT", 100)
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "budget")
+    assert len(findings) == 1 and findings[0].file == TASKS
+    assert "row group 0 is" in findings[0].message
+
+
+def test_registry_must_list_the_tree(repo: Path) -> None:
+    registry = json.loads((repo / "registry.json").read_text())
+    registry[0]["tasks"][0]["path"] = "tasks/zulu"
+    (repo / "registry.json").write_text(json.dumps(registry))
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "registry")
+    assert findings[0].field == "tasks.0.path"
+    assert "tasks/zulu is no task dir" in findings[0].message
+
+
+def test_secrets_found_false_positives_filtered_and_baseline(repo: Path) -> None:
+    (repo / "notes.txt").write_text("aws = AKIAIOSFODNN7EXAMPLE\n")
+    with (repo / "README.md").open("a") as handle:
+        handle.write('\n    def test_login(password="s3cr3tP4ssw0rdXYZ"):\n')
+    report = validate_repo(repo, load=False)
+    assert [str(f) for f in only(report.findings, "secrets")] == [
+        "secrets: notes.txt [line 1]: AWS Access Key on line 1"]
+    assert any("1 known false positive(s) filtered" in n for n in report.notes)
+
+    baseline = RepoPaths(repo).secrets_baseline  # beside the repo: found by default
+    assert baseline.parent == repo.parent
+    assert write_baseline(RepoPaths(repo), baseline) == 1
+    assert validate_repo(repo, load=False).findings == []
+    data = json.loads(baseline.read_text())
+    data["results"]["notes.txt"][0]["is_secret"] = True  # `detect-secrets audit` said: real
+    baseline.write_text(json.dumps(data))
+    assert len(validate_repo(repo, load=False).findings) == 1
