@@ -84,3 +84,18 @@ def test_copy_in_and_read_back_through_the_engine(sandbox: DockerSandbox, tmp_pa
     assert set(sandbox.read_tree(PurePosixPath("/deep/target"))) == {"a.txt", "sub/b.bin"}
     assert sandbox.read_file(PurePosixPath("/nope")) is None
     assert sh(sandbox, "stat -c %U /deep/target/a.txt").output.strip() == "root"
+
+
+def test_host_side_diff_matches_the_engines(sandbox: DockerSandbox) -> None:
+    script = ("echo hi > /app/x; rm /usr/bin/tr; mkdir -p /newdir/a; echo z > /newdir/a/f; "
+              "rm -rf /opt/venv/include; echo more >> /etc/bash.bashrc; "
+              "rm -rf /var/cache/debconf && mkdir /var/cache/debconf && "
+              "touch /var/cache/debconf/n; "
+              "ln -s /nowhere /app/dangling; mkfifo /app/pipe")
+    assert sh(sandbox, script).exit_code == 0
+    fast = sandbox.changes()
+    assert sandbox._layers, "overlay2 on a local engine: the host-side walk must be used"
+    engine = sandbox._container.diff()
+    kinds = {0: "C", 1: "A", 2: "D"}
+    assert {(c.path, c.kind.value) for c in fast} == \
+        {(d["Path"], kinds[d["Kind"]]) for d in engine}

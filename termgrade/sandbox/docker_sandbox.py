@@ -16,6 +16,7 @@ from typing import Any
 from termgrade.errors import SandboxError
 from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
 from termgrade.sandbox.engine import docker_client
+from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
 
 # What a root process in a task container keeps; everything else is dropped.
@@ -32,6 +33,8 @@ class DockerSandbox(Sandbox):
         self._container = container
         self._limits = limits
         self.id: str = container.id
+        self._layers: tuple[str, list[str]] | tuple[()] | None = None
+        """overlay2 (upper, lowers) readable from here; () when the API must diff."""
 
     @classmethod
     def start(
@@ -203,8 +206,14 @@ class DockerSandbox(Sandbox):
         from docker.errors import DockerException
 
         try:
+            if self._layers is None:
+                self._container.reload()
+                self._layers = upper_and_lower(self._container.attrs) or ()
+            if self._layers:
+                upper, lower = self._layers
+                return overlay_changes(upper, lower)
             raw = self._container.diff() or []
-        except DockerException as exc:
+        except (DockerException, OSError) as exc:
             raise SandboxError(f"docker diff of {self.id[:12]} failed: {exc}") from exc
         return [Change(item["Path"], _KIND[int(item["Kind"])]) for item in raw]
 
