@@ -32,12 +32,25 @@ def environments(
     verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
     repo_id: str = typer.Option("ai-and/termgrade-environments", "--repo-id"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    secrets_baseline: Path | None = typer.Option(
+        None, "--secrets-baseline",
+        help="Reviewed detect-secrets findings of the task files (default: secrets.baseline "
+             "in the first task folder, if present), placed beside the staged repo where "
+             "`validate` and `publish` read it."),
 ) -> None:
     """Tasks (parquet + tasks/ tree + registry.json), labels, split flags, base image, card."""
-    from termgrade.builders.environments import build_environments
+    import shutil
 
-    summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
+    from termgrade.builders.environments import build_environments
+    from termgrade.builders.layout import RepoPaths
+
+    roots = tasks or [Path("environments")]
+    summary = build_environments(out, task_roots=roots, labels=labels,
                                  splits=splits, verify=verify, repo_id=repo_id, overwrite=force)
+    baseline = secrets_baseline or roots[0] / "secrets.baseline"
+    if baseline.is_file():
+        shutil.copyfile(baseline, RepoPaths(out).secrets_baseline)
+        STDERR.print(f"reviewed secret findings: {baseline} -> {RepoPaths(out).secrets_baseline}")
     counts = ", ".join(f"{s} {n}" for s, n in summary.split_counts.items())
     STDERR.print(f"{len(summary.tasks)} task(s) ({counts}); {summary.n_labels} label(s)")
     _done(out, summary.files)
