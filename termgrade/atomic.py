@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-
 FILE_MODE = 0o644
 
 
