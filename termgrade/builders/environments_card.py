@@ -100,6 +100,17 @@ def _yaml(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow]
     }
 
 
+def _quick_start_loads(summary: EnvironmentsSummary, labels: list[LabelRow],
+                       repo_id: str) -> str:
+    """One ``load_dataset`` line per split and config this repo really has."""
+    lines = [f'{split} = load_dataset("{repo_id}", split="{split}")'
+             + ('          # config "tasks" (default)' if i == 0 else "")
+             for i, split in enumerate(summary.split_counts)]
+    if labels:
+        lines.append(f'labels = load_dataset("{repo_id}", "labels", split="train")')
+    return "\n".join(lines)
+
+
 def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
                              labels: list[LabelRow], *, repo_id: str,
                              template: Path = DATASET_CARD_TEMPLATE) -> str:
@@ -118,6 +129,7 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
         "label_fields": field_table(LabelRow),
         "example_task": example,
         "example_split": summary.tasks[0].split if summary.tasks else "unseen",
+        "quick_start_loads": _quick_start_loads(summary, labels, repo_id),
     }
     body = render_template(template.read_text(encoding="utf-8"), values, name=str(template))
     return front_matter(_yaml(paths, summary, labels)) + body
