@@ -32,7 +32,7 @@ class RunOutcome:
     """Infrastructure or verifier failure: the run is unscored, never counted as 0."""
     durations: dict[str, float] = field(default_factory=dict)
     """Seconds: ``start``, ``agent`` (solve.sh inside), ``verify`` (test.sh inside),
-    ``total`` (everything, container create to remove)."""
+    ``total`` (container create until the result is read; removal runs in the background)."""
 
     @property
     def reward(self) -> float | None:
