@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from termgrade.cli.app import OPTIONAL_COMMAND_MODULES, _register, _register_optional, app
+from termgrade.cli.app import app, register_commands
 from tests.conftest import MakeTask
 from tests.test_builders_trajectories import trial, write_trials
 
@@ -17,10 +17,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module", autouse=True)
 def _commands() -> None:
-    if not app.registered_commands:
-        _register()
-        for name in OPTIONAL_COMMAND_MODULES:
-            _register_optional(name)
+    register_commands()
 
 
 def test_build_environments_then_validate(make_task: MakeTask, tmp_path: Path) -> None:

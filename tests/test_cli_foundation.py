@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from termgrade.cli.app import OPTIONAL_COMMAND_MODULES, _register, _register_optional, app
+from termgrade.cli.app import app, register_commands
 from termgrade.verify import Journal, verify_tasks
 from tests.conftest import MakeTask
 
@@ -18,10 +18,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module", autouse=True)
 def _commands() -> None:
-    if not app.registered_commands:
-        _register()
-        for name in OPTIONAL_COMMAND_MODULES:
-            _register_optional(name)
+    register_commands()
 
 
 def _all_command_paths(group: typer.Typer, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -69,10 +69,17 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def register_commands() -> typer.Typer:
+    """Register every command module once (idempotent); the app is ready to invoke."""
+    if not app.registered_commands:
+        _register()
+        for name in OPTIONAL_COMMAND_MODULES:
+            _register_optional(name)
+    return app
+
+
 def main() -> None:
-    _register()
-    for name in OPTIONAL_COMMAND_MODULES:
-        _register_optional(name)
+    register_commands()
     if os.environ.get("TERMGRADE_DEBUG"):
         app()
         return
