@@ -8,6 +8,7 @@ task failure.
 from __future__ import annotations
 
 import abc
+import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
@@ -119,9 +120,10 @@ class Sandbox(abc.ABC):
         Raises SandboxError past ``max_bytes``.
         """
 
-    @abc.abstractmethod
     def list_files(self, path: PurePosixPath) -> dict[str, str]:
         """Relative path -> sha256 of every regular file under ``path``, read by the engine."""
+        return {name: hashlib.sha256(data).hexdigest()
+                for name, data in self.read_tree(path).items()}
 
     @abc.abstractmethod
     def changes(self) -> list[Change]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import tarfile
 import threading
@@ -197,10 +196,6 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(f"{path} is {member.size} bytes, over the {max_bytes} cap")
             handle = tar.extractfile(member)
             return handle.read() if handle else b""
-
-    def list_files(self, path: PurePosixPath) -> dict[str, str]:
-        return {name: hashlib.sha256(data).hexdigest()
-                for name, data in self.read_tree(path).items()}
 
     def changes(self) -> list[Change]:
         from docker.errors import DockerException
