@@ -1,10 +1,16 @@
-"""Built-in agents for execution filtering: ``oracle`` runs the reference solution,
-``nop`` does nothing (the untouched-container run)."""
+"""Built-in agents for execution filtering and hardening.
+
+``oracle`` runs the task's reference solution, ``nop`` does nothing (the untouched
+container), and a :class:`ScriptAgent` runs any bash script as the agent (the attack
+battery plays its attacks this way). Everything an agent does happens in the agent's
+own container, which no grader code trusts.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path, PurePosixPath
 
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.task import CONTAINER, Task
@@ -18,29 +24,56 @@ class AgentName(StrEnum):
 
 
 @dataclass(frozen=True)
+class ScriptAgent:
+    """Runs ``script`` (a host file) as the agent, in place of the reference solution."""
+
+    name: str
+    script: Path
+
+
+Agent = AgentName | ScriptAgent
+
+
+def agent_label(agent: Agent) -> str:
+    return agent.value if isinstance(agent, AgentName) else agent.name
+
+
+def grader_paths(agent: Agent) -> tuple[str, ...]:
+    """What the grader put into the agent's container for this agent."""
+    return () if agent is AgentName.NOP else (str(CONTAINER.solution_dir),)
+
+
+@dataclass(frozen=True)
 class AgentRun:
     result: ExecResult | None
     """None for the nop agent, which runs nothing."""
     error: str | None = None
 
 
-def run_agent(agent: AgentName, sandbox: Sandbox, task: Task) -> AgentRun:
+def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
     """Run the agent phase. No ``/tests`` exists in the container while it runs."""
     if agent is AgentName.NOP:
         return AgentRun(result=None)
     timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
-    sandbox.copy_in(task.paths.solution_dir, CONTAINER.solution_dir)
+    if isinstance(agent, ScriptAgent):
+        sandbox.copy_in(agent.script, CONTAINER.solution_dir)
+        entry = CONTAINER.solution_dir / agent.script.name
+        shown = str(agent.script)
+    else:
+        sandbox.copy_in(task.paths.solution_dir, CONTAINER.solution_dir)
+        entry = PurePosixPath(f"{CONTAINER.solution_dir}/solve.sh")
+        shown = str(task.paths.solve_script)
     env = {**task.config.environment.env, **task.config.solution.env}
     result = sandbox.exec(
-        ["bash", f"{CONTAINER.solution_dir}/solve.sh"],
+        ["bash", str(entry)],
         timeout_s=timeout,
         env=env or None,
         workdir=task.config.environment.workdir,
     )
     error = None
     if result.timed_out:
-        error = (f"{task.paths.solve_script}: timed out after {timeout:.0f} s "
+        error = (f"{shown}: timed out after {timeout:.0f} s "
                  "(raise [agent] timeout_sec or fix the hang)")
     elif result.exit_code != 0:
-        error = f"{task.paths.solve_script}: exited {result.exit_code}: {result.output[-300:]!r}"
+        error = f"{shown}: exited {result.exit_code}: {result.output[-300:]!r}"
     return AgentRun(result=result, error=error)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from termgrade.agents import AgentName
+from termgrade.grading.trial import run_task
 from termgrade.images import build_task_image
-from termgrade.runs import run_task
 from termgrade.task import load_task
 from tests.conftest import MakeTask
 

@@ -7,9 +7,9 @@ from pathlib import PurePosixPath
 import pytest
 
 from termgrade.errors import VerifierError
-from termgrade.grading import find_tampering, parse_reward
+from termgrade.grading import parse_reward
 from termgrade.grading.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
-from termgrade.sandbox import Change, ChangeKind, OutputCap
+from termgrade.sandbox import OutputCap
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")
 JSON = PurePosixPath("/logs/verifier/reward.json")
@@ -63,45 +63,6 @@ def test_pytest_summary_lines() -> None:
     text = "PASSED tests/test_x.py::test_one\nFAILED tests/test_x.py::test_two - assert 1\n"
     assert [(v.name, v.outcome) for v in parse_pytest_summary(text)] == [
         ("test_one", Outcome.PASSED), ("test_two", Outcome.FAILED)]
-
-
-def changes(*items: tuple[str, str]) -> list[Change]:
-    return [Change(path, ChangeKind(kind)) for kind, path in items]
-
-
-def test_clean_work_is_not_flagged() -> None:
-    found = find_tampering(changes(
-        ("C", "/app"), ("A", "/app/out.txt"), ("A", "/app/conftest.py"), ("C", "/usr"),
-        ("C", "/usr/local"), ("C", "/usr/local/bin"), ("A", "/usr/local/bin/tool"),
-        ("C", "/usr/local/bin/existing-task-script"), ("A", "/tmp/pytest.ini"),
-        ("C", "/root"), ("A", "/root/.bash_history"), ("A", "/logs/agent/log.txt"),
-        ("C", "/etc"), ("A", "/etc/myservice.conf"),
-    ))
-    assert found == []
-
-
-@pytest.mark.parametrize(("kind", "path", "why"), [
-    ("A", "/tests/test_outputs.py", "planted verifier input"),
-    ("A", "/logs/verifier/reward.txt", "planted verifier input"),
-    ("A", "/conftest.py", "changes how the verifier starts"),
-    ("A", "/pytest.ini", "changes how the verifier starts"),
-    ("A", "/etc/ld.so.preload", "changes how the verifier starts"),
-    ("C", "/etc/python3.11/sitecustomize.py", "changes how the verifier starts"),
-    ("A", "/usr/lib/python3/dist-packages/sitecustomize.py", "start-up hook"),
-    ("A", "/opt/venv/lib/python3.11/site-packages/evil.pth", "start-up hook"),
-    ("C", "/opt/venv/lib/python3.11/site-packages/_pytest/main.py", "toolchain modified"),
-    ("D", "/usr/bin/timeout", "toolchain modified"),
-    ("C", "/usr/local/bin/python3", "toolchain modified"),
-    ("A", "/opt/venv/lib/python3.11/site-packages/pytest_evil/__init__.py", "pytest plugin"),
-])
-def test_each_cheat_is_flagged(kind: str, path: str, why: str) -> None:
-    found = find_tampering(changes((kind, path)))
-    assert len(found) == 1 and why in found[0] and path in found[0]
-
-
-def test_directory_entries_of_a_change_are_not_findings_themselves() -> None:
-    found = find_tampering(changes(("C", "/usr/bin"), ("C", "/usr/bin/bash")))
-    assert found == ["C /usr/bin/bash: verifier toolchain modified"]
 
 
 def test_output_cap_keeps_head_and_tail() -> None:

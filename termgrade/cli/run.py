@@ -10,9 +10,9 @@ from rich.table import Table
 
 from termgrade.agents import AgentName
 from termgrade.cli.app import guarded
+from termgrade.grading.trial import run_task
 from termgrade.images import build_task_image
 from termgrade.progress import STDERR
-from termgrade.runs import run_task
 from termgrade.task import load_task
 
 
@@ -40,6 +40,8 @@ def register(app: typer.Typer) -> None:
         STDERR.print(table)
         if outcome.verifier and outcome.verifier.tampered:
             STDERR.print("[red]tampering:[/] " + escape("; ".join(outcome.verifier.tampered)))
+        if outcome.failure:
+            STDERR.print(f"[red]scored 0:[/] {escape(outcome.failure)}")
         if outcome.error:
             STDERR.print(f"[red]error:[/] {escape(outcome.error)}")
         typer.echo(f"reward: {'unscored' if outcome.reward is None else f'{outcome.reward:g}'}")

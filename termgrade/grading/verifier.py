@@ -1,23 +1,23 @@
-"""Scoring a container the Harbor way, with nothing the agent left able to forge a pass.
+"""Running the task's verifier in the scoring container and reading what it decided.
 
-1. Read ``docker diff`` before touching anything (:mod:`termgrade.grading.tamper`).
-2. Remove ``/tests`` and ``/logs/verifier``; copy in a clean host-side ``tests/``; check
-   the copy byte for byte as the engine sees it.
-3. Run ``bash /tests/test.sh`` with a clean environment and the task's verifier timeout.
-4. Read ``reward.json`` (preferred, as Harbor) or ``reward.txt`` through the engine.
-5. Per-test verdicts from ``ctrf.json``, ``junit.xml`` or the pytest summary.
+The scoring container is a fresh container of the task image that has never run an agent
+process. It holds the image, the agent's work (its writable paths, carried over by the
+host), the task's tests on a read-only mount, and the attestation plugin. ``test.sh``
+runs there with a fixed environment; the reward is read through the engine, and a
+reward above 0 counts only when the attested per-test record backs it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import time
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from termgrade.errors import SandboxError, VerifierError
+from termgrade.errors import VerifierError
+from termgrade.grading.attestation import PLUGIN_MODULE, Attestation
+from termgrade.grading.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH
 from termgrade.grading.reports import (
     Outcome,
     TestVerdict,
@@ -25,16 +25,13 @@ from termgrade.grading.reports import (
     parse_junit,
     parse_pytest_summary,
 )
-from termgrade.grading.tamper import find_tampering
-from termgrade.sandbox.base import Sandbox
 from termgrade.task import CONTAINER, Task
-from termgrade.task.digest import IGNORED_NAMES
 
 MAX_STDOUT_COPY = 1 << 20
 """test.sh's output is also kept in /logs/verifier/test-stdout.txt (Harbor), capped."""
 MAX_VERIFIER_OUTPUT = 32 << 20
 """Bytes of /logs/verifier read back (reports, reward, stdout copy)."""
-VERIFIER_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+ATTEST_CONFIG = f"{GRADER_RUN_DIR}/attest.json"
 
 
 def verifier_env(task: Task) -> dict[str, str]:
@@ -46,31 +43,65 @@ def verifier_env(task: Task) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": "",
+        "PYTHONPATH": GRADER_DIR,
         "PYTHONSTARTUP": "",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTEST_PLUGINS": PLUGIN_MODULE,
         "BASH_ENV": "",
         "ENV": "",
         "LD_PRELOAD": "",
+        "LD_LIBRARY_PATH": "",
         **task.config.verifier.env,
     }
+
+
+def verifier_command(task: Task, end_marker: bytes) -> list[str]:
+    """``bash test.sh``, by absolute paths, its output teed (capped) to test-stdout.txt,
+    then the end marker on the attestation channel."""
+    script = (
+        f"/bin/bash {CONTAINER.tests_dir}/test.sh 2>&1 | /usr/bin/tee -p "
+        f">(/usr/bin/head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout}); "
+        "status=${PIPESTATUS[0]}; "
+        f"printf '%s\\n' '{end_marker.decode()}' > /proc/1/fd/1; exit $status"
+    )
+    return ["/bin/bash", "-c", script]
+
+
+def attest_config(task: Task, key: bytes, writable: tuple[str, ...]) -> bytes:
+    services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
+                for s in task.config.verifier.services]
+    return json.dumps({"key": key.hex(), "writable": list(writable),
+                       "services": services}).encode()
 
 
 @dataclass
 class VerifierResult:
     reward: float | None
-    """None when unscored (the verifier crashed, timed out or wrote no reward)."""
+    """None only when unscored: the engine failed, never the agent."""
     tests: list[TestVerdict] = field(default_factory=list)
     tampered: list[str] = field(default_factory=list)
+    """Integrity findings: each one forces the reward to 0."""
+    failure: str | None = None
+    """Why scoring failed after the agent phase began: the trial scores 0 (the agent's)."""
     error: str | None = None
+    """An engine failure: the trial is unscored and retried."""
     duration_s: float = 0.0
     """Wall time of test.sh inside the container."""
     output: str = ""
     raw_reward: float | None = None
-    """What test.sh wrote, before a tamper finding forced the reward to 0."""
+    """What test.sh wrote, before findings, failures or the attestation forced 0."""
+    attested: bool = False
+    """The signed per-test record shows a complete pytest run with every test passed."""
 
     @property
     def passed(self) -> bool:
         return self.reward is not None and self.reward >= 1.0
+
+    def fail(self, reason: str) -> VerifierResult:
+        """Score 0 for a reason the agent caused (first reason wins)."""
+        self.failure = self.failure or reason
+        self.reward = 0.0
+        return self
 
 
 def parse_reward(raw: bytes, source: PurePosixPath) -> float:
@@ -93,17 +124,8 @@ def parse_reward(raw: bytes, source: PurePosixPath) -> float:
     return float(value)
 
 
-def _host_manifest(task: Task) -> dict[str, str]:
-    root = task.paths.tests_dir
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink()
-        and not IGNORED_NAMES.intersection(p.relative_to(root).parts)
-    }
-
-
-def _read_tests(outputs: dict[str, bytes], output: str) -> list[TestVerdict]:
+def read_tests(outputs: dict[str, bytes], output: str) -> list[TestVerdict]:
+    """Per-test verdicts from the reports test.sh wrote (informational; untrusted)."""
     # JUnit first: it keeps parametrize ids, which pytest-json-ctrf drops.
     reports = ((CONTAINER.junit_report, parse_junit), (CONTAINER.ctrf_report, parse_ctrf))
     for path, parser in reports:
@@ -116,69 +138,41 @@ def _read_tests(outputs: dict[str, bytes], output: str) -> list[TestVerdict]:
     return parse_pytest_summary(output)
 
 
-def score(sandbox: Sandbox, task: Task) -> VerifierResult:
-    """Grade the container's current state. Raises SandboxError on infrastructure failure."""
-    tampered = find_tampering(sandbox.changes())
-    reset = sandbox.exec(
-        ["bash", "-c", f"rm -rf {CONTAINER.tests_dir} {CONTAINER.verifier_dir} && "
-                       f"mkdir -p {CONTAINER.tests_dir} {CONTAINER.verifier_dir}"],
-        timeout_s=60, env=verifier_env(task),
-    )
-    if reset.exit_code != 0:
-        raise SandboxError(f"could not reset /tests and /logs/verifier: {reset.output[-500:]}")
-    sandbox.copy_in(task.paths.tests_dir, CONTAINER.tests_dir)
-    manifest = _host_manifest(task)
-    if sandbox.list_files(CONTAINER.tests_dir) != manifest:
-        tampered.append("C /tests: copied tests differ from the host's after copy-in")
-    leftovers = sandbox.list_files(CONTAINER.verifier_dir)
-    if leftovers:
-        tampered.append(f"A /logs/verifier: {sorted(leftovers)} survived the reset")
-    timeout = task.config.verifier.timeout_sec
-    started = time.monotonic()
-    run = sandbox.exec(
-        ["bash", "-c", f"bash {CONTAINER.tests_dir}/test.sh 2>&1 | "
-                       f"tee -p >(head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout})"],
-        timeout_s=timeout, env=verifier_env(task), workdir=str(CONTAINER.tests_dir),
-    )
-    result = VerifierResult(reward=None, tampered=sorted(tampered),
-                            duration_s=time.monotonic() - started, output=run.output)
-    try:
-        outputs = sandbox.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT)
-    except SandboxError as exc:
-        result.error = f"{task.paths.test_script}: {exc} (keep /logs/verifier small)"
-        return result
-    result.tests = _read_tests(outputs, run.output)
-    after = {k: v for k, v in sandbox.list_files(CONTAINER.tests_dir).items()
-             if "__pycache__" not in k}
-    if any(after.get(name) != digest for name, digest in manifest.items()):
-        result.tampered.append("C /tests: tests changed while the verifier ran")
-    if run.timed_out:
-        result.error = (f"{task.paths.test_script}: timed out after {timeout:.0f} s "
-                        "(raise [verifier] timeout_sec or fix the hang)")
-        return result
-    source = CONTAINER.reward_json
-    raw = outputs.get(source.name)
-    if raw is None:
-        source = CONTAINER.reward_text
+def read_reward(outputs: dict[str, bytes]) -> tuple[float, PurePosixPath]:
+    """reward.json (preferred, as Harbor) or reward.txt. VerifierError if absent or bad."""
+    for source in (CONTAINER.reward_json, CONTAINER.reward_text):
         raw = outputs.get(source.name)
-    if raw is None:
-        result.error = (f"{task.paths.test_script}: wrote no reward (exit {run.exit_code}); "
-                        f"it must write {CONTAINER.reward_text}. "
-                        f"Last output: {run.output[-300:]!r}")
-        return result
-    try:
-        result.reward = result.raw_reward = parse_reward(raw, source)
-    except VerifierError as exc:
-        result.error = f"{task.paths.test_script}: {exc}"
-        return result
-    failed = [t.name for t in result.tests if t.outcome in (Outcome.FAILED, Outcome.ERROR)]
-    if result.reward >= 1.0 and failed:
-        result.tampered.append(f"A {source}: reward {result.reward:g} contradicts the report, "
-                               f"where {len(failed)} test(s) failed (e.g. {failed[0]})")
+        if raw is not None:
+            return parse_reward(raw, source), source
+    raise VerifierError(f"wrote no reward; it must write {CONTAINER.reward_text}")
+
+
+def decide(result: VerifierResult, attestation: Attestation) -> VerifierResult:
+    """The reward: test.sh's number, kept only where the trusted side backs it."""
     if result.tampered:
-        result.reward = 0.0
+        return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
+    if result.failure is not None or result.raw_reward is None:
+        return result.fail(result.failure or "no reward")
+    untrusted = attestation.trust_blockers()
+    if untrusted:
+        result.tampered.extend(untrusted)
+        return result.fail("attestation: " + untrusted[0])
+    result.attested = not attestation.pass_blockers()
+    reward = result.raw_reward
+    if reward > 0 and not attestation.started:
+        return result.fail("attestation: " + attestation.pass_blockers()[0])
+    if reward > 0 and not attestation.finished:
+        return result.fail("attestation: the attested pytest session never finished")
+    if reward >= 1.0 and not result.attested:
+        return result.fail("attestation: a reward of 1 without an attested passing run: "
+                           + attestation.pass_blockers()[0])
+    result.reward = reward
     return result
 
 
 def all_skipped(tests: list[TestVerdict]) -> bool:
     return bool(tests) and all(t.outcome is Outcome.SKIPPED for t in tests)
+
+
+def elapsed_since(started: float) -> float:
+    return time.monotonic() - started

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 from types import TracebackType
+from typing import IO
+
+from termgrade.sandbox.channel import LineChannel
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,8 @@ class Limits:
     cpus: float = 1.0
     memory_mb: int = 2048
     pids: int = 512
+    storage_mb: int = 4096
+    """Bytes the container may add to its writable layer, in MiB."""
     output_bytes: int = 1 << 20
     """How much of a command's output is kept (head and tail, half each)."""
 
@@ -45,6 +50,8 @@ class ChangeKind(Enum):
     MODIFIED = "C"
     ADDED = "A"
     DELETED = "D"
+    TYPE = "T"
+    """Replaced by an entry of another type (a file by a directory, a directory by a link)."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +102,10 @@ class Sandbox(abc.ABC):
         timeout_s: float,
         env: dict[str, str] | None = None,
         workdir: str | None = None,
-        user: str = "root",
+        user: str = "0:0",
     ) -> ExecResult:
-        """Run a command; a timeout kills it and returns ``timed_out=True``.
+        """Run a command (as uid:gid 0:0 by default, never resolved through the container's
+        own /etc/passwd); a timeout kills it and returns ``timed_out=True``.
 
         Raises SandboxError when the container itself is gone or unusable.
         """
@@ -128,6 +136,30 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def changes(self) -> list[Change]:
         """Paths changed since the image, as the engine sees them. SandboxError."""
+
+    @abc.abstractmethod
+    def halt(self, *, kill: bool = False) -> None:
+        """Freeze (or, with ``kill``, kill) every process in the container; never raises.
+
+        Afterwards nothing inside can run or write; the filesystem stays readable.
+        Killing also ends every command running in it.
+        """
+
+    @abc.abstractmethod
+    def put_archive(self, archive: IO[bytes]) -> None:
+        """Extract a tar stream at ``/`` inside the container, as the engine. SandboxError."""
+
+    def engine_paths(self) -> tuple[str, ...]:
+        """Paths the engine itself places in the container (mount points, its init)."""
+        return ()
+
+    def writable_layer(self) -> tuple[str, list[str]] | None:
+        """(upper, lowers) directories of the container's overlay, readable on this host."""
+        return None
+
+    @abc.abstractmethod
+    def open_channel(self, *, prefix: bytes, end_marker: bytes) -> LineChannel:
+        """Start reading what processes inside write to ``/proc/1/fd/1``. SandboxError."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -10,10 +10,11 @@ import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 from termgrade.errors import SandboxError
 from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
+from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
@@ -23,6 +24,10 @@ KEPT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGI
 _KIND = {0: ChangeKind.MODIFIED, 1: ChangeKind.ADDED, 2: ChangeKind.DELETED}
 _REAPER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="termgrade-reaper")
 """Removes finished containers in the background; the interpreter waits for it at exit."""
+DOCKER_INIT = ("/sbin/docker-init", "/usr/sbin/docker-init")
+"""Where the engine mounts its init (``init=True``); with merged /usr it lands in the latter."""
+TIMEOUT = "/usr/bin/timeout"
+"""By absolute path: the grader never resolves its own tools through a PATH."""
 KILL_GRACE_S = 5.0
 """Seconds between the in-container TERM and KILL, and the host-side backstop after it."""
 
@@ -44,11 +49,19 @@ class DockerSandbox(Sandbox):
         env: dict[str, str] | None = None,
         workdir: str | None = None,
         label: str = "",
+        read_only: dict[str, str] | None = None,
     ) -> DockerSandbox:
-        """Start ``sleep infinity`` under an init in a new container of ``image``."""
+        """Start ``sleep infinity`` under an init in a new container of ``image``.
+
+        ``read_only`` maps container paths to host directories bind-mounted read-only
+        (root in the container cannot remount them: CAP_SYS_ADMIN is dropped).
+        """
         from docker.errors import DockerException
+        from docker.types import Mount
 
         limits = limits or Limits()
+        mounts = [Mount(target, source, type="bind", read_only=True)
+                  for target, source in (read_only or {}).items()]
         try:
             container = docker_client().containers.run(
                 image,
@@ -68,6 +81,7 @@ class DockerSandbox(Sandbox):
                 working_dir=workdir,
                 labels={"termgrade": "sandbox", "termgrade.label": label},
                 log_config={"type": "none", "config": {}},
+                mounts=mounts,
             )
         except DockerException as exc:
             raise SandboxError(f"could not start a container of {image}: {exc}") from exc
@@ -80,12 +94,12 @@ class DockerSandbox(Sandbox):
         timeout_s: float,
         env: dict[str, str] | None = None,
         workdir: str | None = None,
-        user: str = "root",
+        user: str = "0:0",
     ) -> ExecResult:
         from docker.errors import DockerException
 
         api = docker_client().api
-        wrapped = ["timeout", "-k", str(int(KILL_GRACE_S)), str(max(1, round(timeout_s))), *command]
+        wrapped = [TIMEOUT, "-k", str(int(KILL_GRACE_S)), str(max(1, round(timeout_s))), *command]
         cap = OutputCap(self._limits.output_bytes)
         started = time.monotonic()
         try:
@@ -108,9 +122,9 @@ class DockerSandbox(Sandbox):
         reader.start()
         reader.join(timeout_s + 2 * KILL_GRACE_S)
         if reader.is_alive():
-            # The in-container timeout did not end it (a tampered `timeout`, a stuck
-            # pipe): kill the whole container; this sandbox is unusable afterwards.
-            self.close()
+            # The in-container timeout did not end it (a stopped `timeout`, a stuck pipe):
+            # freeze everything inside; the caller decides what the container is worth.
+            self.halt()
             return ExecResult(124, cap.text(), time.monotonic() - started, True, cap.total)
         duration = time.monotonic() - started
         if failure:
@@ -201,16 +215,61 @@ class DockerSandbox(Sandbox):
         from docker.errors import DockerException
 
         try:
-            if self._layers is None:
-                self._container.reload()
-                self._layers = upper_and_lower(self._container.attrs) or ()
-            if self._layers:
-                upper, lower = self._layers
+            layers = self.writable_layer()
+            if layers:
+                upper, lower = layers
                 return overlay_changes(upper, lower)
             raw = self._container.diff() or []
         except (DockerException, OSError) as exc:
             raise SandboxError(f"docker diff of {self.id[:12]} failed: {exc}") from exc
         return [Change(item["Path"], _KIND[int(item["Kind"])]) for item in raw]
+
+    def halt(self, *, kill: bool = False) -> None:
+        from docker.errors import DockerException
+
+        if not kill:
+            try:
+                self._container.pause()
+                return
+            except DockerException:
+                pass  # not running (it exited or was killed): nothing runs inside
+        with contextlib.suppress(DockerException):
+            self._container.kill()
+            self._container.wait(timeout=30)
+
+    def put_archive(self, archive: IO[bytes]) -> None:
+        from docker.errors import DockerException
+
+        try:
+            if not self._container.put_archive("/", archive):
+                raise SandboxError(f"extracting an archive in {self.id[:12]} was refused")
+        except DockerException as exc:
+            raise SandboxError(f"extracting an archive in {self.id[:12]} failed: {exc}") from exc
+
+    def writable_layer(self) -> tuple[str, list[str]] | None:
+        from docker.errors import DockerException
+
+        if self._layers is None:
+            try:
+                self._container.reload()
+            except DockerException as exc:
+                raise SandboxError(f"inspecting {self.id[:12]} failed: {exc}") from exc
+            self._layers = upper_and_lower(self._container.attrs) or ()
+        return self._layers or None
+
+    def engine_paths(self) -> tuple[str, ...]:
+        self.writable_layer()  # loads the inspect data once
+        mounts = self._container.attrs.get("Mounts") or []
+        return (*DOCKER_INIT, *(str(m.get("Destination")) for m in mounts))
+
+    def open_channel(self, *, prefix: bytes, end_marker: bytes) -> LineChannel:
+        from docker.errors import DockerException
+
+        try:
+            chunks = self._container.attach(stdout=True, stderr=True, stream=True, logs=False)
+        except DockerException as exc:
+            raise SandboxError(f"attaching to {self.id[:12]} failed: {exc}") from exc
+        return LineChannel(chunks, prefix=prefix, end_marker=end_marker)
 
     def close(self) -> None:
         from docker.errors import DockerException

@@ -30,9 +30,42 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+_GRADER_OWNED = ("/tests", "/logs", "/opt/termgrade-grader", "/run/termgrade")
+
+
+class ServiceConfig(_Section):
+    """A process the agent's work provides, restarted by the grader for the tests."""
+
+    command: str = Field(description="Shell command that starts it (run with /bin/bash -c).")
+    ready: str | None = Field(None, description="Shell command that succeeds once it serves.")
+    ready_timeout_sec: float = Field(30.0, gt=0, description="How long to wait for `ready`.")
+    workdir: str = Field("/app", description="Working directory of `command`.")
+
+
 class VerifierConfig(_Section):
     timeout_sec: float = Field(600.0, gt=0, description="Wall-clock limit of test.sh.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra env for test.sh.")
+    writable_paths: list[str] = Field(
+        default_factory=list,
+        description="Paths the agent may change besides the defaults (TermGrade extension).")
+    services: list[ServiceConfig] = Field(
+        default_factory=list,
+        description="Processes started afresh in the scoring container, after the grader's "
+                    "attestation took its key and before the first test (TermGrade extension).")
+
+    @field_validator("writable_paths")
+    @classmethod
+    def _check_writable(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            clean = path.rstrip("/")
+            if not path.startswith("/") or clean in ("", "/") or "/../" in f"{clean}/":
+                raise ValueError(f"writable_paths entry {path!r} must be an absolute directory "
+                                 "other than /, e.g. '/srv/shop'")
+            for owned in _GRADER_OWNED:
+                if clean == owned or clean.startswith(owned + "/") or owned.startswith(clean + "/"):
+                    raise ValueError(f"writable_paths entry {path!r} overlaps {owned}, which the "
+                                     "grader owns; choose a path outside it")
+        return [p.rstrip("/") for p in paths]
 
 
 class AgentConfig(_Section):

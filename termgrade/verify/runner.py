@@ -8,9 +8,9 @@ from pathlib import Path
 
 from termgrade.agents import AgentName
 from termgrade.errors import ImageBuildError, TaskLoadError, TermGradeError
+from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.grading.verifier import all_skipped
 from termgrade.images import build_task_image
-from termgrade.runs import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.record import TestRecord, VerifyRecord
@@ -51,11 +51,14 @@ def verify_task(task_dir: Path, *, repeat: int = 2) -> VerifyRecord:
     nop = run_task(task, image.tag, AgentName.NOP)
     for run in [*oracle_runs, nop]:
         for key, value in run.durations.items():
-            durations[f"{run.agent.value}_{key}"] += value
+            durations[f"{run.agent}_{key}"] += value
 
     last = oracle_runs[-1].verifier
     tests = last.tests if last else []
-    errors = [r.error for r in [*oracle_runs, nop] if r.error]
+    # A scoring failure in verify is the task's own (its oracle or its untouched
+    # container broke the verifier): an error verdict, never a silent unsatisfiable.
+    errors = [r.error or f"scored 0: {r.failure}" for r in [*oracle_runs, nop]
+              if r.error or r.failure]
     agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
     tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered})
     verdict = classify(

@@ -1,0 +1,1 @@
+"""Code the grader copies into the scoring container (never imported by the host)."""

@@ -1,0 +1,118 @@
+"""The allowlist: which of the agent's writes are its work, and which are findings.
+
+One pass over the container's writable layer (linear in its entries). An entry under a
+writable path is the agent's work and is carried into the scoring container, unless it
+shadows what the verifier runs. Any other entry is a finding, whether the agent added,
+modified, deleted or retyped it; only two kinds are no change at all: a directory the
+kernel copied up unchanged (its mode and owner equal the image's) and Python's own
+bytecode caches. Nothing outside the writable paths is carried, so a finding missed here
+still cannot reach the verifier.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from termgrade.grading.policy import BYTECODE_CACHE, GradingPolicy, under
+from termgrade.sandbox.base import ChangeKind
+from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
+
+MAX_LISTED_FINDINGS = 50
+"""Findings named one by one; past this many, one line counts the rest."""
+DEFAULT_BUDGET_S = 30.0
+
+
+class IntegrityBudgetError(Exception):
+    """The review ran past its time budget."""
+
+
+@dataclass
+class LayerReview:
+    findings: list[str] = field(default_factory=list)
+    unlisted: int = 0
+    carried: list[UpperEntry] = field(default_factory=list)
+    """Entries under writable paths, parents before children."""
+    deleted: list[str] = field(default_factory=list)
+    """Paths under writable paths the agent deleted (or replaced wholesale: opaque dirs)."""
+    entries: int = 0
+
+    def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
+        if len(self.findings) < MAX_LISTED_FINDINGS:
+            label = kind.value if isinstance(kind, ChangeKind) else kind
+            self.findings.append(f"{label} {path}: {why}")
+        else:
+            self.unlisted += 1
+
+    def all_findings(self) -> list[str]:
+        more = [f"... and {self.unlisted} more findings"] if self.unlisted else []
+        return sorted(self.findings) + more
+
+
+def _is_cache(path: str) -> bool:
+    return f"/{BYTECODE_CACHE}/" in path or path.endswith(f"/{BYTECODE_CACHE}")
+
+
+def _same_directory(entry: UpperEntry, lower: LowerView) -> bool:
+    below = lower.lstat(entry.path)
+    return (below is not None and stat.S_ISDIR(below.st_mode)
+            and stat.S_IMODE(below.st_mode) == stat.S_IMODE(entry.mode)
+            and (below.st_uid, below.st_gid) == (entry.uid, entry.gid))
+
+
+def review_layer(
+    entries: Iterable[UpperEntry],
+    lower: LowerView,
+    policy: GradingPolicy,
+    *,
+    grader_paths: tuple[str, ...] = (),
+    budget_s: float = DEFAULT_BUDGET_S,
+) -> LayerReview:
+    """Sort the agent's writes into work (carried), deletions and findings.
+
+    ``grader_paths`` are what the grader itself put into the agent's container (the
+    oracle's ``/solution``): neither findings nor carried. Raises IntegrityBudgetError
+    past ``budget_s``; the walk's own errors (DiffTooLargeError, OSError) propagate.
+    """
+    review = LayerReview()
+    deadline = time.monotonic() + budget_s
+    for entry in entries:
+        review.entries += 1
+        if review.entries % 4096 == 0 and time.monotonic() > deadline:
+            raise IntegrityBudgetError(f"reviewing the agent's changes took over {budget_s:.0f} s")
+        path = entry.path
+        if entry.too_deep:
+            review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; "
+                                  "not graded")
+            continue
+        if under(path, grader_paths):
+            continue
+        if policy.is_writable(path):
+            if entry.whiteout:
+                review.deleted.append(path)
+                continue
+            if entry.opaque:
+                review.deleted.append(path)
+            why = policy.shadows(path, executable=bool(entry.mode & 0o111)
+                                 and not stat.S_ISDIR(entry.mode), is_dir=entry.is_dir)
+            if why:
+                review.add(ChangeKind.ADDED, path, why)
+                continue
+            review.carried.append(entry)
+            continue
+        if _is_cache(path) and not entry.whiteout:
+            continue  # written by Python itself; never carried, so never trusted
+        if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
+            continue  # copied up because something below it changed
+        kind = change_kind(entry, lower)
+        where = ("in a directory the grader resets" if under(path, ("/tests", "/logs"))
+                 else "outside the paths the agent may write")
+        review.add(kind, path, f"{_verb(kind)} {where}")
+    return review
+
+
+def _verb(kind: ChangeKind) -> str:
+    return {ChangeKind.ADDED: "added", ChangeKind.MODIFIED: "modified",
+            ChangeKind.DELETED: "deleted", ChangeKind.TYPE: "changed in type"}[kind]

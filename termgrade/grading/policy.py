@@ -1,0 +1,88 @@
+"""What the agent may write, what the verifier searches, and where the grader works.
+
+The one statement of the trust boundary in code (``docs/grading.md`` says it in words):
+the agent phase may change the *writable paths*; a change anywhere else is a finding,
+and only the writable paths of the agent's container reach the container that scores it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from fnmatch import fnmatch
+
+from termgrade.task import CONTAINER, Task
+
+DEFAULT_WRITABLE_PATHS = (
+    "/app", "/tmp", "/var/tmp", "/root", "/home", "/srv", "/workspace", "/data",
+    "/var/log", "/mnt", "/media",
+)
+"""Where an agent's work lives unless ``[verifier] writable_paths`` in task.toml adds more."""
+
+GRADER_DIR = "/opt/termgrade-grader"
+"""The attestation plugin, copied in at scoring time."""
+GRADER_RUN_DIR = "/run/termgrade"
+"""The per-run attestation config (read and deleted by the plugin before any test runs)."""
+GRADER_OWNED = (str(CONTAINER.tests_dir), str(CONTAINER.logs_dir), GRADER_DIR, GRADER_RUN_DIR)
+"""Paths the grader writes in the scoring container; no writable path may overlap them."""
+
+VERIFIER_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+VERIFIER_TOOLS = ("bash", "sh", "dash", "env", "timeout", "tee", "head", "cat", "python",
+                  "python3", "python3.*", "pytest", "py.test", "pip", "pip3", "uv", "uvx")
+"""Executables the verifier (test.sh and the grader) runs by name."""
+PYTHON_DIRS = ("/usr/lib/python3*", "/usr/lib/python3*/lib-dynload",
+               "/usr/lib/python3/dist-packages",
+               "/usr/local/lib/python3*", "/usr/local/lib/python3*/site-packages",
+               "/usr/local/lib/python3*/dist-packages", "/opt/venv/lib/python3*/site-packages")
+"""Directories on the verifier's ``sys.path`` (the image's interpreters and venv)."""
+LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/local/lib", "/lib/*-linux-gnu",
+                "/usr/lib/*-linux-gnu", "/usr/local/lib/*-linux-gnu")
+"""Directories the dynamic loader searches."""
+BYTECODE_CACHE = "__pycache__"
+
+
+def _normal(path: str) -> str:
+    return posixpath.normpath(path) if path.startswith("/") else path
+
+
+def under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in roots)
+
+
+@dataclass(frozen=True)
+class GradingPolicy:
+    writable: tuple[str, ...] = DEFAULT_WRITABLE_PATHS
+    path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
+
+    @classmethod
+    def for_task(cls, task: Task) -> GradingPolicy:
+        extra = tuple(_normal(p) for p in task.config.verifier.writable_paths)
+        path = task.config.verifier.env.get("PATH", VERIFIER_PATH)
+        return cls(writable=tuple(dict.fromkeys(DEFAULT_WRITABLE_PATHS + extra)),
+                   path_dirs=tuple(p for p in path.split(":") if p.startswith("/")))
+
+    def is_writable(self, path: str) -> bool:
+        return under(path, self.writable)
+
+    def is_ancestor_of_writable(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(root.startswith(prefix) for root in self.writable)
+
+    def shadows(self, path: str, *, executable: bool, is_dir: bool) -> str | None:
+        """Why an entry in a writable path shadows what the verifier runs, or None.
+
+        Only directories the verifier searches matter (a task that widens its writable
+        paths into one of them gets this check there): its PATH, Python's path, the
+        dynamic loader's directories.
+        """
+        parent, name = posixpath.split(path)
+        if parent in self.path_dirs and (executable or is_dir) \
+                and any(fnmatch(name, tool) for tool in VERIFIER_TOOLS):
+            return f"shadows the verifier's `{name}` on its PATH"
+        if any(fnmatch(parent, pattern) for pattern in PYTHON_DIRS) and (
+            is_dir or name.endswith((".py", ".pyc", ".pth", ".so"))
+        ) and name != BYTECODE_CACHE:
+            return "adds Python code where the verifier's Python looks for modules"
+        if any(fnmatch(parent, pattern) for pattern in LIBRARY_DIRS) and ".so" in name:
+            return "adds a shared library where the dynamic loader looks"
+        return None

@@ -1,0 +1,278 @@
+"""One trial: the agent phase in one container, scoring in another. The trust boundary.
+
+::
+
+    agent container A          host (the grader)                 scoring container B
+    ------------------         ------------------------------    -------------------------
+    agent runs as root   -->   freeze A; read A's writable  -->  fresh from the image, never
+    (any process, any          layer on the host; findings       ran agent code; gets only
+    write)                     for writes outside the            the writable paths' work,
+                               writable paths; carry the rest    tests (read-only mount),
+                                                                 the attestation plugin;
+                                                                 test.sh; signed results
+                               reward = test.sh's number, if  <--  out on an append-only
+                               the attested record backs it        channel
+
+No process of the agent phase exists in B, and nothing the agent wrote outside its
+writable paths does either: a cheat that plants a tool, a hook, a daemon or a forged
+reward in A has nothing to act on in B. Failure attribution: before the agent phase
+starts, an engine failure leaves the trial unscored (retried); after it starts, any
+failure to score is the agent's and scores 0, unless the engine itself stopped answering.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from termgrade.agents import Agent, AgentRun, agent_label, grader_paths, run_agent
+from termgrade.errors import SandboxError, VerifierError
+from termgrade.grading import attestation as attest
+from termgrade.grading.carry import add_bytes, add_dir, add_entries, open_archive
+from termgrade.grading.integrity import LayerReview, review_layer
+from termgrade.grading.policy import GRADER_DIR, GRADER_OWNED, GRADER_RUN_DIR, GradingPolicy
+from termgrade.grading.reports import TestVerdict
+from termgrade.grading.verifier import (
+    ATTEST_CONFIG,
+    MAX_VERIFIER_OUTPUT,
+    VerifierResult,
+    attest_config,
+    decide,
+    read_reward,
+    read_tests,
+    verifier_command,
+    verifier_env,
+)
+from termgrade.sandbox.base import Limits, Sandbox
+from termgrade.sandbox.diskwatch import DiskWatch
+from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.task import CONTAINER, Task
+from termgrade.task.digest import IGNORED_NAMES
+
+DEFAULT_STORAGE_MB = 4096
+RM_BATCH = 512
+
+
+def task_limits(task: Task) -> Limits:
+    """Limits from task.toml's ``[environment]``, defaults where it is silent."""
+    env = task.config.environment
+    defaults = Limits()
+    return Limits(
+        cpus=env.cpus or defaults.cpus,
+        memory_mb=env.memory_mb or defaults.memory_mb,
+        pids=env.pids or defaults.pids,
+        storage_mb=env.storage_mb or DEFAULT_STORAGE_MB,
+    )
+
+
+@dataclass
+class RunOutcome:
+    agent: str
+    verifier: VerifierResult | None
+    """None when unscored (an engine failure)."""
+    agent_error: str | None = None
+    error: str | None = None
+    """Engine failure: the run is unscored and retried, never counted as 0."""
+    durations: dict[str, float] = field(default_factory=dict)
+    """Seconds: ``start`` (both containers), ``agent``, ``snapshot`` (freeze, review,
+    carry), ``verify`` (test.sh), ``total`` (until the reward is known)."""
+
+    @property
+    def reward(self) -> float | None:
+        return self.verifier.reward if self.verifier else None
+
+    @property
+    def failure(self) -> str | None:
+        return self.verifier.failure if self.verifier else None
+
+
+@lru_cache(maxsize=1)
+def _grader_dir() -> str:
+    """A host directory holding the plugin, bind-mounted read-only into B."""
+    where = Path(tempfile.mkdtemp(prefix="termgrade-grader-"))
+    (where / f"{attest.PLUGIN_MODULE}.py").write_bytes(attest.plugin_source())
+    where.chmod(0o755)
+    return str(where)
+
+
+def _stage_tests(task: Task) -> Path:
+    """A private copy of the task's tests (no host caches), mounted read-only in B."""
+    where = Path(tempfile.mkdtemp(prefix="termgrade-tests-"))
+    shutil.copytree(task.paths.tests_dir, where / "tests",
+                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
+    where.chmod(0o755)
+    return where / "tests"
+
+
+def _engine_alive() -> bool:
+    from termgrade.sandbox.engine import docker_client
+
+    try:
+        return bool(docker_client().ping())
+    except Exception:
+        return False
+
+
+def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None) -> Sandbox:
+    from termgrade.sandbox.docker_sandbox import DockerSandbox
+
+    return DockerSandbox.start(
+        image, limits=task_limits(task), env=task.config.environment.env,
+        workdir=task.config.environment.workdir, label=label, read_only=read_only)
+
+
+def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
+    """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
+
+    ``keep`` leaves both containers for inspection instead of removing them.
+    """
+    label = agent_label(agent)
+    started = time.monotonic()
+    durations: dict[str, float] = {}
+    staged = _stage_tests(task)
+    mounts = {str(CONTAINER.tests_dir): str(staged), GRADER_DIR: _grader_dir()}
+    agent_box: Sandbox | None = None
+    score_box: Sandbox | None = None
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            want_a = pool.submit(_start, image, task, f"{task.task_id}-{label}", None)
+            want_b = pool.submit(_start, image, task, f"{task.task_id}-{label}-score", mounts)
+            errors = []
+            for future in (want_a, want_b):
+                try:
+                    box = future.result()
+                except SandboxError as exc:
+                    errors.append(str(exc))
+                    continue
+                if future is want_a:
+                    agent_box = box
+                else:
+                    score_box = box
+        if errors or agent_box is None or score_box is None:
+            return RunOutcome(label, None, error="; ".join(errors) or "no container",
+                              durations={"total": time.monotonic() - started})
+        durations["start"] = time.monotonic() - started
+        return _run_started(task, agent, label, agent_box, score_box, durations, started)
+    finally:
+        for started_box in (agent_box, score_box):
+            if started_box is not None and not keep:
+                started_box.close_later()
+        shutil.rmtree(staged.parent, ignore_errors=True)
+        durations["total"] = time.monotonic() - started
+
+
+def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score_box: Sandbox,
+                 durations: dict[str, float], started: float) -> RunOutcome:
+    policy = GradingPolicy.for_task(task)
+    limit = task_limits(task).storage_mb << 20
+    layer = agent_box.writable_layer()
+    if layer is None:
+        return RunOutcome(label, None, durations=durations, error=(
+            "the engine's writable layers are not readable on this host (TermGrade grades "
+            "on a local Docker engine with the overlay2 storage driver, as root)"))
+    upper, lowers = layer
+    # From here on the agent has acted: a failure to score is its failure, not unscored.
+    watch = DiskWatch(agent_box, upper, limit)
+    agent_run = AgentRun(result=None)
+    try:
+        agent_run = run_agent(agent, agent_box, task)
+    except SandboxError as exc:
+        agent_run = AgentRun(result=None, error=f"agent phase: {exc}")
+    finally:
+        watch.stop()
+        agent_box.halt()
+    durations["agent"] = agent_run.result.duration_s if agent_run.result else 0.0
+    marked = time.monotonic()
+    result = VerifierResult(reward=None)
+    try:
+        exceeded = watch.check_now()
+        if exceeded is not None:
+            result.fail(f"the agent wrote {exceeded >> 20} MiB to the container's disk, over "
+                        f"its {limit >> 20} MiB limit ([environment] storage_mb)")
+        else:
+            review = review_layer(walk_upper(upper), LowerView(lowers), policy,
+                                  grader_paths=grader_paths(agent) + agent_box.engine_paths())
+            result.tampered = review.all_findings()
+            _carry(score_box, review, task, policy, key := attest.new_key())
+            durations["snapshot"] = time.monotonic() - marked
+            _verify(score_box, task, policy, key, result, limit)
+            durations["verify"] = result.duration_s
+    except Exception as exc:  # every way scoring can break once the agent ran
+        if not _engine_alive():
+            return RunOutcome(label, None, agent_run.error, durations=durations,
+                              error=f"the Docker engine stopped answering while scoring: {exc}")
+        result.fail(f"scoring failed after the agent phase: {type(exc).__name__}: {exc}")
+    if result.reward is None:
+        result.fail("no reward")
+    return RunOutcome(label, result, agent_run.error, durations=durations)
+
+
+def _carry(box: Sandbox, review: LayerReview, task: Task, policy: GradingPolicy,
+           key: bytes) -> None:
+    """Deletions, then the agent's work, the verifier's dirs and the attestation config."""
+    for at in range(0, len(review.deleted), RM_BATCH):
+        done = box.exec(["/bin/rm", "-rf", "--", *review.deleted[at:at + RM_BATCH]],
+                        timeout_s=120)
+        if done.exit_code != 0:
+            raise SandboxError(f"replaying the agent's deletions failed: {done.output[-300:]}")
+    spool, tar = open_archive()
+    with spool:
+        add_entries(tar, review.carried)
+        add_dir(tar, str(CONTAINER.logs_dir))
+        add_dir(tar, str(CONTAINER.verifier_dir), mode=0o777)
+        add_dir(tar, GRADER_RUN_DIR, mode=0o700)
+        add_bytes(tar, ATTEST_CONFIG, attest_config(task, key, policy.writable), mode=0o600)
+        tar.close()
+        spool.seek(0)
+        box.put_archive(spool)
+
+
+def _verify(box: Sandbox, task: Task, policy: GradingPolicy, key: bytes,
+            result: VerifierResult, limit: int) -> None:
+    end = attest.end_marker()
+    channel = box.open_channel(prefix=attest.PREFIX, end_marker=end)
+    layer = box.writable_layer()
+    watch = DiskWatch(box, layer[0], limit) if layer else None
+    timeout = task.config.verifier.timeout_sec
+    began = time.monotonic()
+    try:
+        run = box.exec(verifier_command(task, end), timeout_s=timeout, env=verifier_env(task),
+                       workdir=str(CONTAINER.tests_dir))
+    finally:
+        exceeded = watch.stop() if watch else None
+    result.duration_s = time.monotonic() - began
+    result.output = run.output
+    lines = channel.close(wait_s=0.5 if run.timed_out else 5.0)
+    record = attest.read_attestation(lines, key)
+    if exceeded is not None:
+        result.fail(f"the verifier's processes wrote {exceeded >> 20} MiB, over the "
+                    f"{limit >> 20} MiB disk limit")
+    if run.timed_out:
+        result.fail(f"{task.paths.test_script}: timed out after {timeout:.0f} s")
+    try:
+        outputs = box.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT)
+    except SandboxError as exc:
+        outputs = {}
+        result.fail(f"{CONTAINER.verifier_dir} unreadable or over "
+                    f"{MAX_VERIFIER_OUTPUT >> 20} MiB: {exc}")
+    result.tests = (_attested_tests(record) or read_tests(outputs, run.output))
+    try:
+        result.raw_reward, _ = read_reward(outputs)
+    except VerifierError as exc:
+        result.fail(f"{task.paths.test_script}: {exc} (exit {run.exit_code}; last output: "
+                    f"{run.output[-300:]!r})")
+    if layer:  # what the verifier's processes (agent code run by the tests) changed
+        after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
+                             grader_paths=GRADER_OWNED + box.engine_paths())
+        result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
+    decide(result, record)
+
+
+def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:
+    return [TestVerdict(v.name.split("::")[-1], v.outcome) for v in record.verdicts()]
+
