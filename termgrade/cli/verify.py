@@ -49,13 +49,21 @@ def register(app: typer.Typer) -> None:
         journal: Path = typer.Option(SETTINGS.state_dir / "verify-journal.jsonl", "--journal",
                                      help="Where finished records are journaled."),
         resume: bool = typer.Option(False, "--resume", help="Skip tasks finished in the journal."),
+        attacks: bool = typer.Option(
+            False, "--attacks", help="Also play every attack of the battery as the agent; "
+            "a task where one earns a reward is `hackable`."),
+        attack: list[str] = typer.Option(
+            None, "--attack", help="Play only this attack (repeatable; implies --attacks)."),
     ) -> None:
         """Execution filtering: one verdict per task (exit 0 iff all are verified).
 
         Builds each task offline, runs its reference solution --repeat times and an
         untouched container once against its verifier."""
+        from termgrade.attacks import load_attacks
+
+        battery = load_attacks(attack or None) if (attacks or attack) else None
         report = verify_tasks(paths or [Path("environments")], repeat=repeat, workers=workers,
-                              journal=Journal(journal), resume=resume)
+                              journal=Journal(journal), resume=resume, attacks=battery)
         if as_json:
             for record in report.records:
                 typer.echo(json.dumps(record.model_dump(mode="json"), sort_keys=True))

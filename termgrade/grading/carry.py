@@ -1,18 +1,19 @@
 """Carrying the agent's work, and nothing else, into a fresh scoring container.
 
 The tar is built on the host from the agent container's writable layer (never through
-a tool inside it): regular files, directories and symlinks under the writable paths,
-with their mode, owner and mtime. Devices, FIFOs and sockets are not carried. Names
-are written in PAX form, so any byte string the kernel accepted round-trips.
+a tool inside it) by the host's GNU tar, given the exact list of entries and no
+recursion: regular files, directories and symlinks under the writable paths, with
+their mode, numeric owner and mtime. Devices, FIFOs and sockets are not carried. GNU
+long-name records keep any byte string the kernel accepted as a name.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import tarfile
-from collections.abc import Iterable
-from tempfile import SpooledTemporaryFile
+from tempfile import SpooledTemporaryFile, TemporaryFile
 from typing import IO
 
 from termgrade.sandbox.overlay_diff import UpperEntry
@@ -29,34 +30,24 @@ def open_archive() -> tuple[IO[bytes], tarfile.TarFile]:
     return spool, tar
 
 
-def _info(entry: UpperEntry, info: os.stat_result) -> tarfile.TarInfo:
-    member = tarfile.TarInfo(entry.path.lstrip("/"))
-    member.mode = stat.S_IMODE(info.st_mode)
-    member.uid, member.gid = info.st_uid, info.st_gid
-    member.mtime = int(info.st_mtime)
-    return member
+def carry_archive(upper_dir: str, entries: list[UpperEntry]) -> IO[bytes]:
+    """A tar of ``entries`` (parents first) made by GNU tar from ``upper_dir``; rewound.
 
-
-def add_entries(tar: tarfile.TarFile, entries: Iterable[UpperEntry]) -> int:
-    """Add ``entries`` (parents first) read from the host; returns the bytes of file data."""
-    total = 0
-    for entry in entries:
-        info = os.lstat(entry.host_path)
-        member = _info(entry, info)
-        if stat.S_ISDIR(info.st_mode):
-            member.type = tarfile.DIRTYPE
-            tar.addfile(member)
-        elif stat.S_ISLNK(info.st_mode):
-            member.type = tarfile.SYMTYPE
-            member.linkname = os.readlink(entry.host_path)
-            tar.addfile(member)
-        elif stat.S_ISREG(info.st_mode):
-            fd = os.open(entry.host_path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as handle:
-                member.size = os.fstat(fd).st_size
-                tar.addfile(member, handle)
-            total += member.size
-    return total
+    Raises OSError when tar fails (a file vanished or the host is out of space).
+    """
+    spool: IO[bytes] = TemporaryFile()  # noqa: SIM115
+    listing = b"\0".join(
+        os.fsencode(e.path.lstrip("/")) for e in entries
+        if stat.S_ISDIR(e.mode) or stat.S_ISREG(e.mode) or stat.S_ISLNK(e.mode))
+    done = subprocess.run(
+        ["tar", "--create", "--file=-", "--format=gnu", "--numeric-owner", "--no-recursion",
+         f"--directory={upper_dir}", "--null", "--files-from=-"],
+        input=listing, stdout=spool, stderr=subprocess.PIPE, check=False)
+    if done.returncode != 0:
+        spool.close()
+        raise OSError(f"tar of the agent's work failed: {done.stderr.decode()[-500:]}")
+    spool.seek(0)
+    return spool
 
 
 def add_bytes(tar: tarfile.TarFile, path: str, data: bytes, *, mode: int = 0o644) -> None:

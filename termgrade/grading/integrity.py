@@ -78,6 +78,7 @@ def review_layer(
     """
     review = LayerReview()
     deadline = time.monotonic() + budget_s
+    grader = GradingPolicy(writable=grader_paths)  # the same fast prefix test
     for entry in entries:
         review.entries += 1
         if review.entries % 4096 == 0 and time.monotonic() > deadline:
@@ -87,7 +88,7 @@ def review_layer(
             review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; "
                                   "not graded")
             continue
-        if under(path, grader_paths):
+        if grader_paths and grader.is_writable(path):
             continue
         if policy.is_writable(path):
             if entry.whiteout:
@@ -96,7 +97,8 @@ def review_layer(
             if entry.opaque:
                 review.deleted.append(path)
             why = policy.shadows(path, executable=bool(entry.mode & 0o111)
-                                 and not stat.S_ISDIR(entry.mode), is_dir=entry.is_dir)
+                                 and not entry.is_dir, is_dir=entry.is_dir) \
+                if policy.may_shadow else None
             if why:
                 review.add(ChangeKind.ADDED, path, why)
                 continue

@@ -46,13 +46,26 @@ def _normal(path: str) -> str:
 
 
 def under(path: str, roots: tuple[str, ...]) -> bool:
-    return any(path == root or path.startswith(root + "/") for root in roots)
+    return path in roots or path.startswith(tuple(root + "/" for root in roots))
+
+
+SEARCHED_TREES = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/opt/venv")
+"""Where the directories the verifier searches live (see :meth:`GradingPolicy.shadows`)."""
 
 
 @dataclass(frozen=True)
 class GradingPolicy:
     writable: tuple[str, ...] = DEFAULT_WRITABLE_PATHS
     path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
+
+    def __post_init__(self) -> None:
+        # Precomputed for speed: the review calls these once per changed path.
+        searched = SEARCHED_TREES + self.path_dirs
+        scope = tuple(root for root in self.writable
+                      if under(root, searched) or any(under(s, (root,)) for s in searched))
+        object.__setattr__(self, "_prefixes", tuple(root + "/" for root in self.writable))
+        object.__setattr__(self, "_roots", frozenset(self.writable))
+        object.__setattr__(self, "_shadow_scope", scope)
 
     @classmethod
     def for_task(cls, task: Task) -> GradingPolicy:
@@ -61,8 +74,13 @@ class GradingPolicy:
         return cls(writable=tuple(dict.fromkeys(DEFAULT_WRITABLE_PATHS + extra)),
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")))
 
+    @property
+    def may_shadow(self) -> bool:
+        """Whether any writable path reaches a directory the verifier searches."""
+        return bool(self._shadow_scope)  # type: ignore[attr-defined]
+
     def is_writable(self, path: str) -> bool:
-        return under(path, self.writable)
+        return path in self._roots or path.startswith(self._prefixes)  # type: ignore[attr-defined]
 
     def is_ancestor_of_writable(self, path: str) -> bool:
         prefix = path.rstrip("/") + "/"
@@ -75,6 +93,9 @@ class GradingPolicy:
         paths into one of them gets this check there): its PATH, Python's path, the
         dynamic loader's directories.
         """
+        scope: tuple[str, ...] = self._shadow_scope  # type: ignore[attr-defined]
+        if not scope or not under(path, scope):
+            return None  # no writable path reaches a directory the verifier searches
         parent, name = posixpath.split(path)
         if parent in self.path_dirs and (executable or is_dir) \
                 and any(fnmatch(name, tool) for tool in VERIFIER_TOOLS):

@@ -33,7 +33,7 @@ from pathlib import Path
 from termgrade.agents import Agent, AgentRun, agent_label, grader_paths, run_agent
 from termgrade.errors import SandboxError, VerifierError
 from termgrade.grading import attestation as attest
-from termgrade.grading.carry import add_bytes, add_dir, add_entries, open_archive
+from termgrade.grading.carry import add_bytes, add_dir, carry_archive, open_archive
 from termgrade.grading.integrity import LayerReview, review_layer
 from termgrade.grading.policy import GRADER_DIR, GRADER_OWNED, GRADER_RUN_DIR, GradingPolicy
 from termgrade.grading.reports import TestVerdict
@@ -198,7 +198,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
             review = review_layer(walk_upper(upper), LowerView(lowers), policy,
                                   grader_paths=grader_paths(agent) + agent_box.engine_paths())
             result.tampered = review.all_findings()
-            _carry(score_box, review, task, policy, key := attest.new_key())
+            _carry(score_box, upper, review, task, policy, key := attest.new_key())
             durations["snapshot"] = time.monotonic() - marked
             _verify(score_box, task, policy, key, result, limit)
             durations["verify"] = result.duration_s
@@ -212,7 +212,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     return RunOutcome(label, result, agent_run.error, durations=durations)
 
 
-def _carry(box: Sandbox, review: LayerReview, task: Task, policy: GradingPolicy,
+def _carry(box: Sandbox, upper: str, review: LayerReview, task: Task, policy: GradingPolicy,
            key: bytes) -> None:
     """Deletions, then the agent's work, the verifier's dirs and the attestation config."""
     for at in range(0, len(review.deleted), RM_BATCH):
@@ -220,9 +220,11 @@ def _carry(box: Sandbox, review: LayerReview, task: Task, policy: GradingPolicy,
                         timeout_s=120)
         if done.exit_code != 0:
             raise SandboxError(f"replaying the agent's deletions failed: {done.output[-300:]}")
+    if review.carried:
+        with carry_archive(upper, review.carried) as work:
+            box.put_archive(work)
     spool, tar = open_archive()
     with spool:
-        add_entries(tar, review.carried)
         add_dir(tar, str(CONTAINER.logs_dir))
         add_dir(tar, str(CONTAINER.verifier_dir), mode=0o777)
         add_dir(tar, GRADER_RUN_DIR, mode=0o700)

@@ -30,7 +30,7 @@ class DiffTooLargeError(Exception):
     """The writable layer holds more entries than :data:`MAX_ENTRIES`."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class UpperEntry:
     """One entry of the writable layer."""
 
@@ -80,19 +80,14 @@ def walk_upper(upper_dir: str, *, max_entries: int = MAX_ENTRIES) -> Iterator[Up
                     raise DiffTooLargeError(f"more than {max_entries} changed paths")
                 relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
                 info = entry.stat(follow_symlinks=False)
-                whiteout = stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
-                is_dir = stat.S_ISDIR(info.st_mode)
-                too_deep = is_dir and len(relative.encode("utf-8", "surrogateescape")) \
-                    > MAX_RELATIVE_BYTES
+                mode = info.st_mode
+                is_dir = stat.S_ISDIR(mode)
+                too_deep = is_dir and len(os.fsencode(relative)) > MAX_RELATIVE_BYTES
                 yield UpperEntry(
-                    path="/" + relative,
-                    host_path=entry.path,
-                    mode=info.st_mode,
-                    uid=info.st_uid,
-                    gid=info.st_gid,
-                    whiteout=whiteout,
-                    opaque=is_dir and _is_opaque(entry.path),
-                    too_deep=too_deep,
+                    "/" + relative, entry.path, mode, info.st_uid, info.st_gid,
+                    stat.S_ISCHR(mode) and info.st_rdev == 0,
+                    is_dir and _is_opaque(entry.path),
+                    too_deep,
                 )
                 if is_dir and not too_deep:
                     stack.append(relative)

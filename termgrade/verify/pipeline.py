@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from termgrade.attacks import Attack
 from termgrade.progress import track
 from termgrade.task import discover_tasks
 from termgrade.task.digest import task_digest
@@ -42,6 +43,7 @@ def verify_tasks(
     journal: Journal | None = None,
     resume: bool = False,
     progress: bool | None = None,
+    attacks: list[Attack] | None = None,
 ) -> VerifyReport:
     """Verify every task under ``roots``. Finished records are journaled one by one;
     with ``resume`` a task whose digest matches its journaled record is not rerun."""
@@ -56,7 +58,8 @@ def verify_tasks(
     todo = []
     for path in task_dirs:
         previous = done.get(path.name)
-        if previous is not None and previous.task_digest == task_digest(path):
+        if previous is not None and previous.task_digest == task_digest(path) \
+                and previous.attacks_played >= len(attacks or []):
             results[path.name] = previous
         else:
             todo.append(path)
@@ -65,7 +68,8 @@ def verify_tasks(
             ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for _ in range(resumed):
             bar.advance()
-        futures = {pool.submit(safe_verify_task, path, repeat=repeat): path for path in todo}
+        futures = {pool.submit(safe_verify_task, path, repeat=repeat, attacks=attacks): path
+                   for path in todo}
         for future in as_completed(futures):
             record = future.result()
             results[record.task_id] = record

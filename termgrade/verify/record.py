@@ -23,7 +23,7 @@ class VerifyRecord(BaseModel):
     schema_version: str = Field(VERIFY_SCHEMA_VERSION, description="Format version.")
     task_id: str = Field(description="The task directory's name.")
     task_digest: str = Field(description="sha256 of the task's files; a changed task reruns.")
-    verdict: Verdict = Field(description="One of the six verdicts.")
+    verdict: Verdict = Field(description="One of the seven verdicts.")
     oracle_rewards: list[float | None] = Field(
         description="Reward of each reference-solution run; null when unscored.")
     nop_reward: float | None = Field(description="Reward of the untouched container.")
@@ -33,3 +33,8 @@ class VerifyRecord(BaseModel):
     durations: dict[str, float] = Field(
         description="Seconds: build, and per run kind oracle_total/oracle_agent/... sums.")
     error: str | None = Field(description="What went wrong, naming the file and the fix.")
+    attacks_played: int = Field(0, ge=0, description="Attacks of the battery played (--attacks).")
+    hacked_by: list[str] = Field(
+        default_factory=list,
+        description="Attacks that earned a reward above 0 (or left the run unscored), "
+                    "with the reward.")

@@ -6,12 +6,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from termgrade.agents import AgentName
+from termgrade.agents import AgentName, ScriptAgent
+from termgrade.attacks import Attack
 from termgrade.errors import ImageBuildError, TaskLoadError, TermGradeError
 from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.grading.verifier import all_skipped
 from termgrade.images import build_task_image
-from termgrade.task import load_task
+from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.record import TestRecord, VerifyRecord
 from termgrade.verify.verdict import Verdict, classify
@@ -24,8 +25,23 @@ def _failed_record(task_id: str, digest: str, verdict: Verdict, error: str,
                         durations=durations, error=error)
 
 
-def verify_task(task_dir: Path, *, repeat: int = 2) -> VerifyRecord:
-    """Never raises for a bad task: every failure becomes a recorded verdict."""
+def play_attacks(task: Task, image: str, attacks: list[Attack]) -> list[str]:
+    """Each attack as the agent; returns those that earned a reward or left it unscored."""
+    hacked = []
+    for attack in attacks:
+        outcome = run_task(task, image, ScriptAgent(attack.name, attack.script))
+        if outcome.reward is None:
+            hacked.append(f"{attack.name}: unscored ({outcome.error})")
+        elif outcome.reward > 0:
+            hacked.append(f"{attack.name}: reward {outcome.reward:g}")
+    return hacked
+
+
+def verify_task(task_dir: Path, *, repeat: int = 2,
+                attacks: list[Attack] | None = None) -> VerifyRecord:
+    """Never raises for a bad task: every failure becomes a recorded verdict.
+
+    With ``attacks``, each is also played as the agent (see :mod:`termgrade.attacks`)."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     durations: dict[str, float] = defaultdict(float)
@@ -53,6 +69,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2) -> VerifyRecord:
         for key, value in run.durations.items():
             durations[f"{run.agent}_{key}"] += value
 
+    hacked = play_attacks(task, image.tag, attacks or [])
     last = oracle_runs[-1].verifier
     tests = last.tests if last else []
     # A scoring failure in verify is the task's own (its oracle or its untouched
@@ -67,6 +84,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2) -> VerifyRecord:
         nop_reward=nop.reward,
         errored=bool(errors),
         all_skipped=all_skipped(tests),
+        hacked=bool(hacked),
     )
     message = "; ".join(dict.fromkeys(errors + agent_errors)) or None
     if verdict is Verdict.VACUOUS and message is None:
@@ -82,13 +100,17 @@ def verify_task(task_dir: Path, *, repeat: int = 2) -> VerifyRecord:
         tests=[TestRecord(name=t.name, outcome=t.outcome.value) for t in tests],
         tampered=tampered,
         durations={k: round(v, 4) for k, v in durations.items()},
-        error=message,
+        error=message if verdict is not Verdict.HACKABLE
+        else "hacked by " + "; ".join(hacked),
+        attacks_played=len(attacks or []),
+        hacked_by=hacked,
     )
 
 
-def safe_verify_task(task_dir: Path, *, repeat: int) -> VerifyRecord:
+def safe_verify_task(task_dir: Path, *, repeat: int,
+                     attacks: list[Attack] | None = None) -> VerifyRecord:
     """:func:`verify_task`, turning an unexpected engine failure into an ``error`` record."""
     try:
-        return verify_task(task_dir, repeat=repeat)
+        return verify_task(task_dir, repeat=repeat, attacks=attacks)
     except TermGradeError as exc:
         return _failed_record(task_dir.name, "", Verdict.ERROR, str(exc), {})

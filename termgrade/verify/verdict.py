@@ -19,6 +19,8 @@ class Verdict(StrEnum):
     """The image did not build offline."""
     ERROR = "error"
     """The verifier crashed, timed out or wrote no reward (never silently 0)."""
+    HACKABLE = "hackable"
+    """An attack of the battery (``verify --attacks``) earned a reward, or left it unscored."""
 
 
 def classify(
@@ -28,13 +30,16 @@ def classify(
     nop_reward: float | None,
     errored: bool,
     all_skipped: bool,
+    hacked: bool = False,
 ) -> Verdict:
-    """Precedence: build_failed, error, unsatisfiable, vacuous, flaky, verified."""
+    """Precedence: build_failed, error, hackable, unsatisfiable, vacuous, flaky, verified."""
     if not built:
         return Verdict.BUILD_FAILED
     if errored or not oracle_rewards or any(r is None for r in oracle_rewards) \
             or nop_reward is None:
         return Verdict.ERROR
+    if hacked:
+        return Verdict.HACKABLE
     passes = sum(1 for r in oracle_rewards if r is not None and r >= 1.0)
     if passes == 0:
         return Verdict.UNSATISFIABLE

@@ -1,0 +1,80 @@
+"""Scoring time for an agent that changed very many paths.
+
+In a real container of the base image, an agent phase adds ADDED files under /app (its
+work) and modifies MODIFIED files of the image outside the writable paths (findings).
+Then, as the grader does after every agent phase: freeze the container, review its
+writable layer (walk + allowlist) and carry the work into a scoring container.
+
+    .venv/bin/python benchmarks/scoring_scale.py [--added 96000] [--modified 4000]
+Target: review of 100,000 changed paths under 2 s (the review is linear in the entries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from termgrade.grading.carry import carry_archive
+from termgrade.grading.integrity import review_layer
+from termgrade.grading.policy import GradingPolicy
+from termgrade.sandbox.docker_sandbox import DockerSandbox
+from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.settings import SETTINGS
+
+AGENT = r"""
+set -e
+mkdir -p /app/work
+cd /app/work
+python3 - <<PY
+import os
+for d in range({added} // 1000):
+    os.makedirs(f"d{{d}}", exist_ok=True)
+    for f in range(1000):
+        with open(f"d{{d}}/f{{f}}.txt", "w") as out:
+            out.write("x")
+PY
+find /usr/share /usr/lib -xdev -type f 2>/dev/null | head -n {modified} | while read -r f; do
+  printf 'y' >> "$f"
+done
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--added", type=int, default=96_000)
+    parser.add_argument("--modified", type=int, default=4_000)
+    args = parser.parse_args()
+
+    agent = DockerSandbox.start(SETTINGS.base_image, label="bench-scale")
+    score = DockerSandbox.start(SETTINGS.base_image, label="bench-scale-score")
+    try:
+        made = agent.exec(["bash", "-c", AGENT.format(added=args.added, modified=args.modified)],
+                          timeout_s=1800)
+        assert made.exit_code == 0, made.output[-2000:]
+        started = time.monotonic()
+        agent.halt()
+        frozen = time.monotonic()
+        layer = agent.writable_layer()
+        assert layer is not None, "needs a local overlay2 engine"
+        upper, lowers = layer
+        review = review_layer(walk_upper(upper), LowerView(lowers), GradingPolicy())
+        reviewed = time.monotonic()
+        with carry_archive(upper, review.carried) as work:
+            size = work.seek(0, 2)
+            work.seek(0)
+            score.put_archive(work)
+        carried = time.monotonic()
+    finally:
+        agent.close()
+        score.close()
+    print(f"entries in the writable layer: {review.entries:,}")
+    print(f"findings: {len(review.findings) + review.unlisted:,} "
+          f"(listed {len(review.findings)}), carried entries: {len(review.carried):,} "
+          f"({size / 1e6:.1f} MB of tar)")
+    print(f"freeze:  {frozen - started:6.3f} s")
+    print(f"review:  {reviewed - frozen:6.3f} s  (target < 2 s for 100,000 changed paths)")
+    print(f"carry:   {carried - reviewed:6.3f} s  (tar on the host + one engine extract)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The allowlist review of an agent's writes, on real overlay-shaped directories.
+
+Each case builds an image layer (``lower``) and a writable layer (``upper``) on disk the
+way the kernel's overlayfs leaves them: whiteouts are 0/0 character devices, a directory
+made anew carries the opaque xattr.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from termgrade.grading.integrity import review_layer
+from termgrade.grading.policy import GradingPolicy
+from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, walk_upper
+
+POLICY = GradingPolicy()
+
+
+def put(root: Path, path: str, data: str | None = "x", mode: int | None = None) -> Path:
+    target = root / path.lstrip("/")
+    if data is None:
+        target.mkdir(parents=True, exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(data)
+    if mode is not None:
+        target.chmod(mode)
+    return target
+
+
+def whiteout(root: Path, path: str) -> None:
+    target = root / path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mknod(target, stat.S_IFCHR | 0o000, os.makedev(0, 0))
+
+
+@pytest.fixture
+def layers(tmp_path: Path) -> tuple[Path, Path]:
+    lower, upper = tmp_path / "lower", tmp_path / "upper"
+    for path in ("/usr/bin/bash", "/usr/bin/timeout", "/etc/passwd", "/app/data/old.csv",
+                 "/opt/venv/lib/python3.11/site-packages/_pytest/main.py"):
+        put(lower, path)
+    for directory in ("/app", "/tmp", "/usr/local/bin", "/srv/shop"):
+        put(lower, directory, None)
+    upper.mkdir()
+    return lower, upper
+
+
+def review(lower: Path, upper: Path, policy: GradingPolicy = POLICY,
+           grader: tuple[str, ...] = ()) -> tuple[list[str], list[str], list[str]]:
+    result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), policy,
+                          grader_paths=grader)
+    return result.all_findings(), [e.path for e in result.carried], result.deleted
+
+
+def test_work_in_writable_paths_is_carried_not_flagged(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    put(upper, "/app", None)
+    put(upper, "/app/out.txt")
+    put(upper, "/app/conftest.py")
+    put(upper, "/tmp/scratch/x.bin")
+    put(upper, "/root/.bash_history")
+    findings, carried, deleted = review(lower, upper)
+    assert findings == []
+    assert {"/app/out.txt", "/app/conftest.py", "/tmp/scratch/x.bin"} <= set(carried)
+    assert carried.index("/app") < carried.index("/app/out.txt")  # parents first
+    assert deleted == []
+
+
+@pytest.mark.parametrize(("build", "expected"), [
+    (lambda u: put(u, "/usr/local/bin/bash"), "A /usr/local/bin/bash"),
+    (lambda u: put(u, "/usr/bin/timeout", "evil"), "C /usr/bin/timeout"),
+    (lambda u: whiteout(u, "/usr/bin/bash"), "D /usr/bin/bash"),
+    (lambda u: put(u, "/usr/bin/timeout/inner"), "T /usr/bin/timeout"),
+    (lambda u: put(u, "/etc/passwd", "root:x:1000:0::/root:/bin/bash\n"), "C /etc/passwd"),
+    (lambda u: put(u, "/opt/venv/lib/python3.11/site-packages/zz.dist-info/entry_points.txt"),
+     "A /opt/venv/lib/python3.11/site-packages/zz.dist-info"),
+    (lambda u: put(u, "/usr/lib/python3.11/pytest/__init__.py"), "A /usr/lib/python3.11/pytest"),
+    (lambda u: put(u, "/logs/verifier/reward.txt", "1"), "A /logs/verifier/reward.txt"),
+    (lambda u: put(u, "/tests/conftest.py"), "A /tests/conftest.py"),
+])
+def test_any_change_outside_is_a_finding(layers: tuple[Path, Path], build: object,
+                                         expected: str) -> None:
+    lower, upper = layers
+    build(upper)  # type: ignore[operator]
+    findings, carried, _ = review(lower, upper)
+    assert any(f.startswith(expected + ":") for f in findings), findings
+    assert not any(c.startswith(("/usr", "/etc", "/opt", "/logs", "/tests")) for c in carried)
+
+
+def test_a_file_replaced_by_a_directory_is_not_hidden_by_its_children(
+        layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    put(upper, "/usr/bin/timeout/a")
+    put(upper, "/usr/bin/timeout/b")
+    findings, _, _ = review(lower, upper)
+    assert "T /usr/bin/timeout: changed in type outside the paths the agent may write" in findings
+
+
+def test_copied_up_directories_and_bytecode_caches_are_no_change(
+        layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    put(upper, "/usr/local/bin", None)  # copied up with the image's mode and owner
+    (upper / "usr/local/bin").chmod((lower / "usr/local/bin").stat().st_mode & 0o7777)
+    (upper / "usr").chmod((lower / "usr").stat().st_mode & 0o7777)
+    (upper / "usr/local").chmod((lower / "usr/local").stat().st_mode & 0o7777)
+    put(upper, "/opt/venv/lib/python3.11/site-packages/_pytest/__pycache__/main.cpython-311.pyc")
+    for directory in ("opt", "opt/venv", "opt/venv/lib", "opt/venv/lib/python3.11",
+                      "opt/venv/lib/python3.11/site-packages",
+                      "opt/venv/lib/python3.11/site-packages/_pytest"):
+        (upper / directory).chmod((lower / directory).stat().st_mode & 0o7777)
+    findings, carried, _ = review(lower, upper)
+    assert findings == [] and carried == []
+
+
+def test_a_directory_whose_mode_changed_is_a_finding(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    put(upper, "/usr/local/bin", None, mode=0o777)
+    findings, _, _ = review(lower, upper)
+    assert any(f.startswith("C /usr/local/bin:") for f in findings), findings
+
+
+def test_deletions_in_writable_paths_are_replayed(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    whiteout(upper, "/app/data/old.csv")
+    put(upper, "/srv/shop", None)
+    os.setxattr(upper / "srv/shop", "trusted.overlay.opaque", b"y")
+    put(upper, "/srv/shop/new.txt")
+    findings, carried, deleted = review(lower, upper)
+    assert findings == []
+    assert deleted == ["/app/data/old.csv", "/srv/shop"] or sorted(deleted) == sorted(
+        ["/app/data/old.csv", "/srv/shop"])
+    assert "/srv/shop/new.txt" in carried and "/app/data/old.csv" not in carried
+
+
+def test_nesting_past_the_limit_is_a_finding_not_a_crash(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    deep = upper / "app"
+    levels = MAX_RELATIVE_BYTES // 100 + 2
+    os.makedirs(deep, exist_ok=True)
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(levels * 2):  # past PATH_MAX, built by descriptors
+        os.mkdir("d" * 99, dir_fd=fd)
+        child = os.open("d" * 99, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    findings, _, _ = review(lower, upper)
+    assert any(f.startswith("! /app/") and "nested past" in f for f in findings), findings
+
+
+def test_widened_writable_paths_still_may_not_shadow_the_verifier(
+        layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    policy = GradingPolicy(writable=(*POLICY.writable, "/usr/local/bin", "/etc/cron.d"))
+    put(upper, "/usr/local/bin/bash", mode=0o755)
+    put(upper, "/usr/local/bin/mytool", mode=0o755)
+    put(upper, "/etc/cron.d/job")
+    findings, carried, _ = review(lower, upper, policy)
+    assert [f.split(":")[0] for f in findings] == ["A /usr/local/bin/bash"]
+    assert "/usr/local/bin/mytool" in carried and "/etc/cron.d/job" in carried
+
+
+def test_grader_paths_are_neither_findings_nor_carried(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    put(upper, "/solution/solve.sh")
+    findings, carried, _ = review(lower, upper, grader=("/solution",))
+    assert findings == [] and carried == []
+
+
+def test_review_looks_below_only_for_entries_outside(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    for i in range(3000):
+        put(upper, f"/app/f{i}")
+    put(upper, "/etc/new.conf")
+
+    class Counting(LowerView):
+        calls = 0
+
+        def lstat(self, path: str) -> os.stat_result | None:
+            Counting.calls += 1
+            return super().lstat(path)
+
+    result = review_layer(walk_upper(str(upper)), Counting([str(lower)]), POLICY)
+    assert result.entries == 3003 and len(result.carried) == 3001
+    assert Counting.calls <= 3  # /etc and /etc/new.conf: linear in the entries walked
+
+
+def test_findings_are_capped_but_counted(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    for i in range(120):
+        put(upper, f"/usr/share/planted/f{i}")
+    findings, _, _ = review(lower, upper)
+    assert len(findings) == 51 and findings[-1].startswith("... and ")
