@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,41 +32,50 @@ def test_output_content():
 MakeTask = Callable[..., Path]
 
 
+DEFAULT_TOML = """\
+schema_version = "1.4"
+[metadata]
+difficulty = "easy"
+domain = "fixtures"
+[verifier]
+timeout_sec = 60.0
+[agent]
+timeout_sec = 60.0
+"""
+
+
+def write_task(
+    parent: Path,
+    task_id: str = "fixture-task",
+    *,
+    solve: str = "echo hello > /app/out.txt\n",
+    tests: str = CHECKS_HELLO,
+    test_sh: str = STANDARD_TEST_SH,
+    dockerfile: str = "FROM termgrade/base:local\nWORKDIR /app\n",
+    toml: str = "",
+    extra_test_files: dict[str, str] | None = None,
+) -> Path:
+    """Write a small Harbor task under ``parent``; every piece can be overridden."""
+    root = parent / task_id
+    for sub in ("environment", "solution", "tests"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "task.toml").write_text(toml or DEFAULT_TOML)
+    (root / "instruction.md").write_text("Write hello to /app/out.txt.\n")
+    (root / "environment" / "Dockerfile").write_text(dockerfile)
+    (root / "solution" / "solve.sh").write_text("#!/usr/bin/env bash\n" + solve)
+    (root / "tests" / "test.sh").write_text(test_sh)
+    (root / "tests" / "test_outputs.py").write_text(tests)
+    for name, text in (extra_test_files or {}).items():
+        (root / "tests" / name).write_text(text)
+    return root
+
+
 @pytest.fixture
 def make_task(tmp_path: Path) -> MakeTask:
-    """Write a small Harbor task; every piece can be overridden by keyword."""
+    """Write a small Harbor task under tmp_path/tasks (see :func:`write_task`)."""
 
-    def _make(
-        task_id: str = "fixture-task",
-        *,
-        solve: str = "echo hello > /app/out.txt\n",
-        tests: str = CHECKS_HELLO,
-        test_sh: str = STANDARD_TEST_SH,
-        dockerfile: str = "FROM termgrade/base:local\nWORKDIR /app\n",
-        toml: str = "",
-        extra_test_files: dict[str, str] | None = None,
-    ) -> Path:
-        root = tmp_path / "tasks" / task_id
-        for sub in ("environment", "solution", "tests"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
-        (root / "task.toml").write_text(toml or textwrap.dedent("""\
-            schema_version = "1.4"
-            [metadata]
-            difficulty = "easy"
-            domain = "fixtures"
-            [verifier]
-            timeout_sec = 60.0
-            [agent]
-            timeout_sec = 60.0
-            """))
-        (root / "instruction.md").write_text("Write hello to /app/out.txt.\n")
-        (root / "environment" / "Dockerfile").write_text(dockerfile)
-        (root / "solution" / "solve.sh").write_text("#!/usr/bin/env bash\n" + solve)
-        (root / "tests" / "test.sh").write_text(test_sh)
-        (root / "tests" / "test_outputs.py").write_text(tests)
-        for name, text in (extra_test_files or {}).items():
-            (root / "tests" / name).write_text(text)
-        return root
+    def _make(task_id: str = "fixture-task", **pieces: object) -> Path:
+        return write_task(tmp_path / "tasks", task_id, **pieces)  # type: ignore[arg-type]
 
     return _make
 

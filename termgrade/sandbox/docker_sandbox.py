@@ -22,6 +22,8 @@ from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied 
 # What a root process in a task container keeps; everything else is dropped.
 KEPT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"]
 _KIND = {0: ChangeKind.MODIFIED, 1: ChangeKind.ADDED, 2: ChangeKind.DELETED}
+_ENGINE_QUOTA: list[bool] = [True]
+"""Cleared once the engine refuses ``--storage-opt size`` (not overlay2 on xfs+pquota)."""
 _REAPER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="termgrade-reaper")
 """Removes finished containers in the background; the interpreter waits for it at exit."""
 DOCKER_INIT = ("/sbin/docker-init", "/usr/sbin/docker-init")
@@ -62,9 +64,11 @@ class DockerSandbox(Sandbox):
         limits = limits or Limits()
         mounts = [Mount(target, source, type="bind", read_only=True)
                   for target, source in (read_only or {}).items()]
+        quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
         try:
             container = docker_client().containers.run(
                 image,
+                **quota,
                 command=["sleep", "infinity"],
                 name=f"termgrade-{label or 'run'}-{uuid.uuid4().hex[:10]}",
                 detach=True,
@@ -84,8 +88,18 @@ class DockerSandbox(Sandbox):
                 mounts=mounts,
             )
         except DockerException as exc:
+            if quota and "storage-opt" in str(exc).lower():
+                # overlay2 enforces a size only on xfs with pquota; the watchdog does it here.
+                _ENGINE_QUOTA.clear()
+                return cls.start(image, limits=limits, env=env, workdir=workdir, label=label,
+                                 read_only=read_only)
             raise SandboxError(f"could not start a container of {image}: {exc}") from exc
         return cls(container, limits)
+
+    @property
+    def engine_enforces_storage(self) -> bool:
+        """Whether the engine itself caps this container's disk (else: the watchdog)."""
+        return bool(_ENGINE_QUOTA)
 
     def exec(
         self,

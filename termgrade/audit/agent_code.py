@@ -1,0 +1,250 @@
+"""Find test code that loads the agent's code into the verifier's own process, statically.
+
+The verifier runs pytest in the container the agent worked in, so whatever lies under
+/app (or /root, /home, /tmp, /srv, /workspace) may be the agent's. Imported or executed
+inside pytest, that code can patch pytest, fake results or ``os._exit(0)``; run in a
+subprocess, it can only answer. Each Python file under ``tests/`` is read with
+:mod:`ast` for
+
+* import-path changes that name an agent path: ``sys.path.insert`` / ``append`` /
+  ``extend``, assignments to ``sys.path`` or a slice of it, ``site.addsitedir``, pytest's
+  ``monkeypatch.syspath_prepend``, and ``PYTHONPATH`` set in this process
+  (``os.environ[...] =``, ``os.environ.setdefault`` / ``update``, ``os.putenv``,
+  ``monkeypatch.setenv``);
+* loaders (:data:`LOADERS`: ``importlib.import_module``, ``__import__``,
+  ``spec_from_file_location``, ``SourceFileLoader``, ``runpy.run_path`` / ``run_module``,
+  ``exec``, ``compile``, ...) whose arguments name an agent path, or that follow such an
+  import-path change (a change at module level runs before everything else; one inside a
+  function, before what comes after it in the file);
+* native libraries loaded from an agent path: ``ctypes.CDLL`` / ``PyDLL``,
+  ``ctypes.cdll.LoadLibrary``.
+
+An expression *names an agent path* when one of its strings (f-string text included;
+``:``-separated lists such as a PYTHONPATH value part by part) is an agent root or lies
+below one, or when it uses a variable assigned such an expression anywhere in the file
+(``APP = Path("/app")``). Reading the agent's files as text (``open``,
+``Path.read_text``) and running them in a subprocess are not findings.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from termgrade.audit.documents import SourceFile
+
+AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace")
+"""Directories the agent can write to before the verifier runs."""
+
+FIX = ("run the agent's code in a subprocess, e.g. "
+       "subprocess.run([sys.executable, ...], cwd='/app')")
+
+PATH_CALLS = frozenset({"sys.path.insert", "sys.path.append", "sys.path.extend",
+                        "site.addsitedir"})
+LOADERS = frozenset({"import_module", "importorskip", "spec_from_file_location",
+                     "SourceFileLoader", "SourcelessFileLoader", "ExtensionFileLoader",
+                     "load_source", "load_compiled", "load_dynamic", "run_path", "run_module"})
+"""Loaders matched by the last part of their dotted name (``importlib.util.X``, ``X``)."""
+BUILTIN_LOADERS = frozenset({"exec", "eval", "compile", "__import__"})
+"""Builtins that load code, matched unless the file binds the name itself."""
+NATIVE_LOADERS = frozenset({"CDLL", "PyDLL", "LoadLibrary"})
+"""``ctypes`` names that load a shared library."""
+MAX_SHOWN = 5
+"""Findings quoted in a check's reason; the rest are counted."""
+
+_SNIPPET = 60
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One place where a test file lets agent code into its own process."""
+
+    path: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.what}"
+
+
+def is_agent_path(text: str) -> bool:
+    """Whether ``text``, or one of its ``:``-separated parts, is an agent root or below one."""
+    return any(part.strip() == root or part.strip().startswith(root + "/")
+               for part in text.split(":") for root in AGENT_ROOTS)
+
+
+def _dotted(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _snippet(node: ast.AST) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."
+
+
+def _bindings(tree: ast.Module) -> list[tuple[str, ast.expr]]:
+    """``(name, value)`` for every simple binding of a name: ``=``, ``:=``, ``for``, ``with``."""
+    found: list[tuple[str, ast.expr]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            found += [(t.id, node.value) for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+            if isinstance(node.target, ast.Name) and node.value is not None:
+                found.append((node.target.id, node.value))
+        elif isinstance(node, ast.For | ast.AsyncFor) and isinstance(node.target, ast.Name):
+            found.append((node.target.id, node.iter))
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            found += [(item.optional_vars.id, item.context_expr) for item in node.items
+                      if isinstance(item.optional_vars, ast.Name)]
+    return found
+
+
+class _FileScan:
+    """The findings of one parsed test file."""
+
+    def __init__(self, path: str, tree: ast.Module) -> None:
+        self.path = path
+        self.aliases: dict[str, str] = {}
+        self.local: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                self.aliases.update({a.asname: a.name for a in node.names if a.asname})
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.aliases.update({a.asname or a.name: f"{node.module}.{a.name}"
+                                     for a in node.names})
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                self.local.add(node.name)
+        bindings = _bindings(tree)
+        self.local.update(name for name, _ in bindings)
+        self.tainted: set[str] = set()
+        grew = True
+        while grew:
+            new = {name for name, value in bindings
+                   if name not in self.tainted and self.names_agent_path(value)}
+            self.tainted |= new
+            grew = bool(new)
+        self.changes: list[tuple[ast.AST, bool]] = []
+        """Import-path changes to an agent path, with whether each runs at import time."""
+        self.loaders: list[ast.Call] = []
+        self.findings: list[Finding] = []
+        self._scan(tree, at_import=True)
+
+    def names_agent_path(self, node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                if is_agent_path(sub.value):
+                    return True
+            elif isinstance(sub, ast.Name) and sub.id in self.tainted:
+                return True
+        return False
+
+    def canonical(self, node: ast.expr) -> str:
+        """``node``'s dotted name with its first part resolved through the file's imports."""
+        head, dot, rest = _dotted(node).partition(".")
+        return self.aliases.get(head, head) + dot + rest
+
+    def _scan(self, node: ast.AST, at_import: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = at_import and not isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            if isinstance(child, ast.Assign | ast.AugAssign) and self._changes_path(child):
+                self.changes.append((child, inner))
+            elif isinstance(child, ast.Call):
+                self._call(child, inner)
+            self._scan(child, inner)
+
+    def _is_pythonpath(self, target: ast.expr) -> bool:
+        return (isinstance(target, ast.Subscript) and self.canonical(target.value) == "os.environ"
+                and isinstance(target.slice, ast.Constant) and target.slice.value == "PYTHONPATH")
+
+    def _changes_path(self, node: ast.Assign | ast.AugAssign) -> bool:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            base = target.value if isinstance(target, ast.Subscript) else target
+            if self.canonical(base) == "sys.path" or self._is_pythonpath(target):
+                return self.names_agent_path(node.value)
+        return False
+
+    def _sets_pythonpath(self, call: ast.Call, name: str) -> bool:
+        if name == "os.environ.update":
+            pairs = [(kw.arg, kw.value) for kw in call.keywords]
+            for arg in call.args:
+                if isinstance(arg, ast.Dict):
+                    pairs += [(k.value, v) for k, v in zip(arg.keys, arg.values, strict=True)
+                              if isinstance(k, ast.Constant)]
+            return any(key == "PYTHONPATH" and self.names_agent_path(value)
+                       for key, value in pairs)
+        setter = name in ("os.environ.setdefault", "os.putenv") or name.endswith(".setenv")
+        return (setter and len(call.args) >= 2 and isinstance(call.args[0], ast.Constant)
+                and call.args[0].value == "PYTHONPATH" and self.names_agent_path(call.args[1]))
+
+    def _call(self, call: ast.Call, at_import: bool) -> None:
+        name = self.canonical(call.func)
+        last = name.rsplit(".", 1)[-1]
+        arguments = [*call.args, *(kw.value for kw in call.keywords)]
+        named = any(self.names_agent_path(arg) for arg in arguments)
+        own_helper = isinstance(call.func, ast.Name) and call.func.id in self.local
+        if (name in PATH_CALLS or last == "syspath_prepend") and named:
+            self.changes.append((call, at_import))
+        elif self._sets_pythonpath(call, name):
+            self.changes.append((call, at_import))
+        elif last in NATIVE_LOADERS and name.startswith("ctypes.") and named:
+            self.findings.append(Finding(self.path, call.lineno,
+                                         f"{_snippet(call)} loads a native library from an "
+                                         "agent path"))
+        elif not own_helper and (last in LOADERS or name in BUILTIN_LOADERS
+                                 or name.removeprefix("builtins.") in BUILTIN_LOADERS):
+            if named:
+                self.findings.append(Finding(self.path, call.lineno,
+                                             f"{_snippet(call)} loads code from an agent path"))
+            else:
+                self.loaders.append(call)
+
+    def results(self) -> list[Finding]:
+        found = list(self.findings)
+        for node, _ in self.changes:
+            found.append(Finding(self.path, getattr(node, "lineno", 0),
+                                 f"{_snippet(node)} puts an agent path on the import path"))
+        for call in self.loaders:
+            before = [node for node, at_import in self.changes
+                      if at_import or (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+                      < (call.lineno, call.col_offset)]
+            if before:
+                line = min(getattr(node, "lineno", 0) for node in before)
+                found.append(Finding(self.path, call.lineno,
+                                     f"{_snippet(call)} loads code after the import-path "
+                                     f"change on line {line}"))
+        return sorted(found, key=lambda f: f.line)
+
+
+def file_findings(source: SourceFile) -> list[Finding]:
+    """The findings of one Python file (none when it does not parse: ``tests_parse`` says so)."""
+    try:
+        tree = ast.parse(source.text, filename=source.path)
+    except (SyntaxError, ValueError):
+        return []
+    return _FileScan(source.path, tree).results()
+
+
+def agent_code_findings(sources: Iterable[SourceFile]) -> list[Finding]:
+    """Every finding in the Python files among ``sources``."""
+    return [finding for source in sources if source.path.endswith(".py")
+            for finding in file_findings(source)]
+
+
+def agent_code_reason(sources: Iterable[SourceFile]) -> str | None:
+    """The ``agent_code_isolated`` check's reason: the findings and the fix, or None."""
+    found = agent_code_findings(sources)
+    if not found:
+        return None
+    shown = "; ".join(str(f) for f in found[:MAX_SHOWN])
+    more = f" (+{len(found) - MAX_SHOWN} more)" if len(found) > MAX_SHOWN else ""
+    return f"agent code would run inside pytest: {shown}{more}; fix: {FIX}"

@@ -1,0 +1,281 @@
+"""Every attack on the grader scores exactly 0: not 1, and not unscored.
+
+The victims are tasks no honest agent can pass: their tests check a SHA-256 preimage of a
+random digest. Each attack is the agent phase's script. The shipped battery
+(``termgrade/attacks/scripts``) beat the previous in-place grader: each one scored 1 or
+left the run unscored there (``docs/grading.md`` and the closing note of the
+grading-integrity issue list the figures); here each must score 0. Controls show the
+victims are gradable at all: a known preimage passes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from termgrade.agents import AgentName, ScriptAgent
+from termgrade.attacks import Attack, load_attacks
+from termgrade.grading.trial import RunOutcome, run_task
+from termgrade.images import build_task_image
+from termgrade.task import load_task
+from termgrade.verify import Verdict, verify_task
+from termgrade.verify.runner import play_attacks
+from tests.conftest import MakeTask
+
+pytestmark = pytest.mark.docker
+
+SECRET = secrets.token_hex(16)
+DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()
+
+# The tests run the agent's program in a subprocess, so agent code runs during scoring.
+PREIMAGE_TESTS = textwrap.dedent(f"""\
+    import hashlib
+    import subprocess
+
+
+    def answer():
+        done = subprocess.run(["/usr/bin/python3", "/app/answer.py"], capture_output=True,
+                              text=True, timeout=60)
+        return done.stdout.strip()
+
+
+    def test_program_prints_something():
+        assert answer()
+
+
+    def test_preimage():
+        assert hashlib.sha256(answer().encode()).hexdigest() == "{DIGEST}"
+    """)
+# A badly written task: its tests import the agent's module into pytest.
+IMPORT_TESTS = textwrap.dedent(f"""\
+    import hashlib
+    import sys
+
+    sys.path.insert(0, "/app")
+
+
+    def test_preimage():
+        import answer
+        assert hashlib.sha256(answer.preimage().encode()).hexdigest() == "{DIGEST}"
+    """)
+HONEST_PROGRAM = "print(open('/app/secret.txt').read().strip())\n"
+IN_PROCESS = {"in-process-exit", "in-process-report-patch"}
+
+
+@pytest.fixture(scope="module")
+def victims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two victim task dirs (built once); the solution is replaced per attack."""
+    from tests.conftest import write_task
+
+    root = tmp_path_factory.mktemp("victims")
+    made = {
+        "preimage": write_task(root, "victim-preimage", tests=PREIMAGE_TESTS,
+                               solve="echo \"print('not it')\" > /app/answer.py\n"),
+        "import": write_task(root, "victim-import", tests=IMPORT_TESTS,
+                             solve="echo \"def preimage(): return 'not it'\" > /app/answer.py\n"),
+    }
+    for path in made.values():
+        build_task_image(load_task(path))
+    return made
+
+
+def play(task_dir: Path, name: str, script: Path) -> RunOutcome:
+    task = load_task(task_dir)
+    return run_task(task, task.image_tag, ScriptAgent(name, script))
+
+
+def script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "attack.sh"
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    return path
+
+
+def test_controls_a_known_preimage_passes_both_victims(victims: dict[str, Path],
+                                                       tmp_path: Path) -> None:
+    honest = script(tmp_path, f"echo {SECRET} > /app/secret.txt\n"
+                              f"echo \"{HONEST_PROGRAM.strip()}\" > /app/answer.py\n")
+    outcome = play(victims["preimage"], "honest", honest)
+    assert outcome.reward == 1.0, (outcome.failure, outcome.verifier and outcome.verifier.output)
+    assert outcome.verifier is not None and outcome.verifier.attested
+    # The import victim is passable too, but only by a run that is not agent code in pytest:
+    # an honest module is still agent code loaded into the verifier, so it scores 0.
+    honest_module = script(tmp_path, f"echo \"def preimage(): return '{SECRET}'\" "
+                                     "> /app/answer.py\n")
+    outcome = play(victims["import"], "honest-module", honest_module)
+    assert outcome.reward == 0.0
+    assert outcome.failure and "agent code ran inside the verifier's pytest" in outcome.failure
+
+
+BATTERY = load_attacks()
+
+
+def test_the_battery_is_shipped() -> None:
+    kinds = {a.kind for a in BATTERY}
+    assert len(BATTERY) >= 20 and kinds == {"forge", "unscored"}, [a.name for a in BATTERY]
+
+
+@pytest.mark.parametrize("attack", BATTERY, ids=[a.name for a in BATTERY])
+def test_every_attack_of_the_battery_scores_exactly_zero(victims: dict[str, Path],
+                                                          attack: Attack) -> None:
+    victim = victims["import" if attack.name in IN_PROCESS else "preimage"]
+    outcome = play(victim, attack.name, attack.script)
+    assert outcome.error is None, outcome.error  # never unscored
+    assert outcome.reward == 0.0, (outcome.verifier and outcome.verifier.output[-2000:])
+    if attack.name in IN_PROCESS:
+        assert outcome.failure and "agent code ran inside" in outcome.failure
+
+
+def test_a_leftover_process_does_not_survive_into_scoring(victims: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    # The daemon would write the secret into the answer the moment the tests start.
+    body = (f"echo {SECRET} > /root/.s\necho \"{HONEST_PROGRAM.strip()}\" > /app/answer.py\n"
+            "nohup setsid bash -c 'while sleep 0.05; do [ -d /tests ] && "
+            "cp /root/.s /app/secret.txt; done' >/dev/null 2>&1 &\n")
+    outcome = play(victims["preimage"], "daemon", script(tmp_path, body))
+    assert outcome.reward == 0.0 and outcome.error is None
+    assert outcome.verifier is not None and outcome.verifier.tampered == []
+
+
+FORGE_FROM_TESTS = textwrap.dedent("""\
+    import glob, hashlib, hmac, json, os, secrets
+    # Agent code run by the tests: look for the key, then forge a passing record.
+    key = secrets.token_bytes(32)
+    for path in ["/run/termgrade/attest.json", *glob.glob("/proc/[0-9]*/environ")]:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(1 << 16)
+        except OSError:
+            continue
+        if b'"key"' in data:
+            key = bytes.fromhex(json.loads(data)["key"])
+    out = os.open("/proc/1/fd/1", os.O_WRONLY)
+    for seq, event in enumerate([{"e": "start"}, {"e": "report", "id": "x", "when": "call",
+                                 "outcome": "passed"}, {"e": "finish", "exitstatus": 0}]):
+        payload = json.dumps(event, sort_keys=True, separators=(",", ":"))
+        mac = hmac.new(key, f"{seq} {payload}".encode(), hashlib.sha256).hexdigest()
+        os.write(out, f"TERMGRADE-ATTEST {seq} {mac} {payload}\\n".encode())
+    os.makedirs("/logs/verifier", exist_ok=True)
+    open("/logs/verifier/reward.json", "w").write('{"reward": 1}')  # read before reward.txt
+    os.kill(os.getppid(), 9)   # kill pytest before it reports the failure
+    """)
+
+
+def test_agent_code_run_by_the_tests_cannot_forge_the_record(victims: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    body = f"cat > /app/answer.py <<'PY'\n{FORGE_FROM_TESTS}PY\n"
+    outcome = play(victims["preimage"], "forge-from-tests", script(tmp_path, body))
+    assert outcome.error is None and outcome.reward == 0.0
+    assert outcome.verifier is not None and outcome.verifier.raw_reward == 1.0  # it did forge
+    assert outcome.failure and "attestation" in outcome.failure
+
+
+@pytest.mark.parametrize(("name", "body", "finding"), [
+    ("planted-tests", "mkdir -p /tests && echo 'def test_x(): pass' > /tests/test_outputs.py\n",
+     "A /tests"),
+    ("forged-reward", "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n",
+     "A /logs/verifier"),
+    ("root-conftest", "printf 'import pytest\\n' > /conftest.py\n", "A /conftest.py"),
+    ("root-pytest-ini", "printf '[pytest]\\naddopts = --co\\n' > /pytest.ini\n", "A /pytest.ini"),
+    ("sitecustomize", "echo 'import os; os._exit(0)' >> /etc/python3.11/sitecustomize.py\n",
+     "C /etc/python3.11/sitecustomize.py"),
+    ("modified-pytest", "echo 'import os; os._exit(0)' >> "
+     "/opt/venv/lib/python3.11/site-packages/_pytest/main.py\n", "C /opt/venv/lib/python3.11"),
+    ("ld-preload", "echo /app/x.so > /etc/ld.so.preload\n", "A /etc/ld.so.preload"),
+    ("usr-local-helper", "printf '#!/bin/sh\\necho hi\\n' > /usr/local/bin/helper\n",
+     "A /usr/local/bin/helper"),
+])
+def test_writes_outside_the_writable_paths_are_named(victims: dict[str, Path], tmp_path: Path,
+                                                     name: str, body: str,
+                                                     finding: str) -> None:
+    outcome = play(victims["preimage"], name, script(tmp_path, body))
+    assert outcome.error is None and outcome.reward == 0.0
+    assert outcome.verifier is not None
+    assert any(f.startswith(finding) for f in outcome.verifier.tampered), outcome.verifier.tampered
+
+
+def test_disk_limit_scores_zero_with_the_reason(make_task: MakeTask) -> None:
+    toml = textwrap.dedent("""\
+        schema_version = "1.4"
+        [verifier]
+        timeout_sec = 60.0
+        [agent]
+        timeout_sec = 120.0
+        [environment]
+        storage_mb = 64
+        """)
+    task = load_task(make_task("disk-hog", toml=toml, solve=(
+        "echo hello > /app/out.txt\n"
+        "dd if=/dev/zero of=/app/fill bs=1M count=400 status=none; sleep 3\n")))
+    outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
+    assert outcome.error is None and outcome.reward == 0.0
+    assert outcome.failure and "over its 64 MiB limit" in outcome.failure
+
+
+def test_a_declared_service_is_restarted_for_the_tests(make_task: MakeTask) -> None:
+    server = ("import http.server\n"
+              "class H(http.server.BaseHTTPRequestHandler):\n"
+              "    def do_GET(self):\n"
+              "        self.send_response(200); self.end_headers(); self.wfile.write(b'up')\n"
+              "http.server.HTTPServer(('127.0.0.1', 8765), H).serve_forever()\n")
+    tests = ("import urllib.request\n\n\ndef test_service_answers():\n"
+             "    assert urllib.request.urlopen('http://127.0.0.1:8765/').read() == b'up'\n")
+    solve = (f"cat > /app/server.py <<'PY'\n{server}PY\n"
+             "nohup python3 /app/server.py >/dev/null 2>&1 &\nsleep 0.5\n")
+    base = textwrap.dedent("""\
+        schema_version = "1.4"
+        [verifier]
+        timeout_sec = 60.0
+        [agent]
+        timeout_sec = 60.0
+        """)
+    declared = base + textwrap.dedent("""\
+        [[verifier.services]]
+        command = "python3 /app/server.py"
+        ready = "python3 -c 'import urllib.request; urllib.request.urlopen(\\"http://127.0.0.1:8765/\\")'"
+        """)
+    plain = load_task(make_task("service-undeclared", toml=base, solve=solve, tests=tests))
+    outcome = run_task(plain, build_task_image(plain).tag, AgentName.ORACLE)
+    assert outcome.reward == 0.0, "the agent phase's server must not survive into scoring"
+    task = load_task(make_task("service-declared", toml=declared, solve=solve, tests=tests))
+    outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
+    assert outcome.reward == 1.0, (outcome.failure, outcome.verifier and outcome.verifier.output)
+
+
+def test_verify_never_calls_an_attacking_oracle_verified(victims: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    import shutil
+
+    task_dir = tmp_path / "attack-oracle"
+    shutil.copytree(victims["preimage"], task_dir)
+    attack = next(a for a in BATTERY if a.name == "path-bash")
+    shutil.copy(attack.script, task_dir / "solution" / "solve.sh")
+    record = verify_task(task_dir, repeat=1)
+    assert record.verdict in (Verdict.UNSATISFIABLE, Verdict.ERROR), record
+
+
+def test_an_attack_that_earns_a_reward_makes_the_task_hackable(make_task: MakeTask,
+                                                               tmp_path: Path) -> None:
+    # A weak task: it only checks that a file exists, which any attack may create.
+    weak = load_task(make_task("weak", tests=(
+        "from pathlib import Path\n\n\ndef test_flag():\n"
+        "    assert Path('/app/flag').exists()\n")))
+    image = build_task_image(weak).tag
+    flagger = Attack("flagger", "forge", "creates /app/flag", script(tmp_path, "touch /app/flag\n"))
+    (tmp_path / "noop").mkdir()
+    harmless = Attack("noop", "forge", "does nothing", script(tmp_path / "noop", "true\n"))
+    assert play_attacks(weak, image, [harmless, flagger]) == ["flagger: reward 1"]
+
+
+def test_attestation_record_names_the_tests(victims: dict[str, Path], tmp_path: Path) -> None:
+    honest = script(tmp_path, f"echo {SECRET} > /app/secret.txt\n"
+                              f"echo \"{HONEST_PROGRAM.strip()}\" > /app/answer.py\n")
+    outcome = play(victims["preimage"], "honest", honest)
+    assert outcome.verifier is not None
+    names = sorted(t.name for t in outcome.verifier.tests)
+    assert names == ["test_preimage", "test_program_prints_something"]
+    assert json.dumps([t.to_json() for t in outcome.verifier.tests])
