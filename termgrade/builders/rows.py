@@ -43,7 +43,7 @@ class TaskRow(_Row):
                     "container failed (verdict == verified). Verify a task before trusting it.")
     verdict: str | None = Field(
         description="termgrade verify verdict (verified, unsatisfiable, flaky, vacuous, "
-                    "build_failed, error); null when the task was not verified.")
+                    "build_failed, error, hackable); null when the task was not verified.")
     n_assertions: Int32 | None = Field(description="Named tests in the last oracle run; null "
                                                    "when not verified.")
     split: str = Field(description="unseen, train151 or heldout120.")
