@@ -63,6 +63,16 @@ IMPORT_TESTS = textwrap.dedent(f"""\
         import answer
         assert hashlib.sha256(answer.preimage().encode()).hexdigest() == "{DIGEST}"
     """)
+VICTIM_TOML = """\
+schema_version = "1.4"
+[verifier]
+timeout_sec = 30.0
+[agent]
+timeout_sec = 20.0
+"""
+# The import victim's image ships the module the agent is to complete, as py-fix tasks do.
+SKELETON_IMAGE = ("FROM termgrade/base:local\nWORKDIR /app\n"
+                  "RUN echo 'def preimage(): raise NotImplementedError' > /app/answer.py\n")
 HONEST_PROGRAM = "print(open('/app/secret.txt').read().strip())\n"
 IN_PROCESS = {"in-process-exit", "in-process-report-patch"}
 
@@ -74,9 +84,10 @@ def victims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("victims")
     made = {
-        "preimage": write_task(root, "victim-preimage", tests=PREIMAGE_TESTS,
+        "preimage": write_task(root, "victim-preimage", tests=PREIMAGE_TESTS, toml=VICTIM_TOML,
                                solve="echo \"print('not it')\" > /app/answer.py\n"),
-        "import": write_task(root, "victim-import", tests=IMPORT_TESTS,
+        "import": write_task(root, "victim-import", tests=IMPORT_TESTS, toml=VICTIM_TOML,
+                             dockerfile=SKELETON_IMAGE,
                              solve="echo \"def preimage(): return 'not it'\" > /app/answer.py\n"),
     }
     for path in made.values():
