@@ -131,7 +131,7 @@ class _FileScan:
                    if name not in self.tainted and self.names_agent_path(value)}
             self.tainted |= new
             grew = bool(new)
-        self.changes: list[tuple[ast.AST, bool]] = []
+        self.changes: list[tuple[ast.stmt | ast.expr, bool]] = []
         """Import-path changes to an agent path, with whether each runs at import time."""
         self.loaders: list[ast.Call] = []
         self.findings: list[Finding] = []
@@ -175,7 +175,7 @@ class _FileScan:
 
     def _sets_pythonpath(self, call: ast.Call, name: str) -> bool:
         if name == "os.environ.update":
-            pairs = [(kw.arg, kw.value) for kw in call.keywords]
+            pairs: list[tuple[object, ast.expr]] = [(kw.arg, kw.value) for kw in call.keywords]
             for arg in call.args:
                 if isinstance(arg, ast.Dict):
                     pairs += [(k.value, v) for k, v in zip(arg.keys, arg.values, strict=True)
@@ -192,9 +192,8 @@ class _FileScan:
         arguments = [*call.args, *(kw.value for kw in call.keywords)]
         named = any(self.names_agent_path(arg) for arg in arguments)
         own_helper = isinstance(call.func, ast.Name) and call.func.id in self.local
-        if (name in PATH_CALLS or last == "syspath_prepend") and named:
-            self.changes.append((call, at_import))
-        elif self._sets_pythonpath(call, name):
+        path_call = name in PATH_CALLS or last == "syspath_prepend"
+        if (path_call and named) or self._sets_pythonpath(call, name):
             self.changes.append((call, at_import))
         elif last in NATIVE_LOADERS and name.startswith("ctypes.") and named:
             self.findings.append(Finding(self.path, call.lineno,
@@ -211,14 +210,14 @@ class _FileScan:
     def results(self) -> list[Finding]:
         found = list(self.findings)
         for node, _ in self.changes:
-            found.append(Finding(self.path, getattr(node, "lineno", 0),
+            found.append(Finding(self.path, node.lineno,
                                  f"{_snippet(node)} puts an agent path on the import path"))
         for call in self.loaders:
+            where = (call.lineno, call.col_offset)
             before = [node for node, at_import in self.changes
-                      if at_import or (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-                      < (call.lineno, call.col_offset)]
+                      if at_import or (node.lineno, node.col_offset) < where]
             if before:
-                line = min(getattr(node, "lineno", 0) for node in before)
+                line = min(node.lineno for node in before)
                 found.append(Finding(self.path, call.lineno,
                                      f"{_snippet(call)} loads code after the import-path "
                                      f"change on line {line}"))

@@ -14,6 +14,9 @@ the audit counts failures by check name. The checks, in :data:`CHECKS` order:
                        files are absent in the agent phase; a solution using them cheats)
 ``metadata_complete`` ``[metadata]`` has domain, difficulty (easy|medium|hard), author
                        and source
+``agent_code_isolated`` the tests load nothing from agent-writable paths (/app, /tmp, ...)
+                       into pytest's own process: no ``sys.path`` / ``PYTHONPATH`` entry,
+                       import, ``exec`` or ``ctypes`` load from one (:mod:`.agent_code`)
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from termgrade.audit.agent_code import agent_code_reason
 from termgrade.audit.documents import AuditDoc
 from termgrade.audit.shellscan import dockerfile_findings, network_findings
 from termgrade.audit.testcode import inventory
@@ -107,6 +111,10 @@ def metadata_complete(doc: AuditDoc, options: CheckOptions) -> str | None:
     return f"[metadata]: {', '.join(problems)}" if problems else None
 
 
+def agent_code_isolated(doc: AuditDoc, options: CheckOptions) -> str | None:
+    return agent_code_reason(doc.test_sources)
+
+
 CHECKS: dict[str, Check] = {
     "task_loads": task_loads,
     "dockerfile_offline": dockerfile_offline,
@@ -116,6 +124,7 @@ CHECKS: dict[str, Check] = {
     "enough_tests": enough_tests,
     "solution_no_tests": solution_no_tests,
     "metadata_complete": metadata_complete,
+    "agent_code_isolated": agent_code_isolated,
 }
 
 

@@ -1,4 +1,5 @@
-import importlib
+"""depsolve's tests. The package runs in a child process (app_bridge), never in pytest's."""
+
 import json
 import random
 import re
@@ -6,15 +7,7 @@ import subprocess
 import sys
 
 import pytest
-
-sys.path.insert(0, "/app")
-
-
-@pytest.fixture(scope="module")
-def ds():
-    for name in [m for m in sys.modules if m == "depsolve" or m.startswith("depsolve.")]:
-        del sys.modules[name]
-    return importlib.import_module("depsolve")
+from app_bridge import app_call, app_calls, app_calls_shared, raised
 
 
 def cli(*args):
@@ -82,42 +75,51 @@ def rresolve(index, reqs):
 
 
 # ---- versions ----
-def test_package_imports_from_app(ds):
-    assert ds.__file__.startswith("/app/depsolve/")
+def test_package_imports_from_app():
+    assert app_call("package_file").startswith("/app/depsolve/")
 
 
-def test_parse_valid_and_str_roundtrip(ds):
-    for text in ["0.0.0", "1.2.3", "10.20.30", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0-x-y-z.--",
-                 "1.0.0+build.7", "1.0.0-rc.1+exp.sha.5114f85"]:
-        assert str(ds.Version.parse(text)) == text
+def test_parse_valid_and_str_roundtrip():
+    texts = ["0.0.0", "1.2.3", "10.20.30", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0-x-y-z.--",
+             "1.0.0+build.7", "1.0.0-rc.1+exp.sha.5114f85"]
+    for text, shown in zip(texts, app_calls(*[("version_str", text) for text in texts]), strict=True):
+        assert shown == text
 
 
-@pytest.mark.parametrize("bad", ["1", "1.2", "01.2.3", "1.02.3", "1.2.3-01", "1.2.3-", "1.2.3+", "v1.2.3",
-                                 "1.2.3.4", "1.2.3-a..b", " 1.2.3", "1.2.3-beta!"])
-def test_parse_invalid(ds, bad):
-    with pytest.raises(ValueError):
-        ds.Version.parse(bad)
+# The cases of a parametrized test share one child process (app_calls_shared).
+BAD_VERSIONS = ["1", "1.2", "01.2.3", "1.02.3", "1.2.3-01", "1.2.3-", "1.2.3+", "v1.2.3", "1.2.3.4",
+                "1.2.3-a..b", " 1.2.3", "1.2.3-beta!"]
 
 
-def test_precedence_order(ds):
+@pytest.mark.parametrize("bad", BAD_VERSIONS)
+def test_parse_invalid(bad):
+    [result] = app_calls_shared(BAD_VERSIONS, bad, lambda bad: [("version_parse", bad)])
+    assert raised(result, ValueError), result
+
+
+def test_precedence_order():
     ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
                "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.9.0", "1.10.0", "2.0.0-0", "2.0.0"]
-    versions = [ds.Version.parse(v) for v in ordered]
-    shuffled = versions[:]
+    shuffled = ordered[:]
     random.Random(4).shuffle(shuffled)
-    assert [str(v) for v in sorted(shuffled)] == ordered
-    assert all(a < b for a, b in zip(versions, versions[1:]))
+    in_order, *ascending = app_calls(("sorted", shuffled),
+                                     *[("less_than", a, b) for a, b in zip(ordered, ordered[1:])])
+    assert in_order == ordered
+    assert all(ascending)
 
 
-def test_build_metadata_ignored(ds):
-    a, b, c = ds.Version.parse("1.0.0+b7"), ds.Version.parse("1.0.0"), ds.Version.parse("1.0.0+zz")
-    assert a == b == c and hash(a) == hash(b) and not a < b and not c > a
-    assert len({a, b, c}) == 1
-    assert ds.Version.parse("1.0.0-rc.1+b") < ds.Version.parse("1.0.0")
+def test_build_metadata_ignored():
+    a, b, c = "1.0.0+b7", "1.0.0", "1.0.0+zz"
+    ab, bc, ca, distinct, rc_first = app_calls(("relations", a, b), ("relations", b, c),
+                                               ("relations", c, a), ("distinct", [a, b, c]),
+                                               ("less_than", "1.0.0-rc.1+b", "1.0.0"))
+    assert ab.eq and bc.eq and ab.same_hash and not ab.lt and not ca.gt
+    assert distinct == 1
+    assert rc_first
 
 
 # ---- constraints ----
-@pytest.mark.parametrize("constraint, yes, no", [
+RANGES = [
     ("^1.2.3", ["1.2.3", "1.9.9", "1.10.0"], ["1.2.2", "2.0.0", "2.0.0-alpha"]),
     ("^0.2.3", ["0.2.3", "0.2.10"], ["0.3.0", "1.0.0", "0.2.2"]),
     ("^0.0.3", ["0.0.3"], ["0.0.4", "0.1.0"]),
@@ -128,87 +130,98 @@ def test_build_metadata_ignored(ds):
     (">1.2.3 <=1.4.0", ["1.2.4", "1.4.0"], ["1.2.3", "1.4.1"]),
     ("*", ["0.0.1", "99.0.0"], ["1.0.0-rc.1"]),
     ("<1.0.0 || >=2.0.0", ["0.9.0", "2.0.0", "3.1.0"], ["1.5.0"]),
-])
-def test_constraint_ranges(ds, constraint, yes, no):
-    c = ds.Constraint(constraint)
-    for v in yes:
-        assert c.allows(ds.Version.parse(v)), (constraint, v)
-    for v in no:
-        assert not c.allows(ds.Version.parse(v)), (constraint, v)
+]
 
 
-def test_whitespace_in_constraints(ds):
-    c = ds.Constraint("  >=1.0.0    <1.5.0  ||   ^3.0.0\t")
-    assert c.allows(ds.Version.parse("1.4.0")) and c.allows(ds.Version.parse("3.2.0"))
-    assert not c.allows(ds.Version.parse("2.0.0"))
+@pytest.mark.parametrize("constraint, yes, no", RANGES)
+def test_constraint_ranges(constraint, yes, no):
+    allowed, refused = app_calls_shared(RANGES, (constraint, yes, no), lambda case: [
+        ("allows", case[0], case[1]), ("allows", case[0], case[2])])
+    for v, ok in zip(yes, allowed, strict=True):
+        assert ok, (constraint, v)
+    for v, ok in zip(no, refused, strict=True):
+        assert not ok, (constraint, v)
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "^1.0.0 ||", "|| 1.0.0", ">=1.0", "^1", "~x.y.z"])
-def test_invalid_constraints(ds, bad):
-    with pytest.raises(ValueError):
-        ds.Constraint(bad)
+def test_whitespace_in_constraints():
+    low, high, between = app_call("allows", "  >=1.0.0    <1.5.0  ||   ^3.0.0\t", ["1.4.0", "3.2.0", "2.0.0"])
+    assert low and high
+    assert not between
 
 
-def test_prerelease_rule(ds):
-    c = ds.Constraint(">=1.2.3-alpha.1 <2.0.0")
-    assert c.allows(ds.Version.parse("1.2.3-alpha.7"))
-    assert c.allows(ds.Version.parse("1.2.3"))
-    assert not c.allows(ds.Version.parse("1.3.0-beta"))
-    assert not c.allows(ds.Version.parse("1.2.3-alpha.0"))
-    assert not ds.Constraint("^2.0.0").allows(ds.Version.parse("2.1.0-beta.1"))
-    assert ds.Constraint("^2.1.0-beta.1").allows(ds.Version.parse("2.1.0-beta.2"))
-    assert ds.Constraint("<1.0.0 || ~2.0.0-rc.1").allows(ds.Version.parse("2.0.0-rc.2"))
+BAD_CONSTRAINTS = ["", "   ", "^1.0.0 ||", "|| 1.0.0", ">=1.0", "^1", "~x.y.z"]
+
+
+@pytest.mark.parametrize("bad", BAD_CONSTRAINTS)
+def test_invalid_constraints(bad):
+    [result] = app_calls_shared(BAD_CONSTRAINTS, bad, lambda bad: [("constraint", bad)])
+    assert raised(result, ValueError), result
+
+
+def test_prerelease_rule():
+    ranged, [caret], [caret_pre], [alternative] = app_calls(
+        ("allows", ">=1.2.3-alpha.1 <2.0.0", ["1.2.3-alpha.7", "1.2.3", "1.3.0-beta", "1.2.3-alpha.0"]),
+        ("allows", "^2.0.0", ["2.1.0-beta.1"]), ("allows", "^2.1.0-beta.1", ["2.1.0-beta.2"]),
+        ("allows", "<1.0.0 || ~2.0.0-rc.1", ["2.0.0-rc.2"]))
+    same_pre, release, other_pre, lower_pre = ranged
+    assert same_pre
+    assert release
+    assert not other_pre
+    assert not lower_pre
+    assert not caret
+    assert caret_pre
+    assert alternative
 
 
 # ---- resolution ----
-def test_resolve_sample_index_needs_backtracking(ds):
+def test_resolve_sample_index_needs_backtracking():
     index = json.load(open("/app/index.json"))
-    got = ds.resolve(index, [("web", "^2.0.0")])
-    assert {k: str(v) for k, v in got.items()} == {"web": "2.3.0", "http": "1.10.2", "log": "0.3.9"}
+    got = app_call("resolve", index, [("web", "^2.0.0")])
+    assert got == {"web": "2.3.0", "http": "1.10.2", "log": "0.3.9"}
 
 
-def test_resolve_prefers_highest_by_precedence(ds):
+def test_resolve_prefers_highest_by_precedence():
     index = {"a": {"1.9.0": {}, "1.10.0": {}, "1.10.0-rc.1": {}, "1.2.0": {}}}
-    assert str(ds.resolve(index, [("a", "^1.0.0")])["a"]) == "1.10.0"
+    assert app_call("resolve", index, [("a", "^1.0.0")])["a"] == "1.10.0"
 
 
-def test_resolve_explicit_prerelease(ds):
+def test_resolve_explicit_prerelease():
     index = json.load(open("/app/index.json"))
-    got = ds.resolve(index, [("cli", ">=1.0.0-alpha.1 <1.0.0")])
-    assert {k: str(v) for k, v in got.items()} == {"cli": "1.0.0-beta", "web": "2.3.0", "http": "1.10.2",
-                                                   "log": "0.3.9"}
-    got = ds.resolve(index, [("cli", "~1.0.0-alpha.2 <1.0.0-beta")])
-    assert str(got["cli"]) == "1.0.0-alpha.10"
+    got, got2 = app_calls(("resolve", index, [("cli", ">=1.0.0-alpha.1 <1.0.0")]),
+                          ("resolve", index, [("cli", "~1.0.0-alpha.2 <1.0.0-beta")]))
+    assert got == {"cli": "1.0.0-beta", "web": "2.3.0", "http": "1.10.2", "log": "0.3.9"}
+    assert got2["cli"] == "1.0.0-alpha.10"
 
 
-def test_resolve_build_metadata_version(ds):
+def test_resolve_build_metadata_version():
     index = json.load(open("/app/index.json"))
-    got = ds.resolve(index, [("tls", "=1.2.1")])
-    assert {k: str(v) for k, v in got.items()} == {"tls": "1.2.1+build.7", "log": "0.4.0"}
+    got = app_call("resolve", index, [("tls", "=1.2.1")])
+    assert got == {"tls": "1.2.1+build.7", "log": "0.4.0"}
 
 
-def test_resolve_no_solution(ds):
+def test_resolve_no_solution():
     index = json.load(open("/app/index.json"))
-    with pytest.raises(ds.ResolutionError):
-        ds.resolve(index, [("web", "^2.10.0"), ("tls", "^1.2.0")])
-    with pytest.raises(ds.ResolutionError):
-        ds.resolve({"a": {"1.0.0": {"ghost": "*"}}}, [("a", "*")])
+    conflict, missing, resolution_error = app_calls(
+        ("resolve", index, [("web", "^2.10.0"), ("tls", "^1.2.0")]),
+        ("resolve", {"a": {"1.0.0": {"ghost": "*"}}}, [("a", "*")]), ("ResolutionError",))
+    assert raised(conflict, resolution_error), conflict
+    assert raised(missing, resolution_error), missing
 
 
-def test_resolve_cycle_and_shared_dependency(ds):
+def test_resolve_cycle_and_shared_dependency():
     index = {"a": {"1.0.0": {"b": "^1.0.0"}, "1.1.0": {"b": "^2.0.0"}},
              "b": {"1.0.0": {"a": "*"}, "2.0.0": {"a": "<1.1.0"}}}
-    got = ds.resolve(index, [("a", "*")])
-    assert {k: str(v) for k, v in got.items()} == {"a": "1.0.0", "b": "1.0.0"}
+    got = app_call("resolve", index, [("a", "*")])
+    assert got == {"a": "1.0.0", "b": "1.0.0"}
 
 
-def test_random_resolutions_match_reference(ds):
+def test_random_resolutions_match_reference():
     rnd = random.Random(1234)
     names = ["a", "b", "c", "d", "e"]
     pool = ["0.1.0", "0.1.5", "0.2.0", "1.0.0", "1.2.0", "1.10.0", "1.9.3", "2.0.0-rc.1", "2.0.0", "2.0.0+b1", "3.1.4"]
     cons = ["*", "^1.0.0", "^0.1.0", "~1.2.0", ">=1.0.0 <2.0.0", "<1.0.0 || >=3.0.0", "^2.0.0-rc.1", "=1.9.3",
             ">0.1.0", "^0.2.0"]
-    checked = 0
+    cases = []
     for _ in range(220):
         index = {}
         for n in names:
@@ -218,13 +231,15 @@ def test_random_resolutions_match_reference(ds):
             index[n] = {v: {d: rnd.choice(cons) for d in rnd.sample(names, rnd.randint(0, 2)) if d != n}
                         for v in vs}
         reqs = [(rnd.choice(names), rnd.choice(cons)) for _ in range(rnd.randint(1, 2))]
-        want = rresolve(index, reqs)
+        cases.append((index, reqs, rresolve(index, reqs)))
+    resolution_error, *results = app_calls(("ResolutionError",),
+                                           *[("resolve", index, reqs) for index, reqs, _ in cases])
+    checked = 0
+    for (index, reqs, want), got in zip(cases, results, strict=True):
         if want is None:
-            with pytest.raises(ds.ResolutionError):
-                ds.resolve(index, reqs)
+            assert raised(got, resolution_error), (index, reqs, got)
         else:
-            got = ds.resolve(index, reqs)
-            assert {k: str(v) for k, v in got.items()} == want, (index, reqs)
+            assert got == want, (index, reqs)
             checked += 1
     assert checked > 50
 
