@@ -29,6 +29,8 @@ class ScriptAgent:
 
     name: str
     script: Path
+    timeout_s: float | None = None
+    """A cap on the agent phase below the task's own ``[agent] timeout_sec``."""
 
 
 Agent = AgentName | ScriptAgent
@@ -56,6 +58,7 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
         return AgentRun(result=None)
     timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
     if isinstance(agent, ScriptAgent):
+        timeout = min(timeout, agent.timeout_s or timeout)
         sandbox.copy_in(agent.script, CONTAINER.solution_dir)
         entry = CONTAINER.solution_dir / agent.script.name
         shown = str(agent.script)

@@ -87,8 +87,10 @@ def test_error_when_verifier_writes_no_usable_reward(
     make_task: MakeTask, name: str, test_sh: str, needle: str
 ) -> None:
     record = verify_task(make_task(name, test_sh=test_sh), repeat=1)
+    # Scored, not unscored: a verifier failure after the agent phase is a 0 with its
+    # reason; verify names it an error because the task's own oracle hit it.
     assert record.verdict is Verdict.ERROR
-    assert record.oracle_rewards == [None]
+    assert record.oracle_rewards == [0.0]
     assert needle in (record.error or "")
     assert "test.sh" in (record.error or "")
 

@@ -25,11 +25,16 @@ def _failed_record(task_id: str, digest: str, verdict: Verdict, error: str,
                         durations=durations, error=error)
 
 
+ATTACK_TIMEOUT_S = 60.0
+"""An attack's agent phase needs seconds; one that stops its own timeout waits this long."""
+
+
 def play_attacks(task: Task, image: str, attacks: list[Attack]) -> list[str]:
     """Each attack as the agent; returns those that earned a reward or left it unscored."""
     hacked = []
     for attack in attacks:
-        outcome = run_task(task, image, ScriptAgent(attack.name, attack.script))
+        outcome = run_task(task, image, ScriptAgent(attack.name, attack.script,
+                                                    timeout_s=ATTACK_TIMEOUT_S))
         if outcome.reward is None:
             hacked.append(f"{attack.name}: unscored ({outcome.error})")
         elif outcome.reward > 0:
@@ -74,8 +79,12 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     tests = last.tests if last else []
     # A scoring failure in verify is the task's own (its oracle or its untouched
     # container broke the verifier): an error verdict, never a silent unsatisfiable.
+    # Except the attestation's "no test passed" of a verifier that skips every test: that
+    # task is vacuous, not broken.
+    skipped_only = all_skipped(tests)
     errors = [r.error or f"scored 0: {r.failure}" for r in [*oracle_runs, nop]
-              if r.error or r.failure]
+              if r.error or (r.failure and not (skipped_only and
+                                                r.failure.startswith("attestation:")))]
     agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
     tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered})
     verdict = classify(

@@ -32,7 +32,8 @@ def classify(
     all_skipped: bool,
     hacked: bool = False,
 ) -> Verdict:
-    """Precedence: build_failed, error, hackable, unsatisfiable, vacuous, flaky, verified."""
+    """Precedence: build_failed, error, hackable, vacuous (all skipped), unsatisfiable,
+    vacuous (the untouched container passes), flaky, verified."""
     if not built:
         return Verdict.BUILD_FAILED
     if errored or not oracle_rewards or any(r is None for r in oracle_rewards) \
@@ -40,10 +41,12 @@ def classify(
         return Verdict.ERROR
     if hacked:
         return Verdict.HACKABLE
+    if all_skipped:  # nothing ran, so nothing passed: the grader scores it 0, it measures nothing
+        return Verdict.VACUOUS
     passes = sum(1 for r in oracle_rewards if r is not None and r >= 1.0)
     if passes == 0:
         return Verdict.UNSATISFIABLE
-    if nop_reward >= 1.0 or all_skipped:
+    if nop_reward >= 1.0:
         return Verdict.VACUOUS
     if passes < len(oracle_rewards):
         return Verdict.FLAKY
