@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
+from typer import _click as click
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
-from termgrade.cli.app import app, register_commands
+from termgrade.cli.app import COMMANDS, app, load_group, register_commands
 from termgrade.verify import Journal, verify_tasks
 from tests.conftest import MakeTask
 
@@ -21,20 +22,23 @@ def _commands() -> None:
     register_commands()
 
 
-def _all_command_paths(group: typer.Typer, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    paths = []
-    for command in group.registered_commands:
-        name = command.name or (command.callback.__name__ if command.callback else "")
-        paths.append((*prefix, name.replace("_", "-")))
-    for sub in group.registered_groups:
-        if sub.typer_instance is not None and sub.name:
-            paths.append((*prefix, sub.name))
-            paths.extend(_all_command_paths(sub.typer_instance, (*prefix, sub.name)))
+def _all_command_paths() -> list[tuple[str, ...]]:
+    """Every command and subcommand, from the lazy table and each module's own group."""
+    paths: list[tuple[str, ...]] = []
+
+    def walk(command: click.Command, path: tuple[str, ...]) -> None:
+        paths.append(path)
+        if isinstance(command, TyperGroup):
+            for name, sub in command.commands.items():
+                walk(sub, (*path, name))
+
+    for name, (module, _) in COMMANDS.items():
+        walk(load_group(module).commands[name], (name,))
     return paths
 
 
 def test_every_command_has_help() -> None:
-    paths = _all_command_paths(app)
+    paths = _all_command_paths()
     assert ("verify",) in paths and ("run",) in paths and ("base-image", "build") in paths
     for path in paths:
         result = runner.invoke(app, [*path, "--help"])

@@ -2,20 +2,91 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
+import typer.main
 from rich.markup import escape
+from typer import _click as click  # typer ships its own click
+from typer.core import TyperCommand, TyperGroup
 
 from termgrade.errors import TermGradeError
 from termgrade.progress import STDERR
 from termgrade.settings import SETTINGS
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verify": ("verify", "Execution filtering: one verdict per task (exit 0 iff all are "
+                         "verified)."),
+    "run": ("run", "Build the task, run an agent phase, copy the tests in, verify, print the "
+                   "reward."),
+    "doctor": ("doctor", "Check the engine, base image and disk; say how to fix each problem."),
+    "schemas": ("schemas", "Regenerate schemas/*.schema.json from the typed models."),
+    "audit": ("audit", "Audit the corpus: static checks, near-duplicates, contamination."),
+    "labels": ("labels", "One label row per task x model x scaffold: pass_rate, band, n_counted, "
+                         "k, n_passed."),
+    "synth": ("labels", "Write a synthetic grading corpus (everything named synthetic) with a "
+                        "known truth."),
+    "report": ("report", "Per model pass@1 and pass@k with standard errors, paired comparisons "
+                         "of every two"),
+    "select": ("select", "Pick the N tasks nearest 0.5 within --range (no hand curation), then "
+                         "VAL_N near"),
+    "validate": ("validate", "Check the card YAML and configs, every row against schemas/, "
+                             "row-group budgets,"),
+    "publish": ("publish", "Validate DIR, plan its diff against the Hub repo (adds, changes, "
+                           "stale deletes),"),
+    "materialize": ("materialize", "Unpack a task's archive (refusing unsafe archives), check "
+                                   "it against the row's"),
+    "base-image": ("base_image", "The shared image every task starts FROM."),
+    "corpus": ("corpus", "Corpus-level files (the task table README)."),
+    "ingest": ("ingest", "Read other harnesses' trial output into TrialRecords."),
+    "build": ("build", "Stage a complete repo on disk (temp dir + rename)."),
+}
+"""Command -> (module under termgrade.cli, the first line of its help). Listing commands
+reads only this table; a command's module, and what it imports, loads when it runs. A
+test checks each line against the command's own help."""
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists commands from :data:`COMMANDS`, imports one when it is used."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, summary = COMMANDS[cmd_name]
+        if self._listing:
+            return TyperCommand(cmd_name, help=summary)
+        command: click.Command | None = load_group(module).commands.get(cmd_name)
+        return command
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+@functools.cache
+def load_group(module: str) -> TyperGroup:
+    """The click commands a ``termgrade.cli.<module>`` registers, imported on first use."""
+    sub = typer.Typer()
+    importlib.import_module(f"termgrade.cli.{module}").register(sub)
+    return typer.main.get_group(sub)
+
+
 app = typer.Typer(
     name="termgrade",
+    cls=LazyGroup,
     help="Build, verify, grade, package and publish executable Linux tasks for terminal agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -23,29 +94,9 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
-    # One line per command module; each module's register(app) adds its commands.
-    from termgrade.cli import base_image, doctor, run, schemas, verify
-
-    for module in (verify, run, doctor, base_image, schemas):
-        module.register(app)
-
-
-def _register_optional(name: str) -> None:
-    """Command modules added by later work register the same way, if present."""
-    import importlib
-
-    try:
-        module = importlib.import_module(f"termgrade.cli.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"termgrade.cli.{name}":
-            raise
-        return
-    module.register(app)
-
-
-OPTIONAL_COMMAND_MODULES = ("audit", "corpus", "ingest", "labels", "report", "select",
-                            "build", "validate", "publish", "materialize", "train")
+@app.callback()
+def _root() -> None:
+    """Build, verify, grade, package and publish executable Linux tasks for terminal agents."""
 
 
 def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -70,11 +121,7 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def register_commands() -> typer.Typer:
-    """Register every command module once (idempotent); the app is ready to invoke."""
-    if not app.registered_commands:
-        _register()
-        for name in OPTIONAL_COMMAND_MODULES:
-            _register_optional(name)
+    """The app, ready to invoke (commands load lazily; kept for callers and tests)."""
     return app
 
 
