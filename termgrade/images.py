@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from termgrade.errors import ImageBuildError, TermGradeError
+from termgrade.package_data import data_path
 from termgrade.sandbox.engine import BuiltImage, build_image, image_exists
 from termgrade.settings import SETTINGS
 from termgrade.task import Task
 
-BASE_IMAGE_DIR = Path(__file__).resolve().parent.parent / "base_image"
+BASE_IMAGE_DIR = data_path("base_image")
+"""The base image's recipe as the package ships it (copied from the repo's base_image/)."""
 
 
 def build_task_image(task: Task) -> BuiltImage:
@@ -57,11 +60,15 @@ def build_base_image(context: Path = BASE_IMAGE_DIR, *, rebuild: bool = False) -
         raise TermGradeError(f"{context}/Dockerfile not found",
                              fix="pass the base_image/ folder of a TermGrade checkout")
     ensure_os_image(context)
-    certs = context / "certs"
-    certs.mkdir(exist_ok=True)
-    bundle = _ca_bundle()
-    if bundle is not None:
-        shutil.copyfile(bundle, certs / "ca.crt")
-    return build_image(context, SETTINGS.base_image, network=True, timeout_s=1800,
-                       buildargs={"BASE_OS": SETTINGS.os_image},
-                       fix="the base image needs Debian's package mirror and PyPI")
+    # Build from a private copy: the context may be an installed package, and the host's
+    # CA bundle (handed to the image's one pip install) never lands beside the recipe.
+    with tempfile.TemporaryDirectory(prefix="termgrade-base-") as staging:
+        staged = Path(staging) / "base_image"
+        shutil.copytree(context, staged, ignore=shutil.ignore_patterns("certs", "__pycache__"))
+        (staged / "certs").mkdir()
+        bundle = _ca_bundle()
+        if bundle is not None:
+            shutil.copyfile(bundle, staged / "certs" / "ca.crt")
+        return build_image(staged, SETTINGS.base_image, network=True, timeout_s=1800,
+                           buildargs={"BASE_OS": SETTINGS.os_image},
+                           fix="the base image needs Debian's package mirror and PyPI")

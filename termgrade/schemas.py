@@ -11,9 +11,17 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from termgrade.atomic import atomic_write_text
+from termgrade.package_data import data_path, repo_root, sync
 from termgrade.verify.record import VerifyRecord
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = data_path("schemas")
+"""The schemas the installed package validates against (copies of the repo's schemas/)."""
+
+
+def default_schema_dir() -> Path:
+    """Where ``termgrade schemas`` writes: the checkout's schemas/, else the package's."""
+    root = repo_root()
+    return root / "schemas" if root is not None else SCHEMA_DIR
 
 MODELS: dict[str, type[BaseModel]] = {
     "verify_record": VerifyRecord,
@@ -50,16 +58,22 @@ def render(name: str, model: type[BaseModel]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
-def write_schemas(directory: Path = SCHEMA_DIR) -> list[Path]:
+def write_schemas(directory: Path | None = None) -> list[Path]:
+    """Write every schema (and refresh the package's copies when writing a checkout's)."""
+    directory = directory or default_schema_dir()
     written = []
     for name, model in sorted(all_models().items()):
         path = directory / f"{name}.schema.json"
         atomic_write_text(path, render(name, model))
         written.append(path)
+    root = repo_root()
+    if root is not None and directory.resolve() == (root / "schemas").resolve():
+        sync(root)
     return written
 
 
-def stale_schemas(directory: Path = SCHEMA_DIR) -> list[str]:
+def stale_schemas(directory: Path | None = None) -> list[str]:
+    directory = directory or default_schema_dir()
     stale = []
     for name, model in sorted(all_models().items()):
         path = directory / f"{name}.schema.json"

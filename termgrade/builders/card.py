@@ -17,11 +17,13 @@ from pydantic import BaseModel
 
 from termgrade.builders.arrow import model_fields
 from termgrade.errors import BuildError
+from termgrade.package_data import data_path
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-DATASET_CARD_TEMPLATE = Path(__file__).resolve().parents[2] / "DATASET_CARD.md"
-"""The environments card template (repo root); the other cards are in ``templates/``."""
+DATASET_CARD_TEMPLATE = data_path("DATASET_CARD.md")
+"""The environments card template (the package's copy of the repo's DATASET_CARD.md);
+the other cards are in ``templates/``."""
 
 
 def render_template(template: str, values: dict[str, str], *, name: str = "template") -> str:

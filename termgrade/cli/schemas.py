@@ -7,20 +7,22 @@ from pathlib import Path
 import typer
 
 from termgrade.progress import STDERR
-from termgrade.schemas import SCHEMA_DIR, stale_schemas, write_schemas
+from termgrade.schemas import default_schema_dir, stale_schemas, write_schemas
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def schemas(
-        directory: Path = typer.Option(SCHEMA_DIR, "--dir"),
+        directory: Path | None = typer.Option(
+            None, "--dir", help="Default: the checkout's schemas/ (the package copies follow)."),
         check: bool = typer.Option(False, "--check", help="Exit 1 if any file is stale."),
     ) -> None:
         """Regenerate schemas/*.schema.json from the typed models."""
         if check:
             stale = stale_schemas(directory)
             for name in stale:
-                STDERR.print(f"[red]stale:[/] {directory / name} (run `termgrade schemas`)")
+                STDERR.print(f"[red]stale:[/] {directory or default_schema_dir()} / {name} "
+                             "(run `termgrade schemas`)")
             raise typer.Exit(1 if stale else 0)
         for path in write_schemas(directory):
             STDERR.print(f"wrote {path}")
