@@ -20,6 +20,20 @@ class TermGradeError(Exception):
         super().__init__(message if fix is None else f"{message}\n  fix: {fix}")
 
 
+class OutputError(TermGradeError, OSError):
+    """An output path cannot be written (not a regular file, not writable, no space)."""
+
+    def __init__(self, path: object, reason: str, *, fix: str | None = None) -> None:
+        self.path = path
+        super().__init__(f"cannot write {path}: {reason}",
+                         fix=fix or "choose a writable path for the output (-o / --output)")
+
+
+def output_error(path: object, exc: OSError) -> OutputError:
+    """The OSError of writing ``path`` as a message that names it."""
+    return OutputError(exc.filename or path, exc.strerror or str(exc))
+
+
 class TaskLoadError(TermGradeError, ValueError):
     """A task directory is missing a file or has a malformed one."""
 

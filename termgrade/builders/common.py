@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from termgrade.errors import BuildError
+from termgrade.errors import BuildError, output_error
 
 
 @contextmanager
@@ -24,19 +24,27 @@ def staged_directory(target: Path, *, overwrite: bool = False) -> Iterator[Path]
         raise BuildError(f"{target} already exists", fix="pass --force to replace it")
     if target.exists() and not target.is_dir():
         raise BuildError(f"{target} is not a directory", fix="choose another output path")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent))
-    stage.chmod(0o755)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging",
+                                      dir=target.parent))
+        stage.chmod(0o755)
+    except OSError as exc:
+        raise output_error(target, exc) from exc
     try:
         yield stage
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.{os.getpid()}.old")
-        os.replace(target, old)
-    os.replace(stage, target)
+    try:
+        if target.exists():
+            old = target.with_name(f".{target.name}.{os.getpid()}.old")
+            os.replace(target, old)
+        os.replace(stage, target)
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise output_error(target, exc) from exc
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 

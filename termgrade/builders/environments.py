@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_jsonl, atomic_write_text
+from termgrade.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from termgrade.builders.common import copy_tree, staged_directory
 from termgrade.builders.environments_card import render_environments_card
 from termgrade.builders.inputs import Inputs, load_inputs
@@ -38,6 +38,7 @@ from termgrade.builders.task_rows import (
     write_registry,
     write_task_tree,
 )
+from termgrade.errors import BuildError
 from termgrade.images import BASE_IMAGE_DIR
 from termgrade.progress import track
 
@@ -63,6 +64,8 @@ class EnvironmentsSummary:
     n_labels: int = 0
     files: list[str] = field(default_factory=list)
     """Parquet files written, relative to the repo root."""
+    secrets_baseline: Path | None = None
+    """The reviewed detect-secrets findings placed beside the repo, if any."""
 
 
 def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
@@ -104,8 +107,14 @@ def build_environments(
     base_image: Path = BASE_IMAGE_DIR,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
+    secrets_baseline: Path | None = None,
 ) -> EnvironmentsSummary:
-    """Stage the environments repo at ``out`` (built beside it, renamed when complete)."""
+    """Stage the environments repo at ``out`` (built beside it, renamed when complete).
+
+    ``secrets_baseline``: reviewed detect-secrets findings of the task files (default:
+    ``secrets.baseline`` in the first task root, if present), copied beside the repo
+    where :func:`~termgrade.validate.validate_repo` and ``publish`` read it.
+    """
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
     summary = EnvironmentsSummary(out=Path(out))
     with staged_directory(Path(out), overwrite=overwrite) as stage:
@@ -125,4 +134,12 @@ def build_environments(
         copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
         atomic_write_text(paths.readme, render_environments_card(paths, summary, inputs.labels,
                                                                  repo_id=repo_id))
+    baseline = secrets_baseline or (Path(task_roots[0]) / "secrets.baseline"
+                                    if task_roots else None)
+    if baseline is not None and baseline.is_file():
+        summary.secrets_baseline = RepoPaths(Path(out)).secrets_baseline
+        atomic_write_bytes(summary.secrets_baseline, baseline.read_bytes())
+    elif secrets_baseline is not None:
+        raise BuildError(f"{secrets_baseline}: no such secrets baseline",
+                         fix="pass the reviewed detect-secrets baseline file, or omit it")
     return summary

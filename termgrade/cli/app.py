@@ -113,6 +113,13 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
             STDERR.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
                          soft_wrap=True)
             raise typer.Exit(1) from None
+        except OSError as exc:  # a file the command read or wrote: name it, no traceback
+            if SETTINGS.debug:
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            STDERR.print(f"[bold red]error:[/] {escape(where + (exc.strerror or str(exc)))}",
+                         highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
         except KeyboardInterrupt:
             STDERR.print("[yellow]interrupted[/]")
             raise typer.Exit(130) from None

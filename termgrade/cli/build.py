@@ -39,18 +39,13 @@ def environments(
              "`validate` and `publish` read it."),
 ) -> None:
     """Tasks (parquet + tasks/ tree + registry.json), labels, split flags, base image, card."""
-    import shutil
-
     from termgrade.builders.environments import build_environments
-    from termgrade.builders.layout import RepoPaths
 
-    roots = tasks or [Path("environments")]
-    summary = build_environments(out, task_roots=roots, labels=labels,
-                                 splits=splits, verify=verify, repo_id=repo_id, overwrite=force)
-    baseline = secrets_baseline or roots[0] / "secrets.baseline"
-    if baseline.is_file():
-        shutil.copyfile(baseline, RepoPaths(out).secrets_baseline)
-        STDERR.print(f"reviewed secret findings: {baseline} -> {RepoPaths(out).secrets_baseline}")
+    summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
+                                 splits=splits, verify=verify, repo_id=repo_id, overwrite=force,
+                                 secrets_baseline=secrets_baseline)
+    if summary.secrets_baseline is not None:
+        STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
     counts = ", ".join(f"{s} {n}" for s, n in summary.split_counts.items())
     STDERR.print(f"{len(summary.tasks)} task(s) ({counts}); {summary.n_labels} label(s)")
     _done(out, summary.files)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from termgrade.cli.app import guarded
 from termgrade.doctor import run_checks
 from termgrade.progress import STDERR
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
+    @guarded
     def doctor() -> None:
         """Check the engine, base image and disk; say how to fix each problem."""
         checks = run_checks()

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import typer
 
+from termgrade.cli.app import guarded
 from termgrade.progress import STDERR
 from termgrade.schemas import default_schema_dir, stale_schemas, write_schemas
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
+    @guarded
     def schemas(
         directory: Path | None = typer.Option(
             None, "--dir", help="Default: the checkout's schemas/ (the package copies follow)."),

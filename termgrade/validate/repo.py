@@ -27,6 +27,11 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     if not paths.root.is_dir():
         report.add(Finding("card", str(root), "no such directory"))
         return report
+    if not paths.readme.is_file():
+        # Nothing to check against: say so once instead of a row of vacuous "ok"s.
+        report.add(Finding("card", str(paths.readme), "missing: this is not a staged repo "
+                           "(stage one with `termgrade build ...`)"))
+        return report
     configs = check_card(paths, report)
     infos = check_rows(paths, configs, report)
     if load:
