@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (Docker tests included) and the static checks.
+# Set up, then run the whole test suite (Docker tests included), the static checks, and
+# a user's install from the wheel (scripts/wheel_check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"
+bash scripts/wheel_check.sh

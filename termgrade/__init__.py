@@ -1,12 +1,87 @@
 """TermGrade: build, verify, grade, package and publish terminal-agent RL tasks.
 
-The library is the API; the ``termgrade`` command is a thin layer over it::
+The library is the API; the ``termgrade`` command is a thin layer over it. The whole
+pipeline, from Python::
 
-    from termgrade import load_task, verify_tasks
-    task = load_task("environments/csv-column-sum")
+    from pathlib import Path
+    import termgrade as tg
+
+    report = tg.verify_tasks([Path("environments")], repeat=2)          # Docker
+    trials = tg.read_trials([Path("runs/trials.jsonl")])
+    labels = tg.compute_labels(trials)
+    tg.build_environments(Path("dist/env"), task_roots=[Path("environments")])
+    print(tg.validate_repo(Path("dist/env")).ok)
+
+Names load on first use, so ``import termgrade`` stays fast.
 """
 
-from termgrade.task import Task, discover_tasks, load_task
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Task", "__version__", "discover_tasks", "load_task"]
+
+_API: dict[str, str] = {
+    "Task": "termgrade.task",
+    "load_task": "termgrade.task",
+    "discover_tasks": "termgrade.task",
+    "verify_task": "termgrade.verify",
+    "verify_tasks": "termgrade.verify",
+    "run_task": "termgrade.grading",
+    "load_attacks": "termgrade.attacks",
+    "read_trials": "termgrade.trials.io",
+    "write_trials": "termgrade.trials.io",
+    "compute_labels": "termgrade.labels.compute",
+    "select_band_central": "termgrade.selection.bandcentral",
+    "SelectionConfig": "termgrade.selection.bandcentral",
+    "build_environments": "termgrade.builders.environments",
+    "build_trajectories": "termgrade.builders.trajectories",
+    "build_bandcentral": "termgrade.builders.bandcentral",
+    "build_checkpoint_card": "termgrade.builders.checkpoint_card",
+    "validate_repo": "termgrade.validate",
+    "publish": "termgrade.publish.publisher",
+    "PublishOptions": "termgrade.publish.publisher",
+    "materialize": "termgrade.materialize.materializer",
+    "TermGradeError": "termgrade.errors",
+}
+"""Public name -> the module that defines it."""
+
+__all__ = [
+    "PublishOptions", "SelectionConfig", "Task", "TermGradeError", "__version__",
+    "build_bandcentral", "build_checkpoint_card", "build_environments", "build_trajectories",
+    "compute_labels", "discover_tasks", "load_attacks", "load_task", "materialize", "publish",
+    "read_trials", "run_task", "select_band_central", "validate_repo", "verify_task",
+    "verify_tasks", "write_trials",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'termgrade' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from termgrade.attacks import load_attacks
+    from termgrade.builders.bandcentral import build_bandcentral
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+    from termgrade.builders.environments import build_environments
+    from termgrade.builders.trajectories import build_trajectories
+    from termgrade.errors import TermGradeError
+    from termgrade.grading import run_task
+    from termgrade.labels.compute import compute_labels
+    from termgrade.materialize.materializer import materialize
+    from termgrade.publish.publisher import PublishOptions, publish
+    from termgrade.selection.bandcentral import SelectionConfig, select_band_central
+    from termgrade.task import Task, discover_tasks, load_task
+    from termgrade.trials.io import read_trials, write_trials
+    from termgrade.validate import validate_repo
+    from termgrade.verify import verify_task, verify_tasks
