@@ -162,7 +162,8 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
                 started_box.close_later()
-        shutil.rmtree(staged.parent, ignore_errors=True)
+        if not keep:  # a kept scoring container still mounts the staged tests
+            shutil.rmtree(staged.parent, ignore_errors=True)
         durations["total"] = time.monotonic() - started
 
 
