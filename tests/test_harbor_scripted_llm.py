@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from termgrade.testing.scripted_llm import (
+from tests.support.scripted_llm import (
     WORD_FREQUENCY_REPLIES,
     ScriptedLLM,
     build_parser,

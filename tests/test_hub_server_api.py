@@ -23,9 +23,11 @@ from huggingface_hub import (
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 from huggingface_hub.hf_api import RepoFile, RepoFolder
 
-from termgrade.testing.fixtures import hf_home, hub  # noqa: F401
-from termgrade.testing.hub_server import Fault, HubServer
-from termgrade.testing.hub_store import git_blob_oid
+from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.hub_server import Fault, HubServer
+from tests.support.hub_store import git_blob_oid
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
 REPO = "org/data"
@@ -173,8 +175,9 @@ def test_xet_upload_path_is_refused(api: HfApi, hub: HubServer,  # noqa: F811
 
 
 def test_runs_as_a_module(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "termgrade.testing.hub_server", "--port", "0",
-                             "--root", str(tmp_path / "root")], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.hub_server", "--port", "0",
+                             "--root", str(tmp_path / "root")], stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

@@ -3,7 +3,7 @@
 Each layout folder holds jobs run on TermGrade tasks: ``oracle`` (3 tasks, k=2), ``nop``
 (word-frequency), ``errors`` (a task whose image build fails; one whose oracle solves it,
 then sleeps past a 5 s agent timeout), ``terminus2-scripted`` (Harbor's Terminus-2 driven
-by the scripted stand-in model of termgrade.testing.scripted_llm) and, for Harbor >= 0.9,
+by the scripted stand-in model of tests.support.scripted_llm) and, for Harbor >= 0.9,
 ``multistep-terminus2-scripted`` (the same on a two-step copy of word-frequency).
 """
 
@@ -20,7 +20,7 @@ import pytest
 from termgrade.ingest import IngestResult, Layout, ingest_harbor
 from termgrade.records import ChatMessage, TrialRecord
 from termgrade.schemas import load_schema
-from termgrade.testing.scripted_llm import WORD_FREQUENCY_REPLIES
+from tests.support.scripted_llm import WORD_FREQUENCY_REPLIES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harbor"
 LAYOUTS = [Layout.CURRENT, Layout.LEGACY]

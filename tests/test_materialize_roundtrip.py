@@ -17,9 +17,9 @@ from termgrade.cli import run as run_cli
 from termgrade.materialize import materialize
 from termgrade.publish import PublishOptions, RetryPolicy, ValidationOutcome, publish
 from termgrade.task.digest import task_manifest
-from termgrade.testing.fixtures import hf_home, hub  # noqa: F401
-from termgrade.testing.hub_server import HubServer
-from termgrade.testing.staging import stage_environments_repo, task_row, write_task_parquet
+from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.hub_server import HubServer
+from tests.support.staging import stage_environments_repo, task_row, write_task_parquet
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
 TASK = Path(__file__).resolve().parents[1] / "environments" / "word-frequency"

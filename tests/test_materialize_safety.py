@@ -16,7 +16,7 @@ import pytest
 from termgrade.errors import MaterializeError, UnsafeArchiveError
 from termgrade.materialize import ArchiveLimits, TaskArchiveRow, unpack_row
 from termgrade.task.digest import FileEntry
-from termgrade.testing.fixtures import hf_home  # noqa: F401
+from tests.support.hub_fixtures import hf_home  # noqa: F401
 
 Member = tuple[tarfile.TarInfo, bytes | None]
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner, Result
 import termgrade.publish.validation as validation
 from termgrade.cli import publish as publish_cli
 from termgrade.publish import ValidationOutcome
-from termgrade.testing.fixtures import hf_home, hub  # noqa: F401
-from termgrade.testing.hub_server import HubServer
-from termgrade.testing.staging import stage_environments_repo
+from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.hub_server import HubServer
+from tests.support.staging import stage_environments_repo
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
 TASK = Path(__file__).resolve().parents[1] / "environments" / "word-frequency"

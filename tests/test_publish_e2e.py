@@ -12,8 +12,8 @@ from termgrade.builders.environments import build_environments
 from termgrade.materialize import materialize
 from termgrade.publish import PublishOptions, RetryPolicy, publish
 from termgrade.task.digest import task_manifest
-from termgrade.testing.fixtures import hf_home, hub  # noqa: F401
-from termgrade.testing.hub_server import HubServer
+from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.hub_server import HubServer
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")]

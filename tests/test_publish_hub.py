@@ -25,11 +25,11 @@ from termgrade.publish import (
 )
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.remote import remote_state
-from termgrade.testing.fixtures import hf_home, hub  # noqa: F401
-from termgrade.testing.hf_env import subprocess_env
-from termgrade.testing.hub_server import Fault, HubServer
-from termgrade.testing.staging import stage_environments_repo
 from tests.conftest import MakeTask
+from tests.support.hf_env import subprocess_env
+from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.hub_server import Fault, HubServer
+from tests.support.staging import stage_environments_repo
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
 REPO = "org/termgrade-environments"

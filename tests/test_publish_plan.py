@@ -17,8 +17,8 @@ from termgrade.publish.files import LocalFile
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.retry import RetryEvent, RetryPolicy, call_with_retries
 from termgrade.publish.validation import ValidationOutcome, check_staged_repo, library_validator
-from termgrade.testing.fixtures import hf_home  # noqa: F401
 from termgrade.validate import Finding, ValidationReport
+from tests.support.hub_fixtures import hf_home  # noqa: F401
 
 
 def tree(root: Path, files: dict[str, bytes]) -> Path:

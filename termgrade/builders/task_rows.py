@@ -73,8 +73,9 @@ def write_task_tree(paths: RepoPaths, tasks: list[Task]) -> None:
 
 def registry_entries(paths: RepoPaths, name: str, version: str, description: str,
                      task_ids: list[str]) -> dict[str, object]:
-    """One dataset of Harbor's registry.json (``DatasetSpec``); ``git_url`` / commit are
-    left null so Harbor fills them in from the repo it reads the registry from."""
+    """One dataset of Harbor's registry.json (``DatasetSpec``). ``git_url`` / commit are
+    null and ``path`` is relative: Harbor 0.26 resolves it against the working directory,
+    so Harbor runs from the repo's folder (the cards say so)."""
     return {
         "name": name,
         "version": version,

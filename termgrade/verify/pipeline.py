@@ -13,7 +13,7 @@ from termgrade.task import discover_tasks
 from termgrade.task.digest import task_digest
 from termgrade.verify.journal import Journal
 from termgrade.verify.record import VerifyRecord
-from termgrade.verify.runner import safe_verify_task
+from termgrade.verify.runner import ImageBuilder, TrialRunner, safe_verify_task
 from termgrade.verify.verdict import Verdict
 
 
@@ -44,9 +44,12 @@ def verify_tasks(
     resume: bool = False,
     progress: bool | None = None,
     attacks: list[Attack] | None = None,
+    run_trial: TrialRunner | None = None,
+    build_image: ImageBuilder | None = None,
 ) -> VerifyReport:
     """Verify every task under ``roots``. Finished records are journaled one by one;
-    with ``resume`` a task whose digest matches its journaled record is not rerun."""
+    with ``resume`` a task whose digest matches its journaled record is not rerun.
+    ``run_trial`` / ``build_image``: see :func:`~termgrade.verify.runner.verify_task`."""
     task_dirs = discover_tasks(*roots)
     done: dict[str, VerifyRecord] = {}
     if journal is not None:
@@ -68,12 +71,19 @@ def verify_tasks(
             ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for _ in range(resumed):
             bar.advance()
-        futures = {pool.submit(safe_verify_task, path, repeat=repeat, attacks=attacks): path
+        futures = {pool.submit(safe_verify_task, path, repeat=repeat, attacks=attacks,
+                               run_trial=run_trial, build_image=build_image): path
                    for path in todo}
-        for future in as_completed(futures):
-            record = future.result()
-            results[record.task_id] = record
-            if journal is not None:
-                journal.append(record)
-            bar.advance(f"verify [dim]{record.task_id}: {record.verdict.value}")
+        try:
+            for future in as_completed(futures):
+                record = future.result()
+                results[record.task_id] = record
+                if journal is not None:
+                    journal.append(record)
+                bar.advance(f"verify [dim]{record.task_id}: {record.verdict.value}")
+        except BaseException:
+            # Interrupted: queued tasks never start; a started one finishes unrecorded.
+            for pending in futures:
+                pending.cancel()
+            raise
     return VerifyReport(records=[results[p.name] for p in task_dirs], resumed=resumed)

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
-from termgrade.agents import AgentName, ScriptAgent
+from termgrade.agents import Agent, AgentName, ScriptAgent
 from termgrade.attacks import Attack
 from termgrade.errors import ImageBuildError, TaskLoadError, TermGradeError
 from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.grading.verifier import all_skipped
 from termgrade.images import build_task_image
+from termgrade.sandbox.engine import BuiltImage
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.record import TestRecord, VerifyRecord
 from termgrade.verify.verdict import Verdict, classify
+
+TrialRunner = Callable[[Task, str, Agent], RunOutcome]
+"""Runs one trial: ``(task, image tag, agent) -> RunOutcome``, like
+:func:`termgrade.grading.trial.run_task` (the default)."""
+ImageBuilder = Callable[[Task], BuiltImage]
+"""Builds a task's image, like :func:`termgrade.images.build_task_image` (the default)."""
 
 
 def _failed_record(task_id: str, digest: str, verdict: Verdict, error: str,
@@ -29,12 +37,14 @@ ATTACK_TIMEOUT_S = 60.0
 """An attack's agent phase needs seconds; one that stops its own timeout waits this long."""
 
 
-def play_attacks(task: Task, image: str, attacks: list[Attack]) -> list[str]:
+def play_attacks(task: Task, image: str, attacks: list[Attack], *,
+                 run_trial: TrialRunner | None = None) -> list[str]:
     """Each attack as the agent; returns those that earned a reward or left it unscored."""
+    run_trial = run_trial or run_task
     hacked = []
     for attack in attacks:
-        outcome = run_task(task, image, ScriptAgent(attack.name, attack.script,
-                                                    timeout_s=ATTACK_TIMEOUT_S))
+        outcome = run_trial(task, image, ScriptAgent(attack.name, attack.script,
+                                                     timeout_s=ATTACK_TIMEOUT_S))
         if outcome.reward is None:
             hacked.append(f"{attack.name}: unscored ({outcome.error})")
         elif outcome.reward > 0:
@@ -43,12 +53,19 @@ def play_attacks(task: Task, image: str, attacks: list[Attack]) -> list[str]:
 
 
 def verify_task(task_dir: Path, *, repeat: int = 2,
-                attacks: list[Attack] | None = None) -> VerifyRecord:
+                attacks: list[Attack] | None = None,
+                run_trial: TrialRunner | None = None,
+                build_image: ImageBuilder | None = None) -> VerifyRecord:
     """Never raises for a bad task: every failure becomes a recorded verdict.
 
-    With ``attacks``, each is also played as the agent (see :mod:`termgrade.attacks`)."""
+    With ``attacks``, each is also played as the agent (see :mod:`termgrade.attacks`).
+    ``run_trial`` and ``build_image`` replace the Docker trial runner and image builder
+    (defaults: :func:`~termgrade.grading.trial.run_task`,
+    :func:`~termgrade.images.build_task_image`), e.g. with test stand-ins."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
+    run_trial = run_trial or run_task
+    build_image = build_image or build_task_image
     durations: dict[str, float] = defaultdict(float)
     try:
         digest = task_digest(task_dir)
@@ -60,7 +77,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         return _failed_record(task_dir.name, digest, Verdict.ERROR, str(exc), dict(durations))
     started = time.monotonic()
     try:
-        image = build_task_image(task)
+        image = build_image(task)
     except ImageBuildError as exc:
         durations["build"] = time.monotonic() - started
         return _failed_record(task.task_id, digest, Verdict.BUILD_FAILED, str(exc), dict(durations))
@@ -68,13 +85,13 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
 
     oracle_runs: list[RunOutcome] = []
     for _ in range(repeat):
-        oracle_runs.append(run_task(task, image.tag, AgentName.ORACLE))
-    nop = run_task(task, image.tag, AgentName.NOP)
+        oracle_runs.append(run_trial(task, image.tag, AgentName.ORACLE))
+    nop = run_trial(task, image.tag, AgentName.NOP)
     for run in [*oracle_runs, nop]:
         for key, value in run.durations.items():
             durations[f"{run.agent}_{key}"] += value
 
-    hacked = play_attacks(task, image.tag, attacks or [])
+    hacked = play_attacks(task, image.tag, attacks or [], run_trial=run_trial)
     last = oracle_runs[-1].verifier
     tests = last.tests if last else []
     # A scoring failure in verify is the task's own (its oracle or its untouched
@@ -106,7 +123,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         oracle_rewards=[r.reward for r in oracle_runs],
         nop_reward=nop.reward,
         n_assertions=len(tests),
-        tests=[TestRecord(name=t.name, outcome=t.outcome.value) for t in tests],
+        tests=[TestRecord(name=t.name, outcome=t.outcome) for t in tests],
         tampered=tampered,
         durations={k: round(v, 4) for k, v in durations.items()},
         error=message if verdict is not Verdict.HACKABLE
@@ -117,9 +134,12 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
 
 
 def safe_verify_task(task_dir: Path, *, repeat: int,
-                     attacks: list[Attack] | None = None) -> VerifyRecord:
+                     attacks: list[Attack] | None = None,
+                     run_trial: TrialRunner | None = None,
+                     build_image: ImageBuilder | None = None) -> VerifyRecord:
     """:func:`verify_task`, turning an unexpected engine failure into an ``error`` record."""
     try:
-        return verify_task(task_dir, repeat=repeat, attacks=attacks)
+        return verify_task(task_dir, repeat=repeat, attacks=attacks, run_trial=run_trial,
+                           build_image=build_image)
     except TermGradeError as exc:
         return _failed_record(task_dir.name, "", Verdict.ERROR, str(exc), {})

@@ -1,7 +1,8 @@
-"""Pytest fixtures for Hub round trips; import them into a test module to use them.
+"""Pytest fixtures for Hub round trips against the stand-in Hub; import them into a test
+module to use them.
 
 ``hf_home`` (autouse once imported) isolates the Hugging Face home, cache and token;
-``hub`` runs a :class:`~termgrade.testing.hub_server.HubServer` on loopback, points the
+``hub`` runs a :class:`~tests.support.hub_server.HubServer` on loopback, points the
 client at it, and fails the test if the client called an endpoint the server lacks.
 """
 
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.testing.hf_env import isolate_hf
-from termgrade.testing.hub_server import HubServer
+from tests.support.hf_env import isolate_hf
+from tests.support.hub_server import HubServer
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Storage of the loopback Hub: repositories as files plus their full commit history.
+"""Test stand-in: storage of the loopback Hub: repositories as files plus their full
+commit history.
 
 ::
 

@@ -1,4 +1,5 @@
-"""A small environments repo staged by hand, in the shared layout, for tests and rehearsals.
+"""Test stand-in: a small environments repo staged by hand, in the shared layout, for tests
+and rehearsals.
 
 It follows the contract between ``termgrade build`` and ``termgrade publish`` (README with
 ``configs:``, ``data/tasks/<split>-00000-of-00001.parquet``, ``data/labels/...``,
@@ -44,7 +45,7 @@ configs:
 ---
 # {title}
 
-Staged by termgrade.testing.staging.
+Staged by tests.support.staging.
 """
 
 

@@ -1,4 +1,5 @@
-"""Write routes of the loopback Hub: create, validate-yaml, preupload, LFS, commit, refs, PRs.
+"""Test stand-in: write routes of the loopback Hub: create, validate-yaml, preupload, LFS,
+commit, refs, PRs.
 
 The commit endpoint takes the NDJSON ``huggingface_hub`` streams (a ``header`` line, then
 ``file`` / ``lfsFile`` / ``deletedFile`` / ``deletedFolder`` lines) and answers 412 when
@@ -18,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from termgrade.testing.hub_http import REPO, WEB_REPO, Context, Reply, Request, repo_of, route
-from termgrade.testing.hub_store import Commit, HubError, Op
+from tests.support.hub_http import REPO, WEB_REPO, Context, Reply, Request, repo_of, route
+from tests.support.hub_store import Commit, HubError, Op
 
 
 def _check_path(path: str) -> str:

@@ -1,11 +1,11 @@
-"""A small Hugging Face Hub on loopback, for tests and for rehearsing a publish.
+"""A test stand-in for the Hugging Face Hub, on loopback, for tests and publish rehearsals.
 
 Point the real client at it with ``HF_ENDPOINT=http://127.0.0.1:<port>``. It serves the
 endpoints ``huggingface_hub`` and ``datasets`` really call (repo create and info, preupload,
 NDJSON commit, LFS batch/upload/verify, tree with ``recursive`` / ``expand`` and cursor
 pages, paths-info, resolve with ``X-Repo-Commit`` / ``ETag`` / ``X-Linked-*`` and ranges,
 refs, commits, tags, branches, pull requests and merge) from
-:class:`~termgrade.testing.hub_store.HubStore`. Any other request gets HTTP 501 and an
+:class:`~tests.support.hub_store.HubStore`. Any other request gets HTTP 501 and an
 error log line naming the method and path, and is kept in :attr:`HubServer.unhandled`.
 
 Faults on demand (:meth:`HubServer.inject`, or ``POST /__termgrade/faults`` with the same
@@ -19,7 +19,7 @@ What it cannot prove: the Xet upload/download path (never offered: uploads that 
 Xet hit an unhandled endpoint), the dataset viewer / parquet conversion, the Hub's
 real rate limits and quotas, its size limits, and its exact merge semantics.
 
-Run: ``python -m termgrade.testing.hub_server --port 8765 --root /tmp/hub``.
+Run from the checkout's root: ``python -m tests.support.hub_server --port 8765 --root /tmp/hub``.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from termgrade.testing import hub_read, hub_write
-from termgrade.testing.hub_http import REPO, Context, Reply, Request, match
-from termgrade.testing.hub_store import HubError, HubStore, Op
+from tests.support import hub_read, hub_write
+from tests.support.hub_http import REPO, Context, Reply, Request, match
+from tests.support.hub_store import HubError, HubStore, Op
 
-LOG = logging.getLogger("termgrade.testing.hub_server")
+LOG = logging.getLogger("tests.support.hub_server")
 _ROUTE_MODULES = (hub_read, hub_write)  # importing them registers their routes
 
 

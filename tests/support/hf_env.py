@@ -1,4 +1,5 @@
-"""Pointing ``huggingface_hub`` and ``datasets`` at a private home and a loopback Hub.
+"""Test support: point ``huggingface_hub`` and ``datasets`` at a private home and the
+loopback stand-in Hub.
 
 Both libraries read ``HF_HOME``, ``HF_ENDPOINT`` and friends into module constants when
 they are imported, so setting environment variables later is not enough: these helpers

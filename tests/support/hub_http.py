@@ -1,4 +1,4 @@
-"""Request and reply values shared by the loopback Hub's route modules."""
+"""Test stand-in: request and reply values shared by the loopback Hub's route modules."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from termgrade.testing.hub_store import HubError, HubStore, Repo
+from tests.support.hub_store import HubError, HubStore, Repo
 
 REPO_TYPES = {"models": "model", "datasets": "dataset", "spaces": "space"}
 

@@ -1,4 +1,5 @@
-"""Read routes of the loopback Hub: repo info, tree, paths-info, resolve, refs, commits.
+"""Test stand-in: read routes of the loopback Hub: repo info, tree, paths-info, resolve,
+refs, commits.
 
 Shapes follow what ``huggingface_hub`` parses (``RepoFile``, ``RepoFolder``,
 ``DatasetInfo``, ``GitRefs``, ``GitCommitInfo``, ``HfFileMetadata``) and what
@@ -15,8 +16,8 @@ from urllib.parse import urlencode
 
 import yaml
 
-from termgrade.testing.hub_http import REPO, WEB_REPO, Context, Reply, Request, repo_of, route
-from termgrade.testing.hub_store import Commit, Entry, HubError, Repo, lfs_pointer
+from tests.support.hub_http import REPO, WEB_REPO, Context, Reply, Request, repo_of, route
+from tests.support.hub_store import Commit, Entry, HubError, Repo, lfs_pointer
 
 
 def card_data(ctx: Context, commit: Commit) -> dict[str, Any] | None:

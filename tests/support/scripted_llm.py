@@ -1,4 +1,4 @@
-"""A scripted stand-in for an OpenAI-compatible chat model, served on the loopback interface.
+"""Test stand-in: a scripted OpenAI-compatible chat model, served on the loopback interface.
 
 It lets Harbor's real Terminus-2 agent run end to end with no model behind it: every
 ``POST .../chat/completions`` is answered with the next reply of a fixed script, so the
@@ -11,9 +11,9 @@ server keeps no per-conversation state and concurrent trials each follow the scr
 the start. Token usage is estimated (4 characters per token); the prompt minus its last
 message is reported as cached, as a provider with prefix caching would.
 
-Run it by hand (Ctrl-C stops it)::
+Run it by hand from the checkout's root (Ctrl-C stops it)::
 
-    python -m termgrade.testing.scripted_llm --script word-frequency --port 8765
+    python -m tests.support.scripted_llm --script word-frequency --port 8765
 """
 
 from __future__ import annotations
