@@ -1,63 +1,26 @@
-"""Reading the builders' inputs: JSONL records (streamed line by line) and task dirs."""
+"""Reading the builders' inputs: JSONL records (streamed line by line) and task dirs.
+
+Records are read with the one strict JSONL reader, :func:`termgrade.records.jsonl.iter_jsonl`.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from termgrade.errors import RecordError
 from termgrade.records import LabelRow, SplitRow
+from termgrade.records.jsonl import iter_jsonl
 from termgrade.task import Task, discover_tasks, load_task
 from termgrade.verify.record import VerifyRecord
 
+__all__ = ["Inputs", "iter_jsonl", "load_inputs", "load_labels", "load_tasks"]
+
 M = TypeVar("M", bound=BaseModel)
-_ID_KEYS = ("trial_id", "task_id")
-
-
-def _record_name(line: bytes) -> str:
-    try:
-        data = json.loads(line)
-    except ValueError:
-        return ""
-    if not isinstance(data, dict):
-        return ""
-    for key in _ID_KEYS:
-        if isinstance(data.get(key), str):
-            return f" ({key}={data[key]})"
-    return ""
-
-
-def iter_jsonl(path: Path, model: type[M], *,
-               on_line: Callable[[int], None] | None = None) -> Iterator[tuple[str, M]]:
-    """``(where, record)`` per non-blank line, ``where`` = ``path:line``; one line in memory.
-
-    ``on_line`` is called with each line's size in bytes (for progress).
-
-    A malformed line raises :class:`RecordError` naming the file, line, record id and field.
-    """
-    if not path.is_file():
-        raise RecordError(str(path), "no such file", fix="pass an existing JSONL file")
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if on_line is not None:
-                on_line(len(line))
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                yield where, model.model_validate_json(line)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                field = ".".join(str(part) for part in first["loc"]) or "(record)"
-                raise RecordError(
-                    where + _record_name(line), f"{model.__name__} field {field}: {first['msg']}",
-                    fix=f"correct the record (schema: schemas/ for {model.__name__})",
-                ) from None
 
 
 @dataclass(frozen=True)

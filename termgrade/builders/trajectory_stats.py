@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from termgrade.builders.card import markdown_table
+from termgrade.records.near_miss import is_near_miss
 
 
 @dataclass
@@ -17,7 +18,8 @@ class ModelStats:
     input_tokens: int = 0
     output_tokens: int = 0
     one_assertion_misses: int = 0
-    """Counted, failed, exactly one test failed while eight or more passed."""
+    """Near-misses (:mod:`termgrade.records.near_miss`): counted, failed, exactly one test
+    failed while eight or more passed."""
 
 
 @dataclass
@@ -33,9 +35,7 @@ class TrajectoryStats:
         stats.turns += trial["turns"] or 0
         stats.input_tokens += trial["input_tokens"] or 0
         stats.output_tokens += trial["output_tokens"] or 0
-        if (trial["counted"] and not trial["passed"] and trial["n_tests_failed"] == 1
-                and (trial["n_tests_passed"] or 0) >= 8):
-            stats.one_assertion_misses += 1
+        stats.one_assertion_misses += is_near_miss(trial)
 
     @property
     def trials(self) -> int:

@@ -1,30 +1,19 @@
-"""Per-test verdicts from a verifier's report: CTRF json, JUnit xml, or pytest's -rA lines."""
+"""Per-test verdicts from a verifier's report: CTRF json, JUnit xml, or pytest's -rA lines.
+
+A verdict is the one :class:`~termgrade.records.verdict.TestVerdict` (re-exported here with
+:class:`~termgrade.records.verdict.Outcome`, the names the grader uses).
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
+from termgrade.records.verdict import Outcome, TestVerdict
 
-class Outcome(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class TestVerdict:
-    name: str
-    outcome: Outcome
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "outcome": self.outcome.value}
-
+__all__ = ["Outcome", "TestVerdict", "parse_ctrf", "parse_junit", "parse_pytest_summary"]
 
 _CTRF = {"passed": Outcome.PASSED, "failed": Outcome.FAILED, "skipped": Outcome.SKIPPED,
          "pending": Outcome.SKIPPED, "other": Outcome.ERROR}

@@ -11,14 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from termgrade.grading.reports import (
-    Outcome,
-    TestVerdict,
-    parse_ctrf,
-    parse_junit,
-    parse_pytest_summary,
-)
-from termgrade.records import TestResult
+from termgrade.grading.reports import parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.records.verdict import TestVerdict, count_outcomes
+
+__all__ = ["MAX_REPORT_BYTES", "count_outcomes", "read_verdicts"]
 
 MAX_REPORT_BYTES = 16 << 20
 
@@ -32,7 +28,7 @@ def _short(name: str) -> str:
     return name.split("::")[-1]
 
 
-def read_verdicts(verifier_dir: Path) -> list[TestResult]:
+def read_verdicts(verifier_dir: Path) -> list[TestVerdict]:
     """Verdicts from the first usable report; empty when the verifier left none."""
     for filename, parser in _REPORTS:
         path = verifier_dir / filename
@@ -43,19 +39,8 @@ def read_verdicts(verifier_dir: Path) -> list[TestResult]:
         except (ValueError, KeyError, TypeError):
             continue
         if verdicts:
-            return [TestResult(name=_short(v.name), outcome=v.outcome.value) for v in verdicts]
+            return [TestVerdict(_short(v.name), v.outcome) for v in verdicts]
     stdout = verifier_dir / "test-stdout.txt"
     if stdout.is_file() and stdout.stat().st_size <= MAX_REPORT_BYTES:
-        text = stdout.read_text(encoding="utf-8", errors="replace")
-        return [TestResult(name=v.name, outcome=v.outcome.value)
-                for v in parse_pytest_summary(text)]
+        return parse_pytest_summary(stdout.read_text(encoding="utf-8", errors="replace"))
     return []
-
-
-def count_outcomes(tests: list[TestResult]) -> tuple[int | None, int | None]:
-    """(passed, failed-or-errored); (None, None) when there are no verdicts."""
-    if not tests:
-        return None, None
-    passed = sum(1 for t in tests if t.outcome == Outcome.PASSED.value)
-    failed = sum(1 for t in tests if t.outcome in (Outcome.FAILED.value, Outcome.ERROR.value))
-    return passed, failed

@@ -13,11 +13,10 @@ from termgrade.atomic import atomic_write_jsonl
 from termgrade.errors import RecordError
 from termgrade.labels.compute import KEYS, LABEL_COLUMNS, LabelSet
 from termgrade.records import LabelRow
+from termgrade.records.jsonl import check_input, parse_lines, read_input_bytes, record_fix
 from termgrade.trials.fastpath import fast_read, nonblank_lines
-from termgrade.trials.io import parse_lines, read_input_bytes
 
-LABEL_FIX = ("make each line one JSON object matching schemas/label.schema.json "
-             "(regenerate it with `termgrade labels`)")
+LABEL_FIX = record_fix(LabelRow)
 
 
 def write_labels(path: Path, labels: LabelSet) -> int:
@@ -35,7 +34,7 @@ def _read_one(path: Path) -> pd.DataFrame:
     if table is not None:
         frame = table.select(LABEL_COLUMNS).to_pandas()
     else:
-        parsed = list(parse_lines(path, data, LabelRow, LABEL_FIX))
+        parsed = list(parse_lines(path, data, LabelRow))
         lines = [n for n, _ in parsed]
         frame = pd.DataFrame([r.model_dump() for _, r in parsed], columns=LABEL_COLUMNS)
     frame["pass_rate"] = frame["pass_rate"].astype("float64")
@@ -75,15 +74,11 @@ def read_labels(paths: Sequence[Path]) -> pd.DataFrame:
 
 
 def _first_line(path: Path) -> tuple[int, bytes]:
-    try:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    return number, line
-    except FileNotFoundError:
-        raise RecordError(str(path), "no such file", fix="check the path") from None
-    except IsADirectoryError:
-        raise RecordError(str(path), "is a directory", fix="pass the .jsonl file(s)") from None
+    check_input(path)
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                return number, line
     raise RecordError(str(path), "is empty", fix="pass labels or trials JSONL")
 
 

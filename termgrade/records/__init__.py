@@ -1,4 +1,9 @@
-"""Records other tools read: trials, labels, split flags. Their JSON Schemas are in schemas/."""
+"""Records other tools read: trials, labels, split flags. Their JSON Schemas are in schemas/.
+
+A test's name and outcome is :class:`TestVerdict` (:mod:`termgrade.records.verdict`); every
+record's ``schema_version`` is checked when read (:mod:`termgrade.records.version`); the one
+strict JSONL reader is :mod:`termgrade.records.jsonl`.
+"""
 
 from termgrade.records.label import LabelRow, SplitRow
 from termgrade.records.trial import (
@@ -8,8 +13,10 @@ from termgrade.records.trial import (
     TrialRecord,
     TurnMetrics,
 )
+from termgrade.records.verdict import Outcome, TestVerdict
+from termgrade.records.version import RecordFormat, record_format
 
 SCHEMA_MODELS = {"trial": TrialRecord, "label": LabelRow, "split": SplitRow}
 
-__all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "LabelRow", "SplitRow", "TestResult",
-           "TrialRecord", "TurnMetrics"]
+__all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "LabelRow", "Outcome", "RecordFormat",
+           "SplitRow", "TestResult", "TestVerdict", "TrialRecord", "TurnMetrics", "record_format"]

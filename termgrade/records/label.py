@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.version import RecordFormat
+
 LABEL_SCHEMA_VERSION = "1.0"
+LABEL_FORMAT = RecordFormat(schema="label", version=LABEL_SCHEMA_VERSION,
+                            writer="termgrade labels")
+SPLIT_FORMAT = RecordFormat(schema="split", version=LABEL_SCHEMA_VERSION,
+                            writer="termgrade select")
 
 
 class LabelRow(BaseModel):
@@ -21,7 +29,8 @@ class LabelRow(BaseModel):
     n_counted: int = Field(ge=0, description="Trials that count (infrastructure errors excluded).")
     k: int = Field(ge=0, description="Attempts planned per task for this model (the grading k).")
     n_passed: int = Field(ge=0, description="Counted trials that passed.")
-    schema_version: str = Field(LABEL_SCHEMA_VERSION, description="Format version.")
+    schema_version: Annotated[str, LABEL_FORMAT] = Field(LABEL_SCHEMA_VERSION,
+                                                         description="Format version.")
 
 
 class SplitRow(BaseModel):
@@ -34,4 +43,5 @@ class SplitRow(BaseModel):
     pass_rate: float | None = Field(ge=0, le=1, description="Base pass rate used to select it.")
     source: str | None = Field(
         None, description="Task set it comes from: 'corpus', or an external set's name.")
-    schema_version: str = Field(LABEL_SCHEMA_VERSION, description="Format version.")
+    schema_version: Annotated[str, SPLIT_FORMAT] = Field(LABEL_SCHEMA_VERSION,
+                                                         description="Format version.")

@@ -9,19 +9,24 @@ still counts. "Unscored" is ``reward = None``, never 0.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.verdict import TestVerdict
+from termgrade.records.version import RecordFormat
+
 TRIAL_SCHEMA_VERSION = "1.0"
+TRIAL_FORMAT = RecordFormat(schema="trial", version=TRIAL_SCHEMA_VERSION,
+                            writer="termgrade ingest")
 
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TestResult(_Record):
-    name: str = Field(description="Test (assertion) name as the verifier reports it.")
-    outcome: str = Field(description="passed, failed, skipped or error.")
+TestResult = TestVerdict
+"""A trial's per-test verdict: the one :class:`~termgrade.records.verdict.TestVerdict`."""
 
 
 class TurnMetrics(_Record):
@@ -54,7 +59,8 @@ class EpisodeStep(_Record):
 
 
 class TrialRecord(_Record):
-    schema_version: str = Field(TRIAL_SCHEMA_VERSION, description="Format version.")
+    schema_version: Annotated[str, TRIAL_FORMAT] = Field(TRIAL_SCHEMA_VERSION,
+                                                         description="Format version.")
     trial_id: str = Field(description="Unique id of the trial (Harbor's trial name).")
     task_id: str = Field(description="The task's id (its directory name).")
     model: str = Field(description="Model name; for oracle/nop runs, the agent's name.")
@@ -63,7 +69,7 @@ class TrialRecord(_Record):
     reward: float | None = Field(description="Verifier reward; null when unscored.")
     passed: bool = Field(description="reward >= 1 on a counted trial; False otherwise.")
     counted: bool = Field(description="False for infrastructure errors (never a task failure).")
-    tests: list[TestResult] = Field(default_factory=list, description="Per-test verdicts.")
+    tests: list[TestVerdict] = Field(default_factory=list, description="Per-test verdicts.")
     n_tests_passed: int | None = Field(None, ge=0, description="Tests passed.")
     n_tests_failed: int | None = Field(None, ge=0, description="Tests failed or errored.")
     input_tokens: int | None = Field(None, ge=0, description="Prompt tokens over the trial.")

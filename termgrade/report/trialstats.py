@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, near_miss
 from termgrade.report.models import (
     CostRow,
     CostTotals,
@@ -74,13 +75,14 @@ def cost_totals(rows: list[CostRow], pass1: Mapping[str, float | None]) -> CostT
         tokens_per_win_span=_span([r.median_win_output_tokens for r in rows]))
 
 
-def near_misses(trials: pd.DataFrame, *, min_passed: int = 8, top: int = 10) -> NearMisses:
-    """Counted, failed trials that failed exactly one assertion while passing >= min_passed."""
+def near_misses(trials: pd.DataFrame, *, min_passed: int = NEAR_MISS_MIN_PASSED,
+                top: int = 10) -> NearMisses:
+    """Near-misses (:mod:`termgrade.records.near_miss`): counted, failed trials that failed
+    exactly one assertion while passing >= min_passed."""
     frame = with_config(trials)
     counted = frame[frame["counted"]]
-    mask = (~counted["passed"] & (counted["n_tests_failed"] == 1)
-            & (counted["n_tests_passed"] >= min_passed))
-    near = counted[mask]
+    near = counted[near_miss(counted["counted"], counted["passed"], counted["n_tests_failed"],
+                             counted["n_tests_passed"], min_passed=min_passed)]
     rows = []
     for config, group in counted.groupby("config", sort=True):
         hits = near[near["config"] == config]

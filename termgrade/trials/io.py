@@ -1,8 +1,9 @@
 """Read and write trial JSONL (one :class:`TrialRecord` per line).
 
 Reading is strict: a malformed line raises :class:`RecordError` naming ``file:line`` and the
-field. Suspicious but usable data (NaN rewards, counted trials without a reward, duplicate
-attempts) becomes a :class:`DataIssue` with a count, never a silent zero.
+field (the one JSONL reader, :mod:`termgrade.records.jsonl`). Suspicious but usable data (NaN
+rewards, counted trials without a reward, duplicate attempts) becomes a :class:`DataIssue`
+with a count, never a silent zero.
 """
 
 from __future__ import annotations
@@ -11,24 +12,30 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from termgrade.atomic import atomic_write_text
 from termgrade.errors import RecordError
 from termgrade.progress import track
 from termgrade.records import TrialRecord
+from termgrade.records.jsonl import (
+    describe_validation_error,
+    parse_lines,
+    read_input_bytes,
+    record_fix,
+)
 from termgrade.trials.checks import check_trials
 from termgrade.trials.fastpath import fast_read, nonblank_lines
 from termgrade.trials.frame import empty_frame, frame_from_records, frame_from_table
 from termgrade.trials.issues import DataIssue, IssueLog
 
-M = TypeVar("M", bound=BaseModel)
+__all__ = ["TRIAL_FIX", "TrialSet", "describe_validation_error", "iter_trial_records",
+           "parse_lines", "read_input_bytes", "read_trial_frame", "read_trials", "write_trials"]
 
-TRIAL_FIX = ("make each line one JSON object matching schemas/trial.schema.json "
-             "(e.g. regenerate it with `termgrade ingest`)")
+TRIAL_FIX = record_fix(TrialRecord)
 
 
 @dataclass
@@ -40,40 +47,6 @@ class TrialSet:
     issues: list[DataIssue] = field(default_factory=list)
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    errors = exc.errors()
-    first = errors[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    more = f" (and {len(errors) - 1} more problem(s) on this line)" if len(errors) > 1 else ""
-    if first["type"] == "json_invalid":
-        return f"not valid JSON: {first['msg']}{more}"
-    shown = repr(first.get("input"))
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return f"field '{loc or '(record)'}': {first['msg']} (got {shown}){more}"
-
-
-def parse_lines(path: Path, data: bytes, model: type[M], fix: str) -> Iterator[tuple[int, M]]:
-    """Validate each non-blank line with pydantic; the first bad one raises RecordError."""
-    for number, line in enumerate(data.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, model.model_validate_json(line)
-        except ValidationError as exc:
-            raise RecordError(f"{path}:{number}", describe_validation_error(exc),
-                              fix=fix) from None
-
-
-def read_input_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise RecordError(str(path), "no such file", fix="check the path") from None
-    except IsADirectoryError:
-        raise RecordError(str(path), "is a directory, not a JSONL file",
-                          fix="pass the .jsonl file(s) inside it") from None
-
-
 def read_trial_frame(path: Path) -> pd.DataFrame:
     """One file's trials as a frame; the pyarrow fast path when it can vouch for the file."""
     data = read_input_bytes(path)
@@ -83,7 +56,7 @@ def read_trial_frame(path: Path) -> pd.DataFrame:
     table = fast_read(data, TrialRecord, lines)
     if table is not None:
         return frame_from_table(table, str(path), lines)
-    parsed = list(parse_lines(path, data, TrialRecord, TRIAL_FIX))
+    parsed = list(parse_lines(path, data, TrialRecord))
     return frame_from_records([r for _, r in parsed], str(path), [n for n, _ in parsed])
 
 
@@ -108,7 +81,7 @@ def read_trials(paths: Sequence[Path]) -> TrialSet:
 
 def iter_trial_records(path: Path) -> Iterator[TrialRecord]:
     """Every record of one file, validated (slow, exact; for tools that need whole records)."""
-    for _, record in parse_lines(path, read_input_bytes(path), TrialRecord, TRIAL_FIX):
+    for _, record in parse_lines(path, read_input_bytes(path), TrialRecord):
         yield record
 
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.verdict import TestVerdict
+from termgrade.records.version import RecordFormat
 from termgrade.verify.verdict import Verdict
 
 VERIFY_SCHEMA_VERSION = "1.0"
+VERIFY_FORMAT = RecordFormat(schema="verify_record", version=VERIFY_SCHEMA_VERSION,
+                             writer="termgrade verify --json")
 
-
-class TestRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str = Field(description="Test function name as pytest reports it.")
-    outcome: str = Field(description="passed, failed, skipped or error.")
+TestRecord = TestVerdict
+"""A verify record's per-test verdict: the one :class:`~termgrade.records.verdict.TestVerdict`."""
 
 
 class VerifyRecord(BaseModel):
@@ -20,7 +23,8 @@ class VerifyRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: str = Field(VERIFY_SCHEMA_VERSION, description="Format version.")
+    schema_version: Annotated[str, VERIFY_FORMAT] = Field(VERIFY_SCHEMA_VERSION,
+                                                          description="Format version.")
     task_id: str = Field(description="The task directory's name.")
     task_digest: str = Field(description="sha256 of the task's files; a changed task reruns.")
     verdict: Verdict = Field(description="One of the seven verdicts.")
@@ -28,7 +32,7 @@ class VerifyRecord(BaseModel):
         description="Reward of each reference-solution run; null when unscored.")
     nop_reward: float | None = Field(description="Reward of the untouched container.")
     n_assertions: int = Field(ge=0, description="Tests in the last oracle run's report.")
-    tests: list[TestRecord] = Field(description="Per-test verdicts of the last oracle run.")
+    tests: list[TestVerdict] = Field(description="Per-test verdicts of the last oracle run.")
     tampered: list[str] = Field(description="Tamper findings over all runs (empty: clean).")
     durations: dict[str, float] = Field(
         description="Seconds: build, and per run kind oracle_total/oracle_agent/... sums.")
