@@ -20,7 +20,7 @@ from pathlib import Path
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.bandcentral_card import render_bandcentral_card
 from termgrade.builders.common import staged_directory
-from termgrade.builders.inputs import Inputs, load_inputs
+from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import BandcentralTaskRow, schema_for
@@ -73,10 +73,10 @@ def _selected(inputs: Inputs, split_map: dict[str, str]) -> dict[str, list[str]]
 def build_bandcentral(
     out: Path,
     *,
-    splits: Path,
+    splits: RecordSource,
     task_roots: Sequence[Path] = (Path("environments"),),
-    labels: Path | None = None,
-    verify: Path | None = None,
+    labels: RecordSource | None = None,
+    verify: RecordSource | None = None,
     model: str | None = None,
     scaffold: str | None = None,
     split_map: dict[str, str] | None = None,

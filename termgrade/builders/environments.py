@@ -25,7 +25,7 @@ from pathlib import Path
 from termgrade.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from termgrade.builders.common import copy_tree, staged_directory
 from termgrade.builders.environments_card import render_environments_card
-from termgrade.builders.inputs import Inputs, load_inputs
+from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import TaskRow, schema_for
@@ -101,9 +101,9 @@ def build_environments(
     out: Path,
     *,
     task_roots: Sequence[Path] = (Path("environments"),),
-    labels: Path | None = None,
-    splits: Path | None = None,
-    verify: Path | None = None,
+    labels: RecordSource | None = None,
+    splits: RecordSource | None = None,
+    verify: RecordSource | None = None,
     base_image: Path = BASE_IMAGE_DIR,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.common import staged_directory
-from termgrade.builders.inputs import iter_jsonl, load_tasks
+from termgrade.builders.inputs import RecordSource, iter_jsonl, load_tasks, records_of
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from termgrade.builders.trajectories_card import render_trajectories_card
@@ -64,7 +64,7 @@ def _byte_progress(path: Path) -> Iterator[_ByteProgress]:
 
 
 def build_trajectories(
-    trials: Path,
+    trials: RecordSource,
     out: Path,
     *,
     task_roots: Sequence[Path] = (Path("environments"),),
@@ -73,8 +73,9 @@ def build_trajectories(
     row_group_bytes: int = ROW_GROUP_BYTES,
     file_bytes: int = FILE_BYTES,
 ) -> TrajectoriesSummary:
-    """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file."""
-    if not trials.is_file():
+    """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
+    from TrialRecord objects (or their dicts)."""
+    if isinstance(trials, str | Path) and not Path(trials).is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
     instructions = {tid: task.instruction for tid, task in load_tasks(task_roots).items()}
     stats = TrajectoryStats()
@@ -85,8 +86,13 @@ def build_trajectories(
         writer = TrajectoryWriter(paths, row_group_bytes=row_group_bytes,
                                   row_group_rows=ROW_GROUP_ROWS, file_bytes=file_bytes)
         try:
-            with _byte_progress(trials) as counter:
-                for where, record in iter_jsonl(trials, TrialRecord, on_line=counter):
+            if isinstance(trials, str | Path):
+                with _byte_progress(Path(trials)) as counter:
+                    for where, record in iter_jsonl(Path(trials), TrialRecord,
+                                                    on_line=counter):
+                        _add(record, where, instructions, seen, writer, stats)
+            else:
+                for where, record in records_of(trials, TrialRecord):
                     _add(record, where, instructions, seen, writer, stats)
             results = writer.close()
         except BaseException:
