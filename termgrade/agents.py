@@ -25,7 +25,8 @@ class AgentName(StrEnum):
 
 @dataclass(frozen=True)
 class ScriptAgent:
-    """Runs ``script`` (a host file) as the agent, in place of the reference solution."""
+    """Runs ``script`` (a host file) as the agent, in place of the reference solution; the
+    files beside it are copied along."""
 
     name: str
     script: Path
@@ -59,7 +60,8 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
     timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
     if isinstance(agent, ScriptAgent):
         timeout = min(timeout, agent.timeout_s or timeout)
-        sandbox.copy_in(agent.script, CONTAINER.solution_dir)
+        # The script's whole folder: a script may use the files beside it (a shared lib).
+        sandbox.copy_in(agent.script.parent, CONTAINER.solution_dir)
         entry = CONTAINER.solution_dir / agent.script.name
         shown = str(agent.script)
     else:
