@@ -345,3 +345,13 @@ def test_the_fast_paths_refuse_an_unknown_version_so_the_reader_explains(
     current = write_jsonl(tmp_path / "ok.jsonl", [trial("a", schema_version="1.0")])
     data = current.read_bytes()
     assert fast_read(data, TrialRecord, nonblank_lines(data)) is not None
+
+
+@pytest.mark.parametrize("model", ["audit", "report"])
+def test_audit_and_report_files_check_their_version(model: str) -> None:
+    from termgrade.audit.records import TaskAudit
+    from termgrade.report.models import Report
+
+    cls = TaskAudit if model == "audit" else Report
+    with pytest.raises(ValueError, match="newer TermGrade"):
+        cls.model_validate_json('{"schema_version": "9.0"}')

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.version import RecordFormat
+
 AUDIT_SCHEMA_VERSION = "1.0"
+AUDIT_FORMAT = RecordFormat(schema="audit", version=AUDIT_SCHEMA_VERSION,
+                            writer="termgrade audit --json")
 TextField = Literal["instruction", "tests"]
 FIELDS: tuple[TextField, ...] = ("instruction", "tests")
 
@@ -47,7 +51,8 @@ class TaskAudit(BaseModel):
     """Everything the audit found about one task of ours (one ``--json`` line)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: str = Field(AUDIT_SCHEMA_VERSION, description="Format version.")
+    schema_version: Annotated[str, AUDIT_FORMAT] = Field(AUDIT_SCHEMA_VERSION,
+                                                         description="Format version.")
     task_id: str = Field(description="The task directory's name.")
     path: str = Field(description="The task directory.")
     checks: dict[str, str | None] = Field(

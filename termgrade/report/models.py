@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.version import RecordFormat
+
 REPORT_SCHEMA_VERSION = "1.0"
+REPORT_FORMAT = RecordFormat(schema="report", version=REPORT_SCHEMA_VERSION,
+                             writer="termgrade report")
 
 
 class _Out(BaseModel):
@@ -128,7 +134,7 @@ class TurnsRow(_Out):
 
 
 class Report(_Out):
-    schema_version: str = REPORT_SCHEMA_VERSION
+    schema_version: Annotated[str, REPORT_FORMAT] = REPORT_SCHEMA_VERSION
     inputs: list[str]
     band_scheme: list[str]
     central_band: str
