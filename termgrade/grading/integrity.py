@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from termgrade.grading.policy import BYTECODE_CACHE, GradingPolicy, under
+from termgrade.grading.policy import BYTECODE_CACHE, GradingPolicy, PathSet, under
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
 
@@ -78,7 +78,7 @@ def review_layer(
     """
     review = LayerReview()
     deadline = time.monotonic() + budget_s
-    grader = GradingPolicy(writable=grader_paths)  # the same fast prefix test
+    grader = PathSet(grader_paths)
     for entry in entries:
         review.entries += 1
         if review.entries % 4096 == 0 and time.monotonic() > deadline:
@@ -88,7 +88,7 @@ def review_layer(
             review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; "
                                   "not graded")
             continue
-        if grader_paths and grader.is_writable(path):
+        if path in grader:
             continue
         if policy.is_writable(path):
             if entry.whiteout:
@@ -97,8 +97,7 @@ def review_layer(
             if entry.opaque:
                 review.deleted.append(path)
             why = policy.shadows(path, executable=bool(entry.mode & 0o111)
-                                 and not entry.is_dir, is_dir=entry.is_dir) \
-                if policy.may_shadow else None
+                                 and not entry.is_dir, is_dir=entry.is_dir)
             if why:
                 review.add(ChangeKind.ADDED, path, why)
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from fnmatch import fnmatch
+from functools import cached_property
 
 from termgrade.task import CONTAINER, Task
 
@@ -19,12 +20,9 @@ DEFAULT_WRITABLE_PATHS = (
 )
 """Where an agent's work lives unless ``[verifier] writable_paths`` in task.toml adds more."""
 
-GRADER_DIR = "/opt/termgrade-grader"
-"""The attestation plugin, copied in at scoring time."""
-GRADER_RUN_DIR = "/run/termgrade"
-"""The per-run attestation config (read and deleted by the plugin before any test runs)."""
-GRADER_OWNED = (str(CONTAINER.tests_dir), str(CONTAINER.logs_dir), GRADER_DIR, GRADER_RUN_DIR)
-"""Paths the grader writes in the scoring container; no writable path may overlap them."""
+GRADER_DIR = str(CONTAINER.grader_dir)
+GRADER_RUN_DIR = str(CONTAINER.grader_run_dir)
+GRADER_OWNED = tuple(str(p) for p in CONTAINER.grader_owned)
 
 VERIFIER_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 VERIFIER_TOOLS = ("bash", "sh", "dash", "env", "timeout", "tee", "head", "cat", "python",
@@ -45,8 +43,21 @@ def _normal(path: str) -> str:
     return posixpath.normpath(path) if path.startswith("/") else path
 
 
+class PathSet:
+    """Directories, and the one question asked of them per changed path: is this path one
+    of them or inside one? (A set lookup and one ``startswith`` over a tuple.)"""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self._exact = frozenset(roots)
+        self._prefixes = tuple(root + "/" for root in roots)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and (path in self._exact or path.startswith(self._prefixes))
+
+
 def under(path: str, roots: tuple[str, ...]) -> bool:
-    return path in roots or path.startswith(tuple(root + "/" for root in roots))
+    return path in PathSet(roots)
 
 
 SEARCHED_TREES = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/opt/venv")
@@ -58,14 +69,16 @@ class GradingPolicy:
     writable: tuple[str, ...] = DEFAULT_WRITABLE_PATHS
     path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
 
-    def __post_init__(self) -> None:
-        # Precomputed for speed: the review calls these once per changed path.
+    @cached_property
+    def _writable(self) -> PathSet:
+        return PathSet(self.writable)
+
+    @cached_property
+    def _shadow_scope(self) -> PathSet:
+        """The writable paths that reach a directory the verifier searches."""
         searched = SEARCHED_TREES + self.path_dirs
-        scope = tuple(root for root in self.writable
-                      if under(root, searched) or any(under(s, (root,)) for s in searched))
-        object.__setattr__(self, "_prefixes", tuple(root + "/" for root in self.writable))
-        object.__setattr__(self, "_roots", frozenset(self.writable))
-        object.__setattr__(self, "_shadow_scope", scope)
+        return PathSet(tuple(root for root in self.writable
+                             if under(root, searched) or any(under(s, (root,)) for s in searched)))
 
     @classmethod
     def for_task(cls, task: Task) -> GradingPolicy:
@@ -74,17 +87,8 @@ class GradingPolicy:
         return cls(writable=tuple(dict.fromkeys(DEFAULT_WRITABLE_PATHS + extra)),
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")))
 
-    @property
-    def may_shadow(self) -> bool:
-        """Whether any writable path reaches a directory the verifier searches."""
-        return bool(self._shadow_scope)  # type: ignore[attr-defined]
-
     def is_writable(self, path: str) -> bool:
-        return path in self._roots or path.startswith(self._prefixes)  # type: ignore[attr-defined]
-
-    def is_ancestor_of_writable(self, path: str) -> bool:
-        prefix = path.rstrip("/") + "/"
-        return any(root.startswith(prefix) for root in self.writable)
+        return path in self._writable
 
     def shadows(self, path: str, *, executable: bool, is_dir: bool) -> str | None:
         """Why an entry in a writable path shadows what the verifier runs, or None.
@@ -93,9 +97,8 @@ class GradingPolicy:
         paths into one of them gets this check there): its PATH, Python's path, the
         dynamic loader's directories.
         """
-        scope: tuple[str, ...] = self._shadow_scope  # type: ignore[attr-defined]
-        if not scope or not under(path, scope):
-            return None  # no writable path reaches a directory the verifier searches
+        if path not in self._shadow_scope:
+            return None  # no writable path here reaches a directory the verifier searches
         parent, name = posixpath.split(path)
         if parent in self.path_dirs and (executable or is_dir) \
                 and any(fnmatch(name, tool) for tool in VERIFIER_TOOLS):

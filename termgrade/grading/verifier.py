@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -83,8 +82,6 @@ class VerifierResult:
     """Integrity findings: each one forces the reward to 0."""
     failure: str | None = None
     """Why scoring failed after the agent phase began: the trial scores 0 (the agent's)."""
-    error: str | None = None
-    """An engine failure: the trial is unscored and retried."""
     duration_s: float = 0.0
     """Wall time of test.sh inside the container."""
     output: str = ""
@@ -172,7 +169,3 @@ def decide(result: VerifierResult, attestation: Attestation) -> VerifierResult:
 
 def all_skipped(tests: list[TestVerdict]) -> bool:
     return bool(tests) and all(t.outcome is Outcome.SKIPPED for t in tests)
-
-
-def elapsed_since(started: float) -> float:
-    return time.monotonic() - started

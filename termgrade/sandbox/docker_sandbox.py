@@ -96,11 +96,6 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"could not start a container of {image}: {exc}") from exc
         return cls(container, limits)
 
-    @property
-    def engine_enforces_storage(self) -> bool:
-        """Whether the engine itself caps this container's disk (else: the watchdog)."""
-        return bool(_ENGINE_QUOTA)
-
     def exec(
         self,
         command: list[str],

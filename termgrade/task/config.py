@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from termgrade.task.paths import CONTAINER
+
 SUPPORTED_SCHEMA_VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 _UNIT_MB = {"": 1 / (1024 * 1024), "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
@@ -28,9 +30,6 @@ def parse_size_mb(value: str) -> int:
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="allow")
-
-
-_GRADER_OWNED = ("/tests", "/logs", "/opt/termgrade-grader", "/run/termgrade")
 
 
 class ServiceConfig(_Section):
@@ -61,7 +60,7 @@ class VerifierConfig(_Section):
             if not path.startswith("/") or clean in ("", "/") or "/../" in f"{clean}/":
                 raise ValueError(f"writable_paths entry {path!r} must be an absolute directory "
                                  "other than /, e.g. '/srv/shop'")
-            for owned in _GRADER_OWNED:
+            for owned in map(str, CONTAINER.grader_owned):
                 if clean == owned or clean.startswith(owned + "/") or owned.startswith(clean + "/"):
                     raise ValueError(f"writable_paths entry {path!r} overlaps {owned}, which the "
                                      "grader owns; choose a path outside it")

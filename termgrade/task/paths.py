@@ -83,6 +83,12 @@ class ContainerPaths:
     ctrf_report = PurePosixPath("/logs/verifier/ctrf.json")
     junit_report = PurePosixPath("/logs/verifier/junit.xml")
     test_stdout = PurePosixPath("/logs/verifier/test-stdout.txt")
+    grader_dir = PurePosixPath("/opt/termgrade-grader")
+    """TermGrade's attestation plugin, mounted read-only at scoring time."""
+    grader_run_dir = PurePosixPath("/run/termgrade")
+    """The per-run attestation config (read and deleted by the plugin before any test)."""
+    grader_owned = (tests_dir, logs_dir, grader_dir, grader_run_dir)
+    """Paths the grader writes in the scoring container; no writable path may overlap them."""
 
 
 CONTAINER = ContainerPaths()
