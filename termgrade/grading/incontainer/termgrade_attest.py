@@ -107,15 +107,31 @@ def _emit(event: dict[str, Any]) -> None:
         _CHANNEL.emit(event)
 
 
+_STARTED = time.time()
+
+
+def _made_by_this_session(path: str) -> bool:
+    """A file the tests wrote in pytest's tmp_path during this run (not carried in: the
+    agent's files reached this container, with their ctime, before the plugin started)."""
+    if not path.startswith(PYTEST_TMP):
+        return False
+    try:
+        return os.lstat(path).st_ctime >= _STARTED
+    except OSError:
+        return False
+
+
 def _agent_path(value: object) -> str | None:
-    """The real path of ``value`` when it lies in a writable path, else None."""
+    """``value`` (as given, or resolved through symlinks) when either lies in a writable
+    path and is not the session's own tmp_path work; else None."""
     if not isinstance(value, (str, bytes)) or not _ROOTS:
         return None
-    path = os.path.realpath(os.fsdecode(value))
-    if path.startswith(PYTEST_TMP):
-        return None  # the session's own tmp_path, made by the tests
-    for root in _ROOTS:
-        if path == root or path.startswith(root + "/"):
+    literal = os.path.abspath(os.fsdecode(value))
+    if not os.path.lexists(literal):
+        return None  # nothing there to load (a cache the loader only probes for)
+    for path in dict.fromkeys((literal, os.path.realpath(literal))):
+        if any(path == root or path.startswith(root + "/") for root in _ROOTS) \
+                and not _made_by_this_session(path):
             return path
     return None
 
