@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,3 +106,13 @@ def harbor() -> Harbor:
         return ensure_harbor()
     except HarborUnavailable as exc:
         pytest.fail(str(exc))
+
+
+@pytest.fixture
+def battery() -> list[Any]:
+    """The shipped attack battery (termgrade/attacks/scripts)."""
+    from termgrade.attacks import load_attacks
+
+    attacks = load_attacks()
+    assert len(attacks) >= 3
+    return attacks

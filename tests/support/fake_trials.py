@@ -26,6 +26,7 @@ the untouched container and every attack fail.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +39,7 @@ from termgrade.grading.trial import RunOutcome
 from termgrade.grading.verifier import VerifierResult
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.task import Task
+from termgrade.verify import Journal
 
 ATTACKS = "attacks"
 """Script key: every attack a task's script does not name."""
@@ -181,3 +183,8 @@ class FakeImages:
                                   fix=f"{task.paths.dockerfile} must build with no network")
         image_id = "sha256:" + hashlib.sha256(task.task_id.encode()).hexdigest()
         return BuiltImage(tag=tag, image_id=image_id, duration_s=0.001)
+
+
+def journal_ids(journal: Journal) -> list[str]:
+    """The task ids a verify journal holds, in the order they were appended."""
+    return [json.loads(line)["task_id"] for line in journal.path.read_text().splitlines()]
