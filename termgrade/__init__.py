@@ -29,6 +29,11 @@ _API: dict[str, str] = {
     "verify_task": "termgrade.verify",
     "verify_tasks": "termgrade.verify",
     "run_task": "termgrade.grading",
+    "grade_model": "termgrade.grade",
+    "AdaptiveRule": "termgrade.grade",
+    "Endpoint": "termgrade.agent",
+    "ScaffoldConfig": "termgrade.agent",
+    "ModelAgent": "termgrade.agents",
     "load_attacks": "termgrade.attacks",
     "read_trials": "termgrade.trials.io",
     "write_trials": "termgrade.trials.io",
@@ -48,11 +53,33 @@ _API: dict[str, str] = {
 """Public name -> the module that defines it."""
 
 __all__ = [
-    "PublishOptions", "SelectionConfig", "Task", "TermGradeError", "__version__",
-    "build_bandcentral", "build_checkpoint_card", "build_environments", "build_trajectories",
-    "compute_labels", "discover_tasks", "load_attacks", "load_task", "materialize", "publish",
-    "read_trials", "run_task", "select_band_central", "validate_repo", "verify_task",
-    "verify_tasks", "write_trials",
+    "AdaptiveRule",
+    "Endpoint",
+    "ModelAgent",
+    "PublishOptions",
+    "ScaffoldConfig",
+    "SelectionConfig",
+    "Task",
+    "TermGradeError",
+    "__version__",
+    "build_bandcentral",
+    "build_checkpoint_card",
+    "build_environments",
+    "build_trajectories",
+    "compute_labels",
+    "discover_tasks",
+    "grade_model",
+    "load_attacks",
+    "load_task",
+    "materialize",
+    "publish",
+    "read_trials",
+    "run_task",
+    "select_band_central",
+    "validate_repo",
+    "verify_task",
+    "verify_tasks",
+    "write_trials",
 ]
 
 
@@ -70,12 +97,15 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from termgrade.agent import Endpoint, ScaffoldConfig
+    from termgrade.agents import ModelAgent
     from termgrade.attacks import load_attacks
     from termgrade.builders.bandcentral import build_bandcentral
     from termgrade.builders.checkpoint_card import build_checkpoint_card
     from termgrade.builders.environments import build_environments
     from termgrade.builders.trajectories import build_trajectories
     from termgrade.errors import TermGradeError
+    from termgrade.grade import AdaptiveRule, grade_model
     from termgrade.grading import run_task
     from termgrade.labels.compute import compute_labels
     from termgrade.materialize.materializer import materialize

@@ -1,9 +1,11 @@
 """Built-in agents for execution filtering and hardening.
 
 ``oracle`` runs the task's reference solution, ``nop`` does nothing (the untouched
-container), and a :class:`ScriptAgent` runs any bash script as the agent (the attack
-battery plays its attacks this way). Everything an agent does happens in the agent's
-own container, which no grader code trusts.
+container), a :class:`ScriptAgent` runs any bash script as the agent (the attack
+battery plays its attacks this way), and a :class:`ModelAgent` is a model behind an
+OpenAI-compatible endpoint driving the bash tool-calling scaffold (:mod:`termgrade.agent`).
+Everything an agent does happens in the agent's own container, which no grader code
+trusts.
 """
 
 from __future__ import annotations
@@ -11,9 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.task import CONTAINER, Task
+
+if TYPE_CHECKING:
+    from termgrade.agent.client import Endpoint
+    from termgrade.agent.loop import Transcript
+    from termgrade.agent.scaffold import ScaffoldConfig
 
 DEFAULT_AGENT_TIMEOUT_S = 600.0
 
@@ -34,7 +42,20 @@ class ScriptAgent:
     """A cap on the agent phase below the task's own ``[agent] timeout_sec``."""
 
 
-Agent = AgentName | ScriptAgent
+@dataclass(frozen=True)
+class ModelAgent:
+    """A model driving the bash tool-calling scaffold. Picklable (a Ray worker opens its
+    own client for ``endpoint``)."""
+
+    endpoint: Endpoint
+    config: ScaffoldConfig
+
+    @property
+    def name(self) -> str:
+        return self.endpoint.model
+
+
+Agent = AgentName | ScriptAgent | ModelAgent
 
 
 def agent_label(agent: Agent) -> str:
@@ -43,20 +64,47 @@ def agent_label(agent: Agent) -> str:
 
 def grader_paths(agent: Agent) -> tuple[str, ...]:
     """What the grader put into the agent's container for this agent."""
-    return () if agent is AgentName.NOP else (str(CONTAINER.solution_dir),)
+    if agent is AgentName.NOP or isinstance(agent, ModelAgent):
+        return ()
+    return (str(CONTAINER.solution_dir),)
 
 
 @dataclass(frozen=True)
 class AgentRun:
     result: ExecResult | None
-    """None for the nop agent, which runs nothing."""
+    """None for the nop agent, which runs nothing, and for a model agent."""
     error: str | None = None
+    transcript: Transcript | None = None
+    """A model agent's whole episode."""
+    infrastructure_error: str | None = None
+    """The model's endpoint stopped answering: the trial is lost, not scored."""
+
+    @property
+    def duration_s(self) -> float:
+        if self.transcript is not None:
+            return self.transcript.duration_s
+        return self.result.duration_s if self.result else 0.0
+
+
+def run_model(agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
+    from termgrade.agent.client import client_for
+    from termgrade.agent.loop import Episode
+
+    limit = agent.config.wall_clock_s or task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
+    workdir = task.config.environment.workdir or "/app"
+    episode = Episode(client_for(agent.endpoint), sandbox, task.instruction, workdir,
+                      agent.config, limit, env=dict(task.config.environment.env) or None)
+    transcript = episode.run()
+    return AgentRun(result=None, transcript=transcript,
+                    infrastructure_error=transcript.endpoint_error)
 
 
 def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
     """Run the agent phase. No ``/tests`` exists in the container while it runs."""
     if agent is AgentName.NOP:
         return AgentRun(result=None)
+    if isinstance(agent, ModelAgent):
+        return run_model(agent, sandbox, task)
     timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
     if isinstance(agent, ScriptAgent):
         timeout = min(timeout, agent.timeout_s or timeout)

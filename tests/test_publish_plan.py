@@ -15,8 +15,9 @@ from termgrade.errors import PublishError
 from termgrade.publish import Limits, RemoteFile, make_plan, scan_local
 from termgrade.publish.files import LocalFile
 from termgrade.publish.journal import PublishJournal
-from termgrade.publish.retry import RetryEvent, RetryPolicy, call_with_retries
+from termgrade.publish.retry import call_with_retries
 from termgrade.publish.validation import ValidationOutcome, check_staged_repo, library_validator
+from termgrade.retry import RetryEvent, RetryPolicy
 from termgrade.validate import Finding, ValidationReport
 from tests.support.hub_fixtures import hf_home  # noqa: F401
 

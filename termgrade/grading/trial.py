@@ -81,6 +81,8 @@ class RunOutcome:
     durations: dict[str, float] = field(default_factory=dict)
     """Seconds: ``start`` (both containers), ``agent``, ``snapshot`` (freeze, review,
     carry), ``verify`` (test.sh), ``total`` (until the reward is known)."""
+    agent_run: AgentRun | None = None
+    """What the agent phase left: a model agent's transcript is here."""
 
     @property
     def reward(self) -> float | None:
@@ -187,7 +189,10 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     finally:
         watch.stop()
         agent_box.halt()
-    durations["agent"] = agent_run.result.duration_s if agent_run.result else 0.0
+    durations["agent"] = agent_run.duration_s
+    if agent_run.infrastructure_error is not None:
+        return RunOutcome(label, None, durations=durations, agent_run=agent_run,
+                          error=f"the model endpoint: {agent_run.infrastructure_error}")
     marked = time.monotonic()
     result = VerifierResult(reward=None)
     try:
@@ -206,11 +211,12 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, agent_run.error, durations=durations,
+                              agent_run=agent_run,
                               error=f"the Docker engine stopped answering while scoring: {exc}")
         result.fail(f"scoring failed after the agent phase: {type(exc).__name__}: {exc}")
     if result.reward is None:
         result.fail("no reward")
-    return RunOutcome(label, result, agent_run.error, durations=durations)
+    return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run)
 
 
 def _carry(box: Sandbox, upper: str, review: LayerReview, task: Task, policy: GradingPolicy,

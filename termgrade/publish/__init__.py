@@ -9,8 +9,8 @@ from a journal after a failure (:mod:`.journal`) and tags the release.
 from termgrade.publish.files import LocalFile, RemoteFile, scan_local
 from termgrade.publish.plan import Limits, Plan, make_plan
 from termgrade.publish.publisher import PublishOptions, PublishResult, publish
-from termgrade.publish.retry import RetryPolicy
 from termgrade.publish.validation import ValidationOutcome, Validator, check_staged_repo
+from termgrade.retry import RetryPolicy
 
 __all__ = [
     "Limits",

@@ -16,7 +16,8 @@ from huggingface_hub.hf_api import CommitInfo
 
 from termgrade.errors import PublishError
 from termgrade.publish.plan import Chunk, Limits
-from termgrade.publish.retry import RetryEvent, RetryPolicy, call_with_retries, status_of
+from termgrade.publish.retry import call_with_retries, status_of
+from termgrade.retry import RetryEvent, RetryPolicy
 
 T = TypeVar("T")
 

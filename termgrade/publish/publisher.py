@@ -27,8 +27,9 @@ from termgrade.publish.files import LocalFile, manifest_digest, scan_local
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.plan import Limits, Plan, make_plan
 from termgrade.publish.remote import RemoteState, head_of, list_files, remote_state
-from termgrade.publish.retry import RetryEvent, RetryPolicy, is_hub_failure
+from termgrade.publish.retry import is_hub_failure
 from termgrade.publish.validation import Validator, check_staged_repo
+from termgrade.retry import RetryEvent, RetryPolicy
 from termgrade.settings import SETTINGS
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")

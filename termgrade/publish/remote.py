@@ -11,7 +11,8 @@ from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundErro
 from huggingface_hub.hf_api import RepoFile
 
 from termgrade.publish.files import RemoteFile
-from termgrade.publish.retry import RetryPolicy, call_with_retries
+from termgrade.publish.retry import call_with_retries
+from termgrade.retry import RetryPolicy
 
 
 @dataclass(frozen=True)

@@ -8,35 +8,15 @@ landed, the retry gets a 412 and the caller re-plans against the new head.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 import httpx2
 from huggingface_hub.errors import HfHubHTTPError
 
+from termgrade.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
+
 T = TypeVar("T")
-RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 6
-    """Tries in all, the first included."""
-    base_s: float = 2.0
-    """Wait before the second try; doubles each time."""
-    max_s: float = 60.0
-    """Longest wait between tries (a server's Retry-After is capped to it too)."""
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
-
-
-@dataclass(frozen=True)
-class RetryEvent:
-    what: str
-    attempt: int
-    status: int | None
-    wait_s: float
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -37,9 +37,35 @@ class TurnMetrics(_Record):
     duration_s: float | None = Field(None, ge=0, description="Wall time of this turn.")
 
 
+class ToolFunction(_Record):
+    name: str = Field(description="The tool called.")
+    arguments: str = Field(description="Its arguments: a JSON text, exactly as the model "
+                           "wrote it (possibly malformed).")
+
+
+class ToolCall(_Record):
+    """One tool call of an assistant message, in the OpenAI chat form."""
+
+    id: str = Field(description="The call's id; the tool message answering it names it.")
+    type: str = Field("function", description="Always 'function'.")
+    function: ToolFunction
+
+
 class ChatMessage(_Record):
+    """One chat message in the OpenAI form, which ``apply_chat_template`` takes unmodified.
+
+    Scaffolds with tool calling (``bash-tool``) put ``tool_calls`` on assistant messages and
+    answer each with a ``tool`` message naming its ``tool_call_id``; Terminus-2 writes its
+    JSON into ``content``. Absent fields are left out (None)."""
+
     role: str = Field(description="system, user, assistant or tool.")
-    content: str = Field(description="The message text, exactly as the model saw or wrote it.")
+    content: str | None = Field(description="The message text, exactly as the model saw or "
+                                "wrote it; null for an assistant turn that only called tools.")
+    tool_calls: list[ToolCall] | None = Field(None, description="Tool calls of an assistant turn.")
+    tool_call_id: str | None = Field(None, description="The call a tool message answers.")
+    name: str | None = Field(None, description="The tool's name, on a tool message.")
+    reasoning_content: str | None = Field(
+        None, description="The model's reasoning, when the endpoint returns it separately.")
 
 
 class EpisodeStep(_Record):

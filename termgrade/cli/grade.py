@@ -1,0 +1,83 @@
+"""``termgrade grade``: grade a model behind an OpenAI-compatible endpoint on the tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from termgrade.cli.app import guarded
+from termgrade.progress import STDERR
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @guarded
+    def grade(
+        paths: list[Path] = typer.Argument(None, help="Task dirs or folders of them "
+                                           "(default: environments)."),
+        model: str = typer.Option(..., "--model", "-m", help="Model name the endpoint serves."),
+        base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible API root, "
+                                     "e.g. http://127.0.0.1:8000/v1."),
+        out_dir: Path = typer.Option(..., "--output", "-o", help="Output folder: "
+                                     "DIR/trials.jsonl (also the journal; a rerun resumes)."),
+        k: int = typer.Option(8, "-k", min=1, help="Attempts per task (the most, --adaptive)."),
+        adaptive: bool = typer.Option(False, "--adaptive", help="Stop a task's attempts once "
+                                      "its band is decided (see --confidence)."),
+        confidence: float = typer.Option(0.9, "--confidence", min=0.5, max=0.999,
+                                         help="Posterior probability that decides a band."),
+        workers: int = typer.Option(4, "--workers", "-w", min=1,
+                                    help="Trials at once (two containers each)."),
+        in_flight: int = typer.Option(16, "--max-requests", min=1,
+                                      help="Model requests in flight at once (per process)."),
+        api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
+                                        help="Environment variable holding the API key."),
+        max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model turns per trial."),
+        command_timeout: float = typer.Option(180.0, "--command-timeout", min=1,
+                                              help="Seconds one bash command may run."),
+        time_limit: float | None = typer.Option(
+            None, "--time-limit", min=1, help="Seconds per trial (default: the task's "
+            "[agent] timeout_sec); waits of retried requests do not count."),
+        temperature: float = typer.Option(0.6, "--temperature", min=0.0),
+        max_tokens: int | None = typer.Option(None, "--max-tokens", min=1,
+                                              help="Completion tokens per turn."),
+        ray: str | None = typer.Option(None, "--ray", help="Run trials on the Ray cluster "
+                                       "at ADDRESS (e.g. 127.0.0.1:6379); see docs/ray.md."),
+    ) -> None:
+        """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
+
+        Every trial runs in fresh containers and is scored by the grader; trials lost to
+        infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
+        `termgrade labels`."""
+        from termgrade.agent import Endpoint, ScaffoldConfig
+        from termgrade.agents import ModelAgent
+        from termgrade.grade import AdaptiveRule, grade_model, make_pool
+
+        endpoint = Endpoint(base_url=base_url, model=model, api_key_env=api_key_env or None,
+                            max_in_flight=in_flight)
+        config = ScaffoldConfig(max_turns=max_turns, command_timeout_s=command_timeout,
+                                wall_clock_s=time_limit, temperature=temperature,
+                                max_tokens=max_tokens)
+        rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
+        report = grade_model(paths or [Path("environments")], ModelAgent(endpoint, config),
+                             out_dir, k=k, adaptive=rule, pool=make_pool(workers, ray))
+        table = Table(title=f"termgrade grade {model}")
+        for column in ("trials", "counted", "passed", "pass rate", "lost", "saved vs fixed k",
+                       "wall"):
+            table.add_column(column)
+        counted = report.counted
+        rate = report.pass_rate
+        summary = report.summary
+        table.add_row(str(len(report.records)), str(len(counted)),
+                      str(sum(r.passed for r in counted)),
+                      "-" if rate is None else f"{rate:.3f}", str(report.lost),
+                      f"{summary.saved_fraction:.0%}", f"{report.wall_s:.0f} s")
+        STDERR.print(table)
+        if report.resumed:
+            STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path}")
+        if report.abandoned:
+            STDERR.print(f"[yellow]gave up on {len(report.abandoned)} task(s) after repeated "
+                         f"infrastructure losses: {', '.join(report.abandoned[:10])}")
+        STDERR.print(f"trials: {report.trials_path}  (next: termgrade labels "
+                     f"{report.trials_path} -o labels.jsonl)")

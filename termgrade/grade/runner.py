@@ -1,0 +1,199 @@
+"""``termgrade grade``: k attempts per task of one model, scored by the grader, journaled.
+
+The runner owns everything that must be exact: which attempts to run (fixed k, or adaptive
+until each task's band is decided), the journal (``DIR/trials.jsonl``: a killed run
+resumes without redoing or duplicating a trial), retries of trials lost to infrastructure
+(each loss is recorded uncounted and the attempt is run again, up to a limit), and the
+progress display. Where trials run is the pool's business (:mod:`termgrade.grade.executors`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from termgrade.agent.scaffold import SCAFFOLD_NAME
+from termgrade.agents import ModelAgent
+from termgrade.errors import TermGradeError
+from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
+from termgrade.grade.executors import Pool, local_pool
+from termgrade.grade.jobs import TrialJob, run_job
+from termgrade.grade.journal import TRIALS_FILE, TrialJournal
+from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
+from termgrade.progress import track
+from termgrade.records.trial import TrialRecord
+from termgrade.task import discover_tasks
+
+DEFAULT_MAX_LOSSES = 3
+
+
+class GradeAborted(TermGradeError):
+    """The endpoint refuses every request; finished trials are in the journal."""
+
+
+@dataclass
+class GradeReport:
+    trials_path: Path
+    records: list[TrialRecord]
+    """Every record of this model in the journal, resumed ones included."""
+    resumed: int
+    """Records found in the journal when the run started."""
+    summary: AdaptiveSummary
+    wall_s: float
+    lost: int = 0
+    """Trials of this run lost to infrastructure (recorded uncounted, retried)."""
+    abandoned: list[str] = field(default_factory=list)
+    """Tasks given up after too many infrastructure losses of one attempt."""
+
+    @property
+    def counted(self) -> list[TrialRecord]:
+        return [r for r in self.records if r.counted]
+
+    @property
+    def pass_rate(self) -> float | None:
+        counted = self.counted
+        return sum(r.passed for r in counted) / len(counted) if counted else None
+
+
+@dataclass
+class _Attempts:
+    """Per task: the next fresh attempt index and the lost attempts to run again."""
+
+    next_fresh: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    again: dict[str, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
+
+    def take(self, task_id: str) -> tuple[int, int]:
+        if self.again[task_id]:
+            return self.again[task_id].pop(0)
+        attempt = self.next_fresh[task_id]
+        self.next_fresh[task_id] += 1
+        return attempt, 0
+
+
+def _rebuild(records: Sequence[TrialRecord], max_losses: int
+             ) -> tuple[dict[str, tuple[int, int]], _Attempts, set[str]]:
+    """From journaled records: results so far, attempts to rerun, tasks given up."""
+    done: dict[str, tuple[int, int]] = defaultdict(lambda: (0, 0))
+    attempts = _Attempts()
+    counted_attempts: set[tuple[str, int]] = set()
+    losses: dict[tuple[str, int], int] = defaultdict(int)
+    for record in records:
+        key = (record.task_id, record.attempt)
+        attempts.next_fresh[record.task_id] = max(attempts.next_fresh[record.task_id],
+                                                  record.attempt + 1)
+        if record.counted:
+            if key not in counted_attempts:
+                counted_attempts.add(key)
+                passed, n = done[record.task_id]
+                done[record.task_id] = (passed + int(record.passed), n + 1)
+        else:
+            losses[key] = max(losses[key], record.retry_index + 1)
+    abandoned: set[str] = set()
+    for (task_id, attempt), lost in sorted(losses.items()):
+        if (task_id, attempt) in counted_attempts:
+            continue
+        if lost > max_losses:
+            abandoned.add(task_id)
+        else:
+            attempts.again[task_id].append((attempt, lost))
+    return dict(done), attempts, abandoned
+
+
+def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
+    """The record of a trial whose executor failed (a dead worker, a crashed node)."""
+    now = datetime.now(UTC)
+    return TrialRecord(
+        trial_id=trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index),
+        task_id=job.task_id, model=job.agent.name, scaffold=SCAFFOLD_NAME,
+        attempt=job.attempt, reward=None, passed=False, counted=False, started_at=now,
+        finished_at=now, exception_type="InfrastructureError",
+        exception_message=f"the executor lost the trial: {type(error).__name__}: {error}",
+        retry_index=job.retry_index, source=SOURCE,
+        retry_of=(trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index - 1)
+                  if job.retry_index else None))
+
+
+def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = 8,
+          adaptive: AdaptiveRule | None = None, pool: Pool | None = None, workers: int = 4,
+          max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
+          run: Callable[[TrialJob], TrialRecord] = run_job) -> GradeReport:
+    """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
+
+    ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
+    ``pool``: where trials run (default: ``workers`` local threads). ``run``: the trial
+    runner (a seam for tests; it must be picklable for a Ray pool).
+    """
+    task_dirs = {path.name: path.resolve() for path in discover_tasks(*task_roots)}
+    rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
+    journal = TrialJournal(out_dir / TRIALS_FILE)
+    previous = [r for r in journal.load()
+                if r.model == agent.name and r.scaffold == SCAFFOLD_NAME and r.task_id in task_dirs]
+    done, attempts, abandoned = _rebuild(previous, max_losses)
+    scheduler = AdaptiveScheduler(sorted(task_dirs), rule, done=done)
+    for task_id in abandoned:
+        scheduler.abandon(task_id)
+    pool = pool or local_pool(workers)
+    records = list(previous)
+    began = time.monotonic()
+    lost = 0
+    running: dict[Future[TrialRecord], TrialJob] = {}
+    counted = [r for r in previous if r.counted]
+    total = len(task_dirs) * rule.k_max
+    with track(f"grade {agent.name}", total=total, enabled=progress) as bar:
+        for _ in counted:
+            bar.advance()
+        try:
+            while True:
+                free = pool.slots - len(running)
+                for task_id in scheduler.next_attempts(free) if free > 0 else []:
+                    attempt, retry = attempts.take(task_id)
+                    job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent)
+                    running[pool.executor.submit(run, job)] = job
+                if not running:
+                    break
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job = running.pop(future)
+                    try:
+                        record = future.result()
+                    except Exception as exc:  # the executor lost it: never a task failure
+                        record = _lost(job, exc)
+                    journal.append(record)
+                    records.append(record)
+                    if record.counted:
+                        scheduler.record(job.task_id, record.passed)
+                        counted.append(record)
+                        bar.advance(_status(agent.name, counted, lost, began))
+                        continue
+                    lost += 1
+                    if record.exception_type == ENDPOINT_UNUSABLE:
+                        raise GradeAborted(
+                            f"{agent.endpoint.url} refuses every request: "
+                            f"{record.exception_message}",
+                            fix="check --model, --base-url and the API key variable; "
+                            "finished trials are kept and the run resumes where it stopped")
+                    scheduler.release(job.task_id)
+                    if job.retry_index + 1 > max_losses:
+                        scheduler.abandon(job.task_id)
+                        abandoned.add(job.task_id)
+                    else:
+                        attempts.again[job.task_id].append((job.attempt, job.retry_index + 1))
+        finally:
+            for pending in running:
+                pending.cancel()
+            pool.shutdown()
+    return GradeReport(journal.path, records, len(previous), scheduler.summary(),
+                       time.monotonic() - began, lost, sorted(abandoned))
+
+
+def _status(model: str, counted: Sequence[TrialRecord], lost: int, began: float) -> str:
+    passed = sum(r.passed for r in counted)
+    hours = max(time.monotonic() - began, 1e-6) / 3600
+    return (f"grade {model} [dim]pass {passed}/{len(counted)} = "
+            f"{passed / max(1, len(counted)):.2f} · {len(counted) / hours:.0f} trials/h · "
+            f"{lost} lost")
