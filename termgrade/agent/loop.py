@@ -41,7 +41,7 @@ from termgrade.sandbox.base import Sandbox
 NO_TOOL_CALL = ("Your reply had no tool call. Use the `bash` tool to run a command, or call "
                 "`finish` when the task is done.")
 ELIDED = "[output elided to fit the model's context window]"
-KEEP_RECENT_TOOL_OUTPUTS = 2
+KEEP_RECENT_TOOL_OUTPUTS = 1
 
 
 class StopReason:

@@ -1,12 +1,44 @@
 """Grading a model: k attempts per task in the bash tool-calling scaffold, journaled, scored
-by the grader, locally or on a Ray cluster; adaptive grading stops once a band is decided."""
+by the grader, locally or on a Ray cluster; adaptive grading stops once a band is decided.
 
-from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
-from termgrade.grade.executors import Pool, local_pool, make_pool
-from termgrade.grade.jobs import TrialJob, run_job
-from termgrade.grade.journal import TRIALS_FILE, TrialJournal
-from termgrade.grade.runner import GradeAborted, GradeReport, grade_model
+Names load lazily (``from termgrade.grade import grade_model`` imports what it needs)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_API: dict[str, str] = {
+    "AdaptiveRule": "termgrade.grade.adaptive",
+    "AdaptiveScheduler": "termgrade.grade.adaptive",
+    "AdaptiveSummary": "termgrade.grade.adaptive",
+    "Pool": "termgrade.grade.executors",
+    "local_pool": "termgrade.grade.executors",
+    "make_pool": "termgrade.grade.executors",
+    "TrialJob": "termgrade.grade.jobs",
+    "run_job": "termgrade.grade.jobs",
+    "TRIALS_FILE": "termgrade.grade.journal",
+    "TrialJournal": "termgrade.grade.journal",
+    "GradeAborted": "termgrade.grade.runner",
+    "GradeReport": "termgrade.grade.runner",
+    "grade_model": "termgrade.grade.runner",
+}
 
 __all__ = ["TRIALS_FILE", "AdaptiveRule", "AdaptiveScheduler", "AdaptiveSummary",
            "GradeAborted", "GradeReport", "Pool", "TrialJob", "TrialJournal", "grade_model",
            "local_pool", "make_pool", "run_job"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'termgrade.grade' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+if TYPE_CHECKING:
+    from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
+    from termgrade.grade.executors import Pool, local_pool, make_pool
+    from termgrade.grade.jobs import TrialJob, run_job
+    from termgrade.grade.journal import TRIALS_FILE, TrialJournal
+    from termgrade.grade.runner import GradeAborted, GradeReport, grade_model
