@@ -14,6 +14,10 @@ run ``python -m tests.support.<module>`` from the checkout's root).
   :mod:`~tests.support.staging` stages a small repo in the shared layout by hand.
 - :mod:`~tests.support.scripted_llm`: a scripted stand-in for an OpenAI-compatible model,
   so Harbor's real Terminus-2 agent runs with no model behind it.
+- :mod:`~tests.support.scripted_tools`: scripted stand-in policies (replay the solution,
+  give up, malformed calls, six cheats) behind an OpenAI-compatible tool-calling endpoint
+  with planned faults (429, 5xx, dropped connections, slow replies, context overflow), so
+  the bash tool-calling scaffold and ``termgrade grade`` run with no model behind them.
 - :mod:`~tests.support.harbor`: Harbor itself (``.venv-harbor``, via
   ``scripts/ensure_harbor.sh``) for the tests that run it, telemetry off.
 - :mod:`~tests.support.fake_trials`: a scripted stand-in for the trial runner and the
