@@ -59,7 +59,7 @@ class ChatMessage(_Record):
     JSON into ``content``. Absent fields are left out (None)."""
 
     role: str = Field(description="system, user, assistant or tool.")
-    content: str | None = Field(description="The message text, exactly as the model saw or "
+    content: str | None = Field(None, description="The message text, exactly as the model saw or "
                                 "wrote it; null for an assistant turn that only called tools.")
     tool_calls: list[ToolCall] | None = Field(None, description="Tool calls of an assistant turn.")
     tool_call_id: str | None = Field(None, description="The call a tool message answers.")

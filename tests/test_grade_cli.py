@@ -1,0 +1,101 @@
+"""``termgrade grade`` as a user runs it: a real endpoint on loopback, real containers, a
+run killed half-way and resumed, then ``termgrade labels`` on what it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from termgrade.grade import TRIALS_FILE, TrialJournal
+from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, replay_solution
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = ROOT / "environments" / "word-frequency"
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def _grade(out: Path, url: str, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model",
+         "scripted-tool-stand-in", "--base-url", url, "-k", "3", "-o", str(out), "-w", "1",
+         *extra], cwd=out.parent, env=env, text=True, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_a_killed_grade_run_resumes_and_feeds_labels(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    trials = out / TRIALS_FILE
+    solve = (TASK / "solution" / "solve.sh").read_text()
+    # slow replies leave time to kill the run with one trial journaled and one in flight
+    slow = FaultPlan(when=[(lambda n, body: True, Fault.slow(0.5))])
+    with ScriptedToolEndpoint(replay_solution(solve), faults=slow) as llm:
+        first = _grade(out, llm.url)
+        deadline = time.monotonic() + 300
+        while _lines(trials) < 1 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(30)
+        journaled = TrialJournal(trials).load()
+        assert 1 <= len(journaled) < 3
+        second = _grade(out, llm.url)
+        output, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, output
+    records = TrialJournal(trials).load()
+    assert records[:len(journaled)] == journaled
+    counted = [r for r in records if r.counted]
+    assert sorted(r.attempt for r in counted) == [0, 1, 2]
+    assert len({r.trial_id for r in records}) == len(records)
+    assert all(r.passed and r.reward == 1.0 for r in counted)
+    assert "resumed" in output
+    labels = tmp_path / "labels.jsonl"
+    done = subprocess.run([sys.executable, "-m", "termgrade", "labels", str(trials), "-o",
+                           str(labels)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    [row] = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert (row["task_id"], row["scaffold"], row["pass_rate"], row["n_counted"]) == (
+        "word-frequency", "bash-tool", 1.0, 3)
+
+
+class _Unauthorized(BaseHTTPRequestHandler):
+    """An endpoint that refuses every request, as one given a wrong API key does."""
+
+    def do_POST(self) -> None:
+        body = b'{"error": {"message": "Incorrect API key provided", "code": 401}}'
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_endpoint_that_refuses_the_key_stops_the_run_with_a_clear_error(
+        tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        run = _grade(tmp_path / "bad", f"http://127.0.0.1:{server.server_port}/v1")
+        output, _ = run.communicate(timeout=300)
+    finally:
+        server.shutdown()
+    assert run.returncode == 1, output
+    assert "refuses every request" in output and "HTTP 401" in output
+    assert "API key" in output
