@@ -1,0 +1,166 @@
+"""Grading throughput: TermGrade's scaffold with an instant scripted policy vs Harbor's oracle.
+
+Three measurements on the same tasks, in one run:
+
+1. Per-trial overhead of ``termgrade grade``: each trial's wall time minus the time the
+   agent's commands and test.sh spend running inside the containers (what is left is
+   container start, the integrity review and carry, the attestation, recording), from
+   sequential trials with the scripted stand-in replaying each task's reference solution
+   as one bash tool call (instant: no model latency).
+2. Trials per hour of ``termgrade grade`` (``-w WORKERS``) and of ``harbor run -a oracle``
+   (``-n WORKERS``) on the same tasks, same attempts.
+3. With ``--ray``: trials per hour through a local Ray cluster (started here on loopback)
+   at 1 and WORKERS slots.
+
+    .venv/bin/python benchmarks/grade_throughput.py [--tasks 4] [--k 2] [--workers 2] [--ray]
+
+Targets: per-trial overhead under 1.5 s; at least 4x Harbor's trials per hour.
+The policy is a scripted stand-in (tests/support/scripted_tools.py), never a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from termgrade.agent import Endpoint, ScaffoldConfig  # noqa: E402
+from termgrade.agents import ModelAgent  # noqa: E402
+from termgrade.grade import grade_model, local_pool  # noqa: E402
+from termgrade.grading.trial import run_task  # noqa: E402
+from termgrade.images import build_task_image  # noqa: E402
+from termgrade.task import Task, load_task  # noqa: E402
+from tests.support.scripted_tools import (  # noqa: E402
+    Reply,
+    ScriptedToolEndpoint,
+    replay_solution,
+)
+
+DEFAULT_TASKS = ("word-frequency", "csv-keyed-join", "ini-layered-merge", "markdown-table-align",
+                 "json-flatten-roundtrip", "tidy-filenames", "word-diff-minimal",
+                 "sha256-manifest-check")
+
+
+def solver(tasks: list[Task]) -> Any:
+    """A stand-in that replays the solution of whichever task the conversation is about."""
+    by_instruction = {t.instruction.strip(): replay_solution(t.paths.solve_script.read_text())
+                      for t in tasks}
+
+    def policy(messages: list[dict[str, Any]]) -> Reply:
+        instruction = next(m["content"] for m in messages if m["role"] == "user")
+        return by_instruction[instruction](messages)
+
+    return policy
+
+
+def overhead(tasks: list[Task], agent: ModelAgent, images: dict[str, str]) -> list[float]:
+    out = []
+    for task in tasks:
+        outcome = run_task(task, images[task.task_id], agent)
+        assert outcome.reward == 1.0, (task.task_id, outcome.error, outcome.failure)
+        d = outcome.durations
+        inside = d.get("agent", 0.0) + d.get("verify", 0.0)
+        out.append(d["total"] - inside)
+        print(f"  {task.task_id:<28} total {d['total']:.2f} s  agent {d.get('agent', 0):.2f}"
+              f"  test.sh {d.get('verify', 0):.2f}  overhead {out[-1]:.2f} s")
+    return out
+
+
+def termgrade_rate(tasks: list[Task], agent: ModelAgent, k: int, workers: int,
+                   pool: Any = None) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as out:
+        began = time.monotonic()
+        report = grade_model([t.paths.root for t in tasks], agent, Path(out), k=k,
+                             pool=pool or local_pool(workers), progress=False)
+        wall = time.monotonic() - began
+    assert len(report.counted) == len(tasks) * k and report.pass_rate == 1.0
+    return wall, len(report.counted) / wall * 3600
+
+
+def harbor_rate(tasks: list[Task], k: int, workers: int) -> tuple[float, float] | None:
+    harbor = ROOT / ".venv-harbor" / "bin" / "harbor"
+    if not harbor.exists():
+        print("  (no .venv-harbor: run scripts/ensure_harbor.sh to compare with Harbor)")
+        return None
+    with tempfile.TemporaryDirectory() as scratch:
+        dataset = Path(scratch) / "dataset"
+        for task in tasks:
+            shutil.copytree(task.paths.root, dataset / task.task_id)
+        env = {**os.environ, "HARBOR_TELEMETRY": "0"}
+        began = time.monotonic()
+        done = subprocess.run([str(harbor), "run", "-y", "-a", "oracle", "-p", str(dataset),
+                               "-k", str(k), "-n", str(workers), "-o", str(Path(scratch) / "jobs"),
+                               "--job-name", "bench"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=3600, check=False)
+        wall = time.monotonic() - began
+    if done.returncode != 0:
+        print(f"  harbor failed: {(done.stdout + done.stderr)[-800:]}")
+        return None
+    return wall, len(tasks) * k / wall * 3600
+
+
+def ray_rates(tasks: list[Task], agent: ModelAgent, k: int, workers: int) -> list[str]:
+    from termgrade.grade.ray_executor import ray_pool
+
+    ray = Path(sys.executable).parent / "ray"
+    port = "6391"
+    temp = tempfile.mkdtemp(prefix="tg-ray-")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    subprocess.run([str(ray), "start", "--head", "--node-ip-address=127.0.0.1",
+                    f"--port={port}", f"--num-cpus={max(workers, 1)}",
+                    "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
+                   check=True, env=env, capture_output=True)
+    lines = []
+    try:
+        for slots in sorted({1, workers}):
+            wall, rate = termgrade_rate(tasks, agent, k, slots,
+                                        pool=ray_pool(f"127.0.0.1:{port}", slots))
+            lines.append(f"termgrade grade --ray, {slots} slot(s): {wall:.1f} s, "
+                         f"{rate:.0f} trials/h")
+    finally:
+        subprocess.run([str(ray), "stop", "--force"], env=env, capture_output=True,
+                       check=False)
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--k", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--ray", action="store_true", help="Also through a local Ray cluster.")
+    args = parser.parse_args()
+    tasks = [load_task(ROOT / "environments" / name) for name in DEFAULT_TASKS[:args.tasks]]
+    images = {t.task_id: build_task_image(t).tag for t in tasks}
+    with ScriptedToolEndpoint(solver(tasks)) as llm:
+        agent = ModelAgent(Endpoint(llm.url, llm.model, api_key_env=None), ScaffoldConfig())
+        print(f"per-trial overhead ({len(tasks)} tasks, sequential, warm images):")
+        costs = overhead(tasks, agent, images)
+        ours = termgrade_rate(tasks, agent, args.k, args.workers)
+        ray_lines = ray_rates(tasks, agent, args.k, args.workers) if args.ray else []
+    theirs = harbor_rate(tasks, args.k, args.workers)
+    print()
+    print(f"per-trial overhead: median {statistics.median(costs):.2f} s, "
+          f"max {max(costs):.2f} s (target < 1.5 s)")
+    print(f"termgrade grade, {args.workers} workers, {len(tasks)} tasks x k={args.k}: "
+          f"{ours[0]:.1f} s, {ours[1]:.0f} trials/h")
+    if theirs is not None:
+        print(f"harbor run -a oracle, -n {args.workers}, same trials: {theirs[0]:.1f} s, "
+              f"{theirs[1]:.0f} trials/h")
+        print(f"termgrade / harbor: {ours[1] / theirs[1]:.1f}x trials per hour (target >= 4x)")
+    for line in ray_lines:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
