@@ -11,6 +11,7 @@ the bash tool builds its sandbox from the task archive named in ``tools_kwargs``
 
 from __future__ import annotations
 
+from termgrade.agent.scaffold import ScaffoldConfig, system_prompt
 from termgrade.builders.rows import (
     BashTool,
     CreateKwargs,
@@ -27,14 +28,9 @@ ABILITY = "terminal"
 AGENT_NAME = "tool_agent"
 REWARD_STYLE = "rule"
 
-BASH_SYSTEM_PROMPT = (
-    "You are an expert Linux user working in a terminal inside a Docker container. "
-    "Complete the task you are given by running shell commands with the `bash` tool; "
-    "each call runs one command and returns its output. Work in /app unless told "
-    "otherwise. Nothing is installed from the network: use what the container has. "
-    "When the task is complete, reply with a short summary and no tool call."
-)
-"""System prompt of the bash tool-calling scaffold the recipe trains in."""
+BASH_SYSTEM_PROMPT = system_prompt("/app", ScaffoldConfig())
+"""System prompt of the bash tool-calling scaffold the recipe trains in: the one
+:mod:`termgrade.agent.scaffold` defines and ``termgrade grade`` grades with."""
 
 
 def verl_prompt_row(task: TaskRow, *, split: str, index: int,
