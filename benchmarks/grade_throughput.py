@@ -110,19 +110,19 @@ def harbor_rate(tasks: list[Task], k: int, workers: int) -> tuple[float, float] 
 
 
 def ray_rates(tasks: list[Task], agent: ModelAgent, k: int, workers: int) -> list[str]:
-    from termgrade.grade.ray_executor import ray_pool
+    from termgrade.grade.ray_executor import LOOPBACK_ENV, ray_pool
 
     ray = Path(sys.executable).parent / "ray"
     port = "6391"
     temp = tempfile.mkdtemp(prefix="tg-ray-")
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", LOOPBACK_ENV: "0"}
     subprocess.run([str(ray), "start", "--head", "--node-ip-address=127.0.0.1",
                     f"--port={port}", f"--num-cpus={max(workers, 1)}",
                     "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
                    check=True, env=env, capture_output=True)
     lines = []
     try:
-        for slots in sorted({1, workers}):
+        for slots in sorted({1, 2, workers}):
             wall, rate = termgrade_rate(tasks, agent, k, slots,
                                         pool=ray_pool(f"127.0.0.1:{port}", slots))
             lines.append(f"termgrade grade --ray, {slots} slot(s): {wall:.1f} s, "

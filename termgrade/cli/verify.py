@@ -54,6 +54,10 @@ def register(app: typer.Typer) -> None:
             "a task where one earns a reward is `hackable`."),
         attack: list[str] = typer.Option(
             None, "--attack", help="Play only this attack (repeatable; implies --attacks)."),
+        ray: str | None = typer.Option(
+            None, "--ray", metavar="ADDRESS",
+            help="run on a Ray cluster at ADDRESS, e.g. 127.0.0.1:6379; each node needs "
+            "Docker and TermGrade installed"),
     ) -> None:
         """Execution filtering: one verdict per task (exit 0 iff all are verified).
 
@@ -62,8 +66,19 @@ def register(app: typer.Typer) -> None:
         from termgrade.attacks import load_attacks
 
         battery = load_attacks(attack or None) if (attacks or attack) else None
-        report = verify_tasks(paths or [Path("environments")], repeat=repeat, workers=workers,
-                              journal=Journal(journal), resume=resume, attacks=battery)
+        roots = paths or [Path("environments")]
+        if ray is None:
+            report = verify_tasks(roots, repeat=repeat, workers=workers,
+                                  journal=Journal(journal), resume=resume, attacks=battery)
+        else:
+            from termgrade.grade.executors import make_pool
+
+            pool = make_pool(workers, ray)
+            try:
+                report = verify_tasks(roots, repeat=repeat, journal=Journal(journal),
+                                      resume=resume, attacks=battery, pool=pool)
+            finally:
+                pool.shutdown()
         if as_json:
             for record in report.records:
                 typer.echo(json.dumps(record.model_dump(mode="json"), sort_keys=True))
