@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+# `datasets` and `huggingface_hub` read their cache paths once, on import: point them at a
+# scratch home before any test module imports them (the fixture below then isolates each
+# test's reads of the environment), so no run reuses a cache an earlier run left behind.
+_SESSION_HF_HOME = Path(tempfile.mkdtemp(prefix="termgrade-tests-hf-"))
+os.environ["HF_HOME"] = str(_SESSION_HF_HOME)
+os.environ["HF_DATASETS_CACHE"] = str(_SESSION_HF_HOME / "datasets")
 
-from tests.support.harbor import Harbor, HarborUnavailable, ensure_harbor
+import pytest  # noqa: E402
+
+from tests.support.harbor import Harbor, HarborUnavailable, ensure_harbor  # noqa: E402
 
 STANDARD_TEST_SH = """\
 #!/usr/bin/env bash
@@ -116,3 +125,9 @@ def battery() -> list[Any]:
     attacks = load_attacks()
     assert len(attacks) >= 3
     return attacks
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    shutil.rmtree(_SESSION_HF_HOME, ignore_errors=True)

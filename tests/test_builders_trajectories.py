@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -10,10 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
+from termgrade.agent import SCAFFOLD_NAME, TOOLS
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.builders.trajectory_rows import messages_from_episode
 from termgrade.records import ChatMessage, EpisodeStep, TrialRecord, TurnMetrics
 from termgrade.records import TestResult as Verdict
+from termgrade.records.trial import ToolCall, ToolFunction
 from termgrade.validate import validate_repo
 from tests.conftest import MakeTask
 
@@ -61,21 +64,45 @@ def tasks(make_task: MakeTask) -> Path:
 
 def test_sft_messages_are_the_records_messages_unmodified(tasks: Path, tmp_path: Path) -> None:
     records = [trial(i, messages=i != 4) for i in range(6)]
+    records[1].messages = [  # a bash-tool trial: tool calls, tool answers, reasoning
+        ChatMessage(role="user", content="Write hello."),
+        ChatMessage(role="assistant", content=None, reasoning_content="echo it",
+                    tool_calls=[ToolCall(id="c0", function=ToolFunction(
+                        name="bash", arguments='{"command": "echo hello > /app/out"}'))]),
+        ChatMessage(role="tool", tool_call_id="c0", name="bash", content="(no output)"),
+        ChatMessage(role="assistant", content="{not json", tool_calls=[ToolCall(
+            id="c1", function=ToolFunction(name="finish", arguments="{oops"))]),
+    ]
+    records[1].scaffold = SCAFFOLD_NAME
     out = tmp_path / "traj"
     summary = build_trajectories(write_trials(tmp_path / "t.jsonl", records), out,
                                  task_roots=[tasks])
     assert summary.stats.trials == 6 and summary.stats.passed == 3
     rows = pq.read_table(out / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()
     assert [r["trial_id"] for r in rows] == [t.trial_id for t in records]
-    assert rows[0]["messages"] == [m.model_dump() for m in records[0].messages or []]
-    assert rows[4]["messages"] == messages_from_episode(
-        [s.model_dump(mode="json") for s in records[4].episode or []])
+    for i in (0, 1):  # every field of every message, tool calls included, as recorded
+        assert rows[i]["messages"] == [m.model_dump() for m in records[i].messages or []]
+    derived = messages_from_episode([s.model_dump(mode="json") for s in records[4].episode or []])
+    assert rows[4]["messages"] == [ChatMessage(**m).model_dump() for m in derived]
     schema = pq.read_schema(out / "data" / "sft" / "train-00000-of-00001.parquet")
     messages_type = schema.field("messages").type
     assert pa.types.is_list(messages_type)
-    assert messages_type.value_type == pa.struct([pa.field("role", pa.string(), nullable=False),
-                                                  pa.field("content", pa.large_string(),
-                                                           nullable=False)])
+    message = messages_type.value_type
+    assert message.names == ["role", "content", "tool_calls", "tool_call_id", "name",
+                             "reasoning_content"]
+    assert message.field("content").type == pa.large_string()
+    assert message.field("content").nullable and not message.field("role").nullable
+    # What a user's load_dataset gives back is what the scaffold sent and received.
+    loaded = load_dataset("parquet", data_files=str(out / "data" / "sft" / "*.parquet"),
+                          split="train")
+    assert loaded[1]["messages"] == rows[1]["messages"]
+    assert loaded[1]["messages"][1]["tool_calls"][0]["function"]["arguments"] == \
+        '{"command": "echo hello > /app/out"}'
+    # The tools that render them: on the bash-tool trial's episode row, on no other.
+    episodes = pq.read_table(out / "data" / "episodes" / "train-00000-of-00001.parquet")
+    definitions = episodes.column("tool_definitions").to_pylist()
+    assert json.loads(definitions[1]) == list(TOOLS)
+    assert definitions[0] is None and records[0].scaffold != SCAFFOLD_NAME
 
 
 def test_episode_messages_derived_like_harbor() -> None:

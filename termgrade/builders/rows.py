@@ -117,9 +117,34 @@ class VerlPromptRow(_Row):
 
 # -- trajectories -------------------------------------------------------------------------
 
+class ToolFunctionRow(_Row):
+    name: str = Field(description="The tool called.")
+    arguments: LargeStr = Field(description="Its arguments: a JSON text, exactly as the model "
+                                "wrote it (possibly malformed).")
+
+
+class ToolCallRow(_Row):
+    id: str = Field(description="The call's id; the tool message answering it names it.")
+    type: str = Field(description="Always 'function'.")
+    function: ToolFunctionRow = Field(description="The function called and its arguments.")
+
+
 class MessageRow(_Row):
+    """A chat message in the OpenAI form (the trial record's ``messages``, field for field):
+    a chat template takes it unmodified. Fields a message does not use are null."""
+
     role: str = Field(description="system, user, assistant or tool.")
-    content: LargeStr = Field(description="Message text, exactly as the model saw or wrote it.")
+    content: LargeStr | None = Field(description="Message text, exactly as the model saw or "
+                                     "wrote it; null for an assistant turn that only "
+                                     "called tools.")
+    tool_calls: list[ToolCallRow] | None = Field(
+        default=None, description="Tool calls of an assistant turn (bash-tool scaffold).")
+    tool_call_id: str | None = Field(default=None,
+                                     description="The call a tool message answers.")
+    name: str | None = Field(default=None, description="The tool's name, on a tool message.")
+    reasoning_content: LargeStr | None = Field(
+        default=None, description="The model's reasoning, when the endpoint returned it "
+                                  "separately.")
 
 
 class SftRow(_Row):

@@ -38,10 +38,26 @@ def messages_from_episode(steps: list[Row]) -> list[Row]:
     return messages
 
 
+def _tool_definitions(scaffold: str) -> str | None:
+    """The tools (OpenAI form, JSON) a scaffold offered the model: a chat template needs them
+    (``tools=``) to render the ``sft`` messages of a tool-calling scaffold."""
+    from termgrade.agent.scaffold import SCAFFOLD_NAME, TOOLS
+
+    return json.dumps(list(TOOLS)) if scaffold == SCAFFOLD_NAME else None
+
+
+MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
+
+
+def _message(message: Row) -> Row:
+    """Every field of a message row, null where the message has none."""
+    return {field: message.get(field) for field in MESSAGE_FIELDS}
+
+
 def chat_messages(trial: Row) -> list[Row]:
     if trial.get("messages") is not None:
-        return [{"role": m["role"], "content": m["content"]} for m in trial["messages"]]
-    return messages_from_episode(trial.get("episode") or [])
+        return [_message(m) for m in trial["messages"]]
+    return [_message(m) for m in messages_from_episode(trial.get("episode") or [])]
 
 
 def _step(step: Row) -> Row:
@@ -83,7 +99,7 @@ def episode_row(trial: Row, messages: list[Row], instruction: str) -> Row:
         "run_id": trial["source"],
         "trial_name": trial["trial_id"],
         "result": _result(trial),
-        "tool_definitions": None,
+        "tool_definitions": _tool_definitions(trial["scaffold"]),
         "instruction": instruction,
         "verifier_output": None,
         "trace_source": "main",
