@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.errors import OptionError, TermGradeError
+from tests.support.scripted_tools import STAND_IN_MODEL, ScriptedToolEndpoint, replay_solution
 
 ray = pytest.importorskip("ray")
 
@@ -298,3 +299,44 @@ def test_verify_on_ray_matches_a_local_run(cluster: str, tmp_path: Path,
     assert [r.verdict for r in on_ray.records] == [Verdict.VERIFIED]
     assert _shape(on_ray.records[0]) == _shape(local.records[0])
     assert journal.load() == {"word-frequency": on_ray.records[0]}  # written by the driver
+
+
+# Fields of a trial record that do not depend on where or when it ran.
+_TRIAL_FIELDS = ("trial_id", "task_id", "model", "scaffold", "attempt", "reward", "passed",
+                 "counted", "retry_index", "exception_type", "n_tests_passed", "n_tests_failed")
+
+
+def _grade_cli(out: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "termgrade", "grade", "environments/word-frequency", "--model",
+         STAND_IN_MODEL, "--base-url", url, "-k", "2", "-w", "2", "-o", str(out), *extra],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.docker
+def test_grade_on_ray_writes_the_records_a_local_run_writes(cluster: str,
+                                                            tmp_path: Path) -> None:
+    """`termgrade grade --ray`: trials run in Ray workers (calling the scripted endpoint
+    themselves), the driver journals them, a rerun resumes, and the records match a local
+    run's field for field."""
+    from termgrade.grade import TRIALS_FILE, TrialJournal
+
+    solve = (WORD_FREQUENCY / "solution" / "solve.sh").read_text()
+    with ScriptedToolEndpoint(replay_solution(solve)) as llm:
+        on_ray = _grade_cli(tmp_path / "ray", llm.url, "--ray", cluster)
+        assert on_ray.returncode == 0, on_ray.stdout + on_ray.stderr
+        again = _grade_cli(tmp_path / "ray", llm.url, "--ray", cluster)
+        assert again.returncode == 0, again.stdout + again.stderr
+        local = _grade_cli(tmp_path / "local", llm.url)
+        assert local.returncode == 0, local.stdout + local.stderr
+    ray_records = TrialJournal(tmp_path / "ray" / TRIALS_FILE).load()
+    local_records = TrialJournal(tmp_path / "local" / TRIALS_FILE).load()
+    assert f"on the Ray cluster at {cluster}" in on_ray.stderr
+    assert "on this machine" in local.stderr
+    assert len(ray_records) == 2 and "resumed" in again.stdout + again.stderr
+    assert len({r.trial_id for r in ray_records}) == 2
+    shape = sorted(tuple(r.model_dump()[f] for f in _TRIAL_FIELDS) for r in ray_records)
+    assert shape == sorted(tuple(r.model_dump()[f] for f in _TRIAL_FIELDS)
+                           for r in local_records)
+    assert all(r.passed and r.reward == 1.0 and r.messages for r in ray_records)

@@ -60,8 +60,11 @@ def register(app: typer.Typer) -> None:
                                 wall_clock_s=time_limit, temperature=temperature,
                                 max_tokens=max_tokens)
         rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
+        pool = make_pool(workers, ray)
+        where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
+        STDERR.print(f"running {pool.slots} trial(s) at once on {where}")
         report = grade_model(paths or [Path("environments")], ModelAgent(endpoint, config),
-                             out_dir, k=k, adaptive=rule, pool=make_pool(workers, ray))
+                             out_dir, k=k, adaptive=rule, pool=pool)
         table = Table(title=f"termgrade grade {model}")
         for column in ("trials", "counted", "passed", "pass rate", "lost", "saved vs fixed k",
                        "wall"):
