@@ -6,13 +6,16 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.builders.card import split_front_matter
+from termgrade.builders.environments import build_environments
 from termgrade.errors import BuildError
 from termgrade.records import SplitRow
 from termgrade.training.prompts import BASH_SYSTEM_PROMPT
 from termgrade.validate import validate_repo
+from tests._labels_support import cli_app
 from tests.conftest import MakeTask
 from tests.test_builders_environments import label, write_jsonl
 
@@ -75,3 +78,41 @@ def test_split_pass_rates_without_labels(inputs: dict[str, Path], tmp_path: Path
                                 task_roots=[inputs["tasks"]])
     assert summary.rates["validation"] == [0.75]
     assert summary.base_model is None
+
+
+def test_split_names_flow_from_select_to_both_builders(make_task: MakeTask,
+                                                       tmp_path: Path) -> None:
+    """`termgrade select --n 2 --val-n 1` names its splits train2 / heldout2; the builders
+    take them as they are, by role, and the cards name them."""
+    rates = {"alpha": 0.5, "bravo": 0.375, "charlie": 0.25, "delta": 0.75, "echo": 1.0}
+    for name in rates:
+        make_task(name)
+    labels = write_jsonl(tmp_path / "labels.jsonl",
+                         [label(t, "gemma", r) for t, r in rates.items()])
+    splits = tmp_path / "splits.jsonl"
+    runner = CliRunner()
+    done = runner.invoke(cli_app(), ["select", str(labels), "--model", "gemma", "--n", "2",
+                                     "--val-n", "1", "-o", str(splits), "--no-plot"])
+    assert done.exit_code == 0, done.output
+    flags = {r.task_id: (r.split, r.role) for r in
+             (SplitRow.model_validate_json(line) for line in splits.read_text().splitlines())}
+    assert flags == {"alpha": ("train2", "train"), "bravo": ("train2", "train"),
+                     "charlie": ("heldout2", "validation"),
+                     "delta": ("heldout2", "validation"), "echo": ("unseen", None)}
+    summary = build_bandcentral(tmp_path / "bc", splits=splits, task_roots=[tmp_path / "tasks"],
+                                labels=labels)
+    assert summary.rates == {"train": [0.5, 0.375], "validation": [0.25, 0.75]}
+    env = build_environments(tmp_path / "env", task_roots=[tmp_path / "tasks"], splits=splits,
+                             labels=labels)
+    assert env.split_counts == {"unseen": 1, "heldout2": 2, "train2": 2}
+    card = (tmp_path / "env" / "README.md").read_text()
+    assert "`train2` tasks were selected for RL training." in card
+    assert "`heldout2` tasks were selected for validation." in card
+    assert "train151" not in card and "heldout120" not in card
+    # A split file from before rows had a role still means what its names say.
+    legacy = write_jsonl(tmp_path / "legacy.jsonl", [
+        SplitRow(task_id="alpha", split="train151", pass_rate=0.5),
+        SplitRow(task_id="charlie", split="heldout120", pass_rate=0.25)])
+    summary = build_bandcentral(tmp_path / "bc-legacy", splits=legacy,
+                                task_roots=[tmp_path / "tasks"])
+    assert summary.rates == {"train": [0.5], "validation": [0.25]}

@@ -173,8 +173,10 @@ def test_select_cli(tmp_path: Path) -> None:
     counts = pd.Series([r["split"] for r in rows]).value_counts().to_dict()
     assert counts == {"u": 73, "tr": 12, "va": 6}
     assert next(r for r in rows if r["task_id"] == "seta-1") == {
-        "task_id": "seta-1", "split": "tr", "pass_rate": 0.5, "source": "SETA",
-        "schema_version": "1.0"}
+        "task_id": "seta-1", "split": "tr", "role": "train", "pass_rate": 0.5,
+        "source": "SETA", "schema_version": "1.0"}
+    assert {(r["split"], r["role"]) for r in rows} == {("u", None), ("tr", "train"),
+                                                      ("va", "validation")}
     assert (tmp_path / "splits.selection.md").exists()
     done = CliRunner().invoke(cli_app(), ["select", str(path), "--model", "zzz", "-o", str(out)])
     assert done.exit_code == 1 and "no labels for model 'zzz'" in done.output

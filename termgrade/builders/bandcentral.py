@@ -24,13 +24,19 @@ from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import BandcentralTaskRow, schema_for
-from termgrade.builders.task_rows import registry_entries, task_row, write_registry, write_task_tree
-from termgrade.errors import BuildError
+from termgrade.builders.task_rows import (
+    LEGACY_ROLES,
+    registry_entries,
+    task_row,
+    write_registry,
+    write_task_tree,
+)
+from termgrade.errors import BuildError, OptionError
 from termgrade.records import LabelRow
 from termgrade.training.prompts import verl_prompt_row
 
 DEFAULT_REPO_ID = "ai-and/termgrade-bandcentral-gemma4-31b-bash"
-SPLIT_MAP = {"train151": "train", "heldout120": "validation"}
+SPLIT_MAP = LEGACY_ROLES
 
 
 @dataclass
@@ -60,13 +66,22 @@ def _base_labels(labels: list[LabelRow], model: str | None,
 
 
 def _selected(inputs: Inputs, split_map: dict[str, str]) -> dict[str, list[str]]:
-    chosen: dict[str, list[str]] = {out: [] for out in split_map.values()}
+    """Task ids per output split. A split row's ``role`` decides, whatever its split is
+    named (``termgrade select --n 10`` names them train10 / heldout8); a row without one
+    (an older file) goes by ``split_map``."""
+    chosen: dict[str, list[str]] = {out: [] for out in ("train", "validation")}
+    wrong = sorted(set(split_map.values()) - set(chosen))
+    if wrong:
+        raise OptionError(f"split_map sends splits to {', '.join(wrong)}",
+                          fix="map split names to 'train' or 'validation'")
     for task_id, row in sorted(inputs.splits.items()):
-        if row.split in split_map:
-            chosen[split_map[row.split]].append(task_id)
+        role = row.role or split_map.get(row.split)
+        if role is not None:
+            chosen[role].append(task_id)
     if not any(chosen.values()):
-        raise BuildError("no task is flagged " + " or ".join(split_map),
-                         fix="pass --splits with the selected tasks (termgrade select)")
+        raise BuildError("no task in --splits was selected for train or validation (no "
+                         "row has a role, and none is flagged " + " or ".join(split_map) + ")",
+                         fix="pass the --splits file `termgrade select` wrote")
     return chosen
 
 

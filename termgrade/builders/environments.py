@@ -31,6 +31,7 @@ from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import TaskRow, schema_for
 from termgrade.builders.task_rows import (
     DEFAULT_SPLIT,
+    LEGACY_ROLES,
     base_image_files,
     ordered_splits,
     registry_entries,
@@ -61,6 +62,8 @@ class EnvironmentsSummary:
     out: Path
     tasks: list[TaskSummary] = field(default_factory=list)
     split_counts: dict[str, int] = field(default_factory=dict)
+    split_roles: dict[str, str] = field(default_factory=dict)
+    """Split name -> what selection chose its tasks for (train, validation), from --splits."""
     n_labels: int = 0
     files: list[str] = field(default_factory=list)
     """Parquet files written, relative to the repo root."""
@@ -82,6 +85,10 @@ def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsS
                                              row.difficulty or "unknown", row.oracle_verified,
                                              row.n_assertions))
             bar.advance()
+    for task_id, flag in inputs.splits.items():
+        role = flag.role or LEGACY_ROLES.get(flag.split)
+        if role is not None and task_id in inputs.tasks:
+            summary.split_roles[flag.split] = role
     for split, writer in writers.items():
         result = writer.close()
         summary.split_counts[split] = result.rows

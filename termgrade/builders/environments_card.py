@@ -21,6 +21,7 @@ from termgrade.builders.figures import (
 )
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import TaskRow
+from termgrade.builders.task_rows import DEFAULT_SPLIT
 from termgrade.records import LabelRow
 
 if TYPE_CHECKING:
@@ -111,6 +112,23 @@ def _quick_start_loads(summary: EnvironmentsSummary, labels: list[LabelRow],
     return "\n".join(lines)
 
 
+def _split_roles(summary: EnvironmentsSummary) -> str:
+    """What each split is for, in words, from the split flags this repo was built with."""
+    def names(role: str) -> str:
+        found = sorted(s for s, r in summary.split_roles.items() if r == role)
+        return " and ".join(f"`{s}`" for s in found)
+
+    sentences = [f"`{DEFAULT_SPLIT}` tasks were never used for training or validation: "
+                 "benchmark on them."]
+    if names("train"):
+        sentences.append(f"{names('train')} tasks were selected for RL training.")
+    if names("validation"):
+        sentences.append(f"{names('validation')} tasks were selected for validation.")
+    if not summary.split_roles:
+        sentences.append("No selection was passed to this build: every task is unseen.")
+    return "\n".join(sentences)
+
+
 def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
                              labels: list[LabelRow], *, repo_id: str,
                              template: Path = DATASET_CARD_TEMPLATE) -> str:
@@ -122,6 +140,7 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
         "n_labels": f"{len(labels):,}",
         "n_models": str(len({(r.model, r.scaffold) for r in labels})),
         "split_table": _split_table(summary),
+        "split_roles": _split_roles(summary),
         "domain_table": _domain_table(summary),
         "label_table": _label_table(labels),
         "figures": _figures(paths, summary, labels),

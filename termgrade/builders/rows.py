@@ -46,7 +46,8 @@ class TaskRow(_Row):
                     "build_failed, error, hackable); null when the task was not verified.")
     n_assertions: Int32 | None = Field(description="Named tests in the last oracle run; null "
                                                    "when not verified.")
-    split: str = Field(description="unseen, train151 or heldout120.")
+    split: str = Field(description="unseen, or the training or validation split selection "
+                                   "put the task in, under the names it gave them.")
     task_digest: str = Field(description="sha256 over files, modes and contents "
                                          "(termgrade verify's task_digest).")
     files: list[FileRow] = Field(description="Manifest of every file in the archive.")

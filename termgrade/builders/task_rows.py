@@ -20,6 +20,8 @@ from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 
 SPLIT_ORDER = ("unseen", "train151", "heldout120")
+LEGACY_ROLES = {"train151": "train", "heldout120": "validation"}
+"""The role of the default split names, for split files written before rows had ``role``."""
 DEFAULT_SPLIT = "unseen"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +40,10 @@ class SplitRow(BaseModel):
 
     task_id: str = Field(description="The task's id.")
     split: str = Field(description="unseen, train151 or heldout120 by default (configurable).")
+    role: Literal["train", "validation"] | None = Field(
+        None, description="What selection chose the task for, whatever its split is named: "
+        "train, validation, or null (unseen). Builders read it; files written before it "
+        "existed fall back to the default split names.")
     pass_rate: float | None = Field(ge=0, le=1, description="Base pass rate used to select it.")
     source: str | None = Field(
         None, description="Task set it comes from: 'corpus', or an external set's name.")

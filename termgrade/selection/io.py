@@ -20,6 +20,7 @@ SPLIT_FIX = ("make each line one JSON object matching schemas/split.schema.json 
 def split_rows(selection: Selection) -> list[SplitRow]:
     pool = selection.pool.sort_values("task_id")
     return [SplitRow(task_id=str(r.task_id), split=str(r.split),
+                     role=r.role if r.role in ("train", "validation") else None,
                      pass_rate=None if pd.isna(r.pass_rate) else float(r.pass_rate),
                      source=str(r.source))
             for r in pool.itertuples()]
