@@ -14,7 +14,14 @@ from datasets import load_dataset
 from termgrade.agent import SCAFFOLD_NAME, TOOLS
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.builders.trajectory_rows import messages_from_episode
-from termgrade.records import ChatMessage, EpisodeStep, TrialRecord, TurnMetrics
+from termgrade.records import (
+    ChatMessage,
+    EpisodeStep,
+    LabelRow,
+    SplitRow,
+    TrialRecord,
+    TurnMetrics,
+)
 from termgrade.records import TestResult as Verdict
 from termgrade.records.trial import ToolCall, ToolFunction
 from termgrade.validate import validate_repo
@@ -156,3 +163,39 @@ def test_filter_by_model_and_passed_with_datasets(tasks: Path, tmp_path: Path) -
     assert sorted(wins["trial_id"]) == ["alpha__1", "alpha__5", "alpha__7"]
     episodes = load_dataset(str(out), "episodes", split="train", streaming=True)
     assert sum(1 for r in episodes if not r["passed"]) == 5
+
+
+def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
+        tasks: Path, tmp_path: Path) -> None:
+    records = [trial(i) for i in range(4)] + [trial(i, task_id="bravo") for i in range(4, 6)]
+    labels = [LabelRow(task_id="alpha", model="org/model-a", scaffold="terminus-2",
+                       pass_rate=0.5, band="central", n_counted=8, k=8, n_passed=4),
+              LabelRow(task_id="bravo", model="org/model-a", scaffold="terminus-2",
+                       pass_rate=1.0, band="one", n_counted=8, k=8, n_passed=8)]
+    splits = [SplitRow(task_id="alpha", split="train7", role="train", pass_rate=0.5)]
+    out = tmp_path / "traj"
+    build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks],
+                       labels=labels, splits=splits)
+    sft = load_dataset("parquet", data_files=str(out / "data" / "sft" / "*.parquet"),
+                       split="train")
+    keys = {r["trial_id"]: (r["split"], r["pass_rate"], r["band"], r["model_provider"],
+                            r["messages_source"]) for r in sft}
+    assert keys["alpha__1"] == ("train7", 0.5, "central", "org", "recorded")
+    assert keys["alpha__0"] == ("train7", None, None, None, "recorded")  # model-b: no label
+    assert keys["bravo__4"][:3] == ("unseen", 1.0, "one")  # no flag: never selected
+    # The card's one-line filter, run as written (the repo id swapped for the local files).
+    card = (out / "README.md").read_text()
+    code = card.split("without leaking benchmark")[1].split("```python\n")[1].split("```")[0]
+    assert "'train7'" in code
+    local = code.replace('load_dataset("ai-and/termgrade-trajectories", split="train")',
+                         "sft")
+    scope: dict[str, object] = {"sft": sft}
+    exec(local, scope)
+    wins = scope["train_wins"]
+    assert sorted(r["trial_id"] for r in wins) == ["alpha__1", "alpha__3"]  # type: ignore[attr-defined]
+    # Without split flags the rows say nothing, and the card says to join before training.
+    bare = tmp_path / "bare"
+    build_trajectories(write_trials(tmp_path / "t.jsonl", records), bare, task_roots=[tasks])
+    row = pq.read_table(bare / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()[0]
+    assert (row["split"], row["pass_rate"], row["band"]) == (None, None, None)
+    assert "benchmark tasks leak into training data" in (bare / "README.md").read_text()

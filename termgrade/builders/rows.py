@@ -160,6 +160,17 @@ class SftRow(_Row):
     passed: bool = Field(description="reward >= 1 on a counted trial.")
     counted: bool = Field(description="False for infrastructure errors and retries past k.")
     retry_index: Int32 = Field(ge=0, description="0 for a first try, n for the n-th retry.")
+    split: str | None = Field(description="The task's split (--splits at build time: unseen, "
+                                          "or the train / validation split selection named); "
+                                          "null when the build had no split flags.")
+    pass_rate: float | None = Field(description="Pass rate of the task under this trial's model "
+                                                "and scaffold (--labels); null when unlabelled.")
+    band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
+    model_provider: str | None = Field(description="Provider prefix of the model name "
+                                                   "(org/model), or Harbor's provider.")
+    messages_source: Literal["recorded", "rebuilt"] = Field(
+        description="recorded: the messages exactly as sent to and received from the model; "
+                    "rebuilt: derived from the episode (no transcript was kept).")
     messages: list[MessageRow] = Field(description="SFT-ready chat messages.")
 
 
@@ -206,6 +217,17 @@ class EpisodeRow(_Row):
     counted: bool = Field(description="False for infrastructure errors and retries past k.")
     retry_of: str | None = Field(description="trial_id this trial retries, if any.")
     retry_index: Int32 = Field(ge=0, description="0 for a first try, n for the n-th retry.")
+    split: str | None = Field(description="The task's split (--splits at build time: unseen, "
+                                          "or the train / validation split selection named); "
+                                          "null when the build had no split flags.")
+    pass_rate: float | None = Field(description="Pass rate of the task under this trial's model "
+                                                "and scaffold (--labels); null when unlabelled.")
+    band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
+    model_provider: str | None = Field(description="Provider prefix of the model name "
+                                                   "(org/model), or Harbor's provider.")
+    messages_source: Literal["recorded", "rebuilt"] = Field(
+        description="recorded: the messages exactly as sent to and received from the model; "
+                    "rebuilt: derived from the episode (no transcript was kept).")
     tests: list[TestRow] = Field(description="Named per-test verdicts.")
     failed_tests: list[str] = Field(description="Names of the tests that failed or errored.")
     n_tests_passed: int | None = Field(description="Tests passed.")
@@ -225,7 +247,6 @@ class EpisodeRow(_Row):
     steps: list[StepRow] = Field(description="Every step: message, keystrokes, terminal frame.")
     conversations: list[MessageRow] = Field(description="Harbor: chat messages (= sft messages).")
     agent: str = Field(description="Harbor: agent name (= scaffold).")
-    model_provider: str | None = Field(description="Harbor: provider prefix of the model name.")
     date: str | None = Field(description="Harbor: ISO start time.")
     task: str = Field(description="Harbor: task name (= task_id).")
     episode: str = Field(description="Harbor: last episode, 'episode-<n>'.")

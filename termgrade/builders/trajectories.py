@@ -19,16 +19,17 @@ from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.common import staged_directory
-from termgrade.builders.inputs import RecordSource, iter_jsonl, load_tasks, records_of
+from termgrade.builders.inputs import RecordSource, iter_jsonl, load_inputs, records_of
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
+from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
 from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, episode_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
 from termgrade.errors import RecordError
 from termgrade.progress import Tracker, track
-from termgrade.records import TrialRecord
+from termgrade.records import LabelRow, TrialRecord
 
 DEFAULT_REPO_ID = "ai-and/termgrade-trajectories"
 _MIB = 1024**2
@@ -41,6 +42,8 @@ class TrajectoriesSummary:
     files: list[str] = field(default_factory=list)
     sft_bytes: int = 0
     episode_bytes: int = 0
+    train_splits: list[str] = field(default_factory=list)
+    """Names of the splits selection chose training tasks for (from --splits)."""
 
 
 class _ByteProgress:
@@ -68,18 +71,30 @@ def build_trajectories(
     out: Path,
     *,
     task_roots: Sequence[Path] = (Path("environments"),),
+    labels: RecordSource | None = None,
+    splits: RecordSource | None = None,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
     row_group_bytes: int = ROW_GROUP_BYTES,
     file_bytes: int = FILE_BYTES,
 ) -> TrajectoriesSummary:
     """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
-    from TrialRecord objects (or their dicts)."""
+    from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
+    (SplitRow, from ``termgrade select``) put each trial's task x model x scaffold
+    ``pass_rate`` / ``band`` and its task's ``split`` on every row, so users filter on them
+    without a join; with ``splits``, a task with no flag is ``unseen``."""
     if isinstance(trials, str | Path) and not Path(trials).is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
-    instructions = {tid: task.instruction for tid, task in load_tasks(task_roots).items()}
+    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None)
+    instructions = {tid: task.instruction for tid, task in inputs.tasks.items()}
+    keys = JoinKeys(
+        split={tid: (inputs.splits[tid].split if tid in inputs.splits else DEFAULT_SPLIT)
+               for tid in inputs.tasks} if splits is not None else {},
+        label={(r.task_id, r.model, r.scaffold): r for r in inputs.labels})
     stats = TrajectoryStats()
-    summary = TrajectoriesSummary(out=Path(out), stats=stats)
+    summary = TrajectoriesSummary(out=Path(out), stats=stats, train_splits=sorted(
+        {r.split for r in inputs.splits.values()
+         if (r.role or LEGACY_ROLES.get(r.split)) == "train"}))
     seen: set[str] = set()
     with staged_directory(Path(out), overwrite=overwrite) as stage:
         paths = RepoPaths(stage)
@@ -90,10 +105,10 @@ def build_trajectories(
                 with _byte_progress(Path(trials)) as counter:
                     for where, record in iter_jsonl(Path(trials), TrialRecord,
                                                     on_line=counter):
-                        _add(record, where, instructions, seen, writer, stats)
+                        _add(record, where, instructions, keys, seen, writer, stats)
             else:
                 for where, record in records_of(trials, TrialRecord):
-                    _add(record, where, instructions, seen, writer, stats)
+                    _add(record, where, instructions, keys, seen, writer, stats)
             results = writer.close()
         except BaseException:
             writer.abort()
@@ -107,8 +122,22 @@ def build_trajectories(
     return summary
 
 
-def _add(record: TrialRecord, where: str, instructions: dict[str, str], seen: set[str],
-         writer: TrajectoryWriter, stats: TrajectoryStats) -> None:
+@dataclass
+class JoinKeys:
+    """What each row is joined with: the task's split and the labels of its configuration."""
+
+    split: dict[str, str]
+    label: dict[tuple[str, str, str], LabelRow]
+
+    def of(self, record: TrialRecord) -> dict[str, object]:
+        label = self.label.get((record.task_id, record.model, record.scaffold))
+        return {"split": self.split.get(record.task_id),
+                "pass_rate": label.pass_rate if label is not None else None,
+                "band": label.band if label is not None else None}
+
+
+def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: JoinKeys,
+         seen: set[str], writer: TrajectoryWriter, stats: TrajectoryStats) -> None:
     name = f"{where} (trial {record.trial_id})"
     if record.task_id not in instructions:
         raise RecordError(name, f"trial of unknown task {record.task_id!r}",
@@ -118,6 +147,6 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], seen: se
                           fix="trial ids must be unique")
     seen.add(record.trial_id)
     trial = record.model_dump(mode="json")
-    writer.add(episode_row(trial, chat_messages(trial), instructions[record.task_id]),
-               where=name)
+    writer.add(episode_row(trial, chat_messages(trial), instructions[record.task_id],
+                           keys.of(record)), where=name)
     stats.add(trial)

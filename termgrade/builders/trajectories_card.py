@@ -37,6 +37,23 @@ def _yaml(paths: RepoPaths, n_trials: int) -> dict[str, Any]:
     }
 
 
+def _split_filter(summary: TrajectoriesSummary, repo_id: str) -> str:
+    """How to take SFT data from training tasks only, with this build's split names."""
+    if not summary.train_splits:
+        return ("Every row carries `split`, `pass_rate` and `band` when the repo is built "
+                "with `--splits` and `--labels`; this build had no split flags, so `split` is "
+                "null: join on `task_id` with the environments repo's splits before training "
+                "on these rows, or benchmark tasks leak into training data.")
+    names = ", ".join(repr(s) for s in summary.train_splits)
+    return ("Every row carries its task's `split` (from `termgrade select`) and the task x "
+            "model x scaffold `pass_rate` and `band`. Passing trials of training tasks only, "
+            "for SFT, without leaking benchmark (`unseen`) or validation tasks:\n\n"
+            "```python\n"
+            f'train_wins = load_dataset("{repo_id}", split="train").filter(\n'
+            f'    lambda r: r["passed"] and r["split"] in ({names},))\n'
+            "```")
+
+
 def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
                              repo_id: str) -> str:
     stats = summary.stats
@@ -56,6 +73,7 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
         "example_model": min(stats.models)[0] if stats.models else "MODEL",
         "model_table": stats.table(),
         "figures": figures,
+        "split_filter": _split_filter(summary, repo_id),
         "sft_fields": field_table(SftRow),
         "episode_fields": field_table(EpisodeRow),
     }

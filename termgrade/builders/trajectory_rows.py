@@ -77,11 +77,20 @@ def _result(trial: Row) -> str | None:
     return exception
 
 
-def episode_row(trial: Row, messages: list[Row], instruction: str) -> Row:
+JOIN_KEYS = ("split", "pass_rate", "band")
+"""Columns a row gets from the build's split flags and labels (null without them)."""
+
+
+def episode_row(trial: Row, messages: list[Row], instruction: str,
+                join: Row | None = None) -> Row:
+    """``join``: the task's ``split`` and the task x model x scaffold ``pass_rate`` and
+    ``band`` (any left out are null)."""
     steps = [_step(s) for s in trial.get("episode") or []]
     n_agent = sum(1 for s in steps if s["source"] == "agent")
     model: str = trial["model"]
     return {
+        **{key: (join or {}).get(key) for key in JOIN_KEYS},
+        "messages_source": "recorded" if trial.get("messages") is not None else "rebuilt",
         **{key: trial[key] for key in (
             "trial_id", "task_id", "model", "scaffold", "attempt", "reward", "passed",
             "counted", "retry_of", "retry_index", "tests", "n_tests_passed", "n_tests_failed",

@@ -57,6 +57,10 @@ def trajectories(
     out: Path = typer.Option(..., "--out", "-o", help="Output dir."),
     trials: Path = typer.Option(..., "--trials", help="TrialRecord JSONL (streamed)."),
     tasks: list[Path] = typer.Option(None, "--tasks", "-t", help=TASKS_HELP),
+    labels: Path | None = typer.Option(
+        None, "--labels", help="LabelRow JSONL: pass_rate and band on every row."),
+    splits: Path | None = typer.Option(
+        None, "--splits", help="`termgrade select` output: the task's split on every row."),
     repo_id: str = typer.Option("ai-and/termgrade-trajectories", "--repo-id"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -64,7 +68,8 @@ def trajectories(
     from termgrade.builders.trajectories import build_trajectories
 
     summary = build_trajectories(trials, out, task_roots=tasks or [Path("environments")],
-                                 repo_id=repo_id, overwrite=force)
+                                 labels=labels, splits=splits, repo_id=repo_id,
+                                 overwrite=force)
     s = summary.stats
     STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
     _done(out, summary.files)
