@@ -87,6 +87,7 @@ def test_sft_messages_are_the_records_messages_unmodified(tasks: Path, tmp_path:
     assert summary.stats.trials == 6 and summary.stats.passed == 3
     rows = pq.read_table(out / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()
     assert [r["trial_id"] for r in rows] == [t.trial_id for t in records]
+    assert [r["messages_source"] for r in rows] == ["recorded"] * 4 + ["rebuilt", "recorded"]
     for i in (0, 1):  # every field of every message, tool calls included, as recorded
         assert rows[i]["messages"] == [m.model_dump() for m in records[i].messages or []]
     derived = messages_from_episode([s.model_dump(mode="json") for s in records[4].episode or []])
@@ -167,7 +168,8 @@ def test_filter_by_model_and_passed_with_datasets(tasks: Path, tmp_path: Path) -
 
 def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
         tasks: Path, tmp_path: Path) -> None:
-    records = [trial(i) for i in range(4)] + [trial(i, task_id="bravo") for i in range(4, 6)]
+    records = [trial(i) for i in range(4)] + [trial(i, task_id="bravo") for i in range(4, 7)]
+    records[-1].messages, records[-1].episode = None, None  # e.g. lost to infrastructure
     labels = [LabelRow(task_id="alpha", model="org/model-a", scaffold="terminus-2",
                        pass_rate=0.5, band="central", n_counted=8, k=8, n_passed=4),
               LabelRow(task_id="bravo", model="org/model-a", scaffold="terminus-2",
@@ -183,6 +185,8 @@ def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
     assert keys["alpha__1"] == ("train7", 0.5, "central", "org", "recorded")
     assert keys["alpha__0"] == ("train7", None, None, None, "recorded")  # model-b: no label
     assert keys["bravo__4"][:3] == ("unseen", 1.0, "one")  # no flag: never selected
+    assert keys.pop("bravo__6")[4] == "none"  # flagged, not shipped as if it were a chat
+    assert {k[4] for k in keys.values()} == {"recorded"}
     # The card's one-line filter, run as written (the repo id swapped for the local files).
     card = (out / "README.md").read_text()
     code = card.split("without leaking benchmark")[1].split("```python\n")[1].split("```")[0]

@@ -168,9 +168,10 @@ class SftRow(_Row):
     band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
     model_provider: str | None = Field(description="Provider prefix of the model name "
                                                    "(org/model), or Harbor's provider.")
-    messages_source: Literal["recorded", "rebuilt"] = Field(
+    messages_source: Literal["recorded", "rebuilt", "none"] = Field(
         description="recorded: the messages exactly as sent to and received from the model; "
-                    "rebuilt: derived from the episode (no transcript was kept).")
+                    "rebuilt: derived from the episode (no transcript was kept); none: the "
+                    "trial has no messages (an infrastructure error, a synthetic trial).")
     messages: list[MessageRow] = Field(description="SFT-ready chat messages.")
 
 
@@ -225,9 +226,10 @@ class EpisodeRow(_Row):
     band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
     model_provider: str | None = Field(description="Provider prefix of the model name "
                                                    "(org/model), or Harbor's provider.")
-    messages_source: Literal["recorded", "rebuilt"] = Field(
+    messages_source: Literal["recorded", "rebuilt", "none"] = Field(
         description="recorded: the messages exactly as sent to and received from the model; "
-                    "rebuilt: derived from the episode (no transcript was kept).")
+                    "rebuilt: derived from the episode (no transcript was kept); none: the "
+                    "trial has no messages (an infrastructure error, a synthetic trial).")
     tests: list[TestRow] = Field(description="Named per-test verdicts.")
     failed_tests: list[str] = Field(description="Names of the tests that failed or errored.")
     n_tests_passed: int | None = Field(description="Tests passed.")

@@ -90,7 +90,9 @@ def episode_row(trial: Row, messages: list[Row], instruction: str,
     model: str = trial["model"]
     return {
         **{key: (join or {}).get(key) for key in JOIN_KEYS},
-        "messages_source": "recorded" if trial.get("messages") is not None else "rebuilt",
+        "messages_source": ("none" if not messages
+                            else "recorded" if trial.get("messages") is not None
+                            else "rebuilt"),
         **{key: trial[key] for key in (
             "trial_id", "task_id", "model", "scaffold", "attempt", "reward", "passed",
             "counted", "retry_of", "retry_index", "tests", "n_tests_passed", "n_tests_failed",
