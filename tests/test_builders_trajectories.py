@@ -87,7 +87,8 @@ def test_sft_messages_are_the_records_messages_unmodified(tasks: Path, tmp_path:
     assert summary.stats.trials == 6 and summary.stats.passed == 3
     rows = pq.read_table(out / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()
     assert [r["trial_id"] for r in rows] == [t.trial_id for t in records]
-    assert [r["messages_source"] for r in rows] == ["recorded"] * 4 + ["rebuilt", "recorded"]
+    assert [r["messages_source"] for r in rows] == ["recorded"] * 4 + ["episode-rebuilt",
+                                                                       "recorded"]
     for i in (0, 1):  # every field of every message, tool calls included, as recorded
         assert rows[i]["messages"] == [m.model_dump() for m in records[i].messages or []]
     derived = messages_from_episode([s.model_dump(mode="json") for s in records[4].episode or []])

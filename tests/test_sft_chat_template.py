@@ -91,7 +91,7 @@ def test_a_graded_bash_tool_trial_renders_through_a_chat_template(tmp_path: Path
     episodes = load_dataset("parquet", data_files=str(out / "data" / "episodes" / "*.parquet"),
                             split="train")
     [row], [episode] = list(sft), list(episodes)
-    assert row["scaffold"] == SCAFFOLD_NAME
+    assert (row["scaffold"], row["messages_source"]) == (SCAFFOLD_NAME, "chat")
     messages = row["messages"]
     tools = json.loads(episode["tool_definitions"])
     assert tools == list(TOOLS)

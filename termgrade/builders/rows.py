@@ -168,10 +168,13 @@ class SftRow(_Row):
     band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
     model_provider: str | None = Field(description="Provider prefix of the model name "
                                                    "(org/model), or Harbor's provider.")
-    messages_source: Literal["recorded", "rebuilt", "none"] = Field(
-        description="recorded: the messages exactly as sent to and received from the model; "
-                    "rebuilt: derived from the episode (no transcript was kept); none: the "
-                    "trial has no messages (an infrastructure error, a synthetic trial).")
+    messages_source: str = Field(
+        description="How messages were obtained. Exact: chat (the scaffold's own log, as sent "
+                    "and received), episodes (prompt/response files), atif (Harbor trajectory), "
+                    "recorded (given, source unstated). Rebuilt: atif-rebuilt (assistant turns "
+                    "re-serialized from the trajectory), episode-rebuilt (derived from the "
+                    "episode steps). none: no messages (an infrastructure error, a synthetic "
+                    "trial).")
     messages: list[MessageRow] = Field(description="SFT-ready chat messages.")
 
 
@@ -226,10 +229,13 @@ class EpisodeRow(_Row):
     band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
     model_provider: str | None = Field(description="Provider prefix of the model name "
                                                    "(org/model), or Harbor's provider.")
-    messages_source: Literal["recorded", "rebuilt", "none"] = Field(
-        description="recorded: the messages exactly as sent to and received from the model; "
-                    "rebuilt: derived from the episode (no transcript was kept); none: the "
-                    "trial has no messages (an infrastructure error, a synthetic trial).")
+    messages_source: str = Field(
+        description="How messages were obtained. Exact: chat (the scaffold's own log, as sent "
+                    "and received), episodes (prompt/response files), atif (Harbor trajectory), "
+                    "recorded (given, source unstated). Rebuilt: atif-rebuilt (assistant turns "
+                    "re-serialized from the trajectory), episode-rebuilt (derived from the "
+                    "episode steps). none: no messages (an infrastructure error, a synthetic "
+                    "trial).")
     tests: list[TestRow] = Field(description="Named per-test verdicts.")
     failed_tests: list[str] = Field(description="Names of the tests that failed or errored.")
     n_tests_passed: int | None = Field(description="Tests passed.")

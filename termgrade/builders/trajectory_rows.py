@@ -77,6 +77,14 @@ def _result(trial: Row) -> str | None:
     return exception
 
 
+def _messages_source(trial: Row, messages: list[Row]) -> str:
+    if not messages:
+        return "none"
+    if trial.get("messages") is not None:
+        return str(trial.get("messages_source") or "recorded")
+    return "episode-rebuilt"
+
+
 JOIN_KEYS = ("split", "pass_rate", "band")
 """Columns a row gets from the build's split flags and labels (null without them)."""
 
@@ -90,9 +98,7 @@ def episode_row(trial: Row, messages: list[Row], instruction: str,
     model: str = trial["model"]
     return {
         **{key: (join or {}).get(key) for key in JOIN_KEYS},
-        "messages_source": ("none" if not messages
-                            else "recorded" if trial.get("messages") is not None
-                            else "rebuilt"),
+        "messages_source": _messages_source(trial, messages),
         **{key: trial[key] for key in (
             "trial_id", "task_id", "model", "scaffold", "attempt", "reward", "passed",
             "counted", "retry_of", "retry_index", "tests", "n_tests_passed", "n_tests_failed",
