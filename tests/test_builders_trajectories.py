@@ -137,7 +137,16 @@ def test_episodes_keep_everything_and_cover_harbors_columns(tasks: Path, tmp_pat
     assert row["failed_tests"] == ["test_two"]
     assert row["instruction"] == "Write hello to /app/out.txt.\n"
     assert (row["episode"], row["result"], row["run_id"]) == ("episode-1", "0.0", "jobs/run-1")
-    assert row["model_provider"] is None
+    assert row["model_provider"] is None and row["verifier_output"] is None
+    # Harbor's provenance, when the record has it, goes to Harbor's columns.
+    harbor = trial(1).model_copy(update={"job_id": "0f1e-job", "model_provider": "openai",
+                                         "verifier_output": "17 passed"})
+    build_trajectories(write_trials(tmp_path / "h.jsonl", [harbor]), tmp_path / "h",
+                       task_roots=[tasks])
+    [row] = pq.read_table(tmp_path / "h" / "data" / "episodes" /
+                          "train-00000-of-00001.parquet").to_pylist()
+    assert (row["run_id"], row["model_provider"], row["verifier_output"]) == (
+        "0f1e-job", "openai", "17 passed")
 
 
 def test_files_roll_and_row_groups_stay_bounded(tasks: Path, tmp_path: Path) -> None:

@@ -130,6 +130,31 @@ def test_terminus2_trials_carry_tokens_turns_and_model(
     assert sorted(r.attempt for r in runs) == list(range(len(runs)))
 
 
+def test_harbor_provenance_is_kept(ingested: tuple[Layout, IngestResult]) -> None:
+    layout, result = ingested
+    runs = _job(result, "terminus2-scripted")
+    for record in runs:
+        assert record.model_provider == "openai"  # model_info.provider, or the name's prefix
+        stdout = record.verifier_output or ""
+        assert "collected 17 items" in stdout and "passed" in stdout
+    if layout == Layout.CURRENT:
+        assert {r.job_id for r in runs} == {"1e8cf8e4-0288-44f7-8e9f-5424fb868e6d"}
+
+
+def test_verifier_output_keeps_head_and_tail(tmp_path: Path) -> None:
+    from termgrade.ingest.harbor import VERIFIER_OUTPUT_CHARS
+
+    job = tmp_path / "job"
+    shutil.copytree(FIXTURES / str(Layout.CURRENT) / "terminus2-scripted", job)
+    trial = next(p for p in job.iterdir() if p.is_dir())
+    (trial / "verifier" / "test-stdout.txt").write_text("HEAD\n" + "x" * 100_000 + "\nTAIL\n")
+    [record] = [r for r in ingest_harbor([job]).records if Path(r.source) == job
+                and r.trial_id == trial.name.split("__")[0] + "__" + trial.name.split("__")[1]]
+    out = record.verifier_output or ""
+    assert out.startswith("HEAD") and out.rstrip().endswith("TAIL")
+    assert len(out) < VERIFIER_OUTPUT_CHARS + 200 and "characters omitted" in out
+
+
 def test_terminus2_episode_has_keystrokes_frames_and_the_invalid_turn(
         ingested: tuple[Layout, IngestResult]) -> None:
     record = _job(ingested[1], "terminus2-scripted")[0]

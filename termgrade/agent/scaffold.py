@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from termgrade.text import head_and_tail
+
 SCAFFOLD_NAME = "bash-tool"
 """The ``scaffold`` of every trial this scaffold produces."""
 
@@ -108,9 +110,4 @@ def first_messages(instruction: str, workdir: str, config: ScaffoldConfig) -> li
 
 def truncate_output(text: str, limit: int) -> str:
     """``text`` if it fits; otherwise its head and tail with a notice of what was cut."""
-    if len(text) <= limit:
-        return text
-    half = max(1, limit // 2)
-    cut = len(text) - 2 * half
-    return (f"{text[:half]}\n[output truncated: {cut} of {len(text)} characters omitted; "
-            f"narrow the command (head, tail, grep) to see them]\n{text[-half:]}")
+    return head_and_tail(text, limit, "; narrow the command (head, tail, grep) to see them")

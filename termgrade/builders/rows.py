@@ -258,7 +258,8 @@ class EpisodeRow(_Row):
     date: str | None = Field(description="Harbor: ISO start time.")
     task: str = Field(description="Harbor: task name (= task_id).")
     episode: str = Field(description="Harbor: last episode, 'episode-<n>'.")
-    run_id: str = Field(description="Harbor: job / run id (= source).")
+    run_id: str = Field(description="Harbor: job id (the record's job_id; its source when it "
+                                    "has none).")
     trial_name: str = Field(description="Harbor: trial name (= trial_id).")
     result: str | None = Field(description="Harbor: reward as text, or the exception name.")
     tool_definitions: LargeStr | None = Field(description="Harbor: tool definitions as JSON.")

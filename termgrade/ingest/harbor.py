@@ -32,6 +32,7 @@ from termgrade.ingest.trial_result import HarborTrialResult
 from termgrade.ingest.verdicts import count_outcomes, read_verdicts
 from termgrade.progress import track
 from termgrade.records import TrialRecord
+from termgrade.text import head_and_tail
 
 NOT_FOUND_FIX = ("pass a Harbor job directory (the folder `harbor run` wrote, holding "
                  "config.json and <task>__<id>/ trial folders), a trial folder, or a "
@@ -95,6 +96,33 @@ def _verifier_dir(paths: TrialPaths, result: HarborTrialResult) -> Path:
     return paths.verifier
 
 
+VERIFIER_OUTPUT_CHARS = 16_000
+"""How much of the verifier's stdout a trial record keeps (its head and tail)."""
+
+
+def _job_id(result: HarborTrialResult) -> str | None:
+    job_id = (result.config or {}).get("job_id")
+    return str(job_id) if job_id else None
+
+
+def _provider(result: HarborTrialResult) -> str | None:
+    info = result.agent_info.model_info
+    if info is not None and info.provider:
+        return info.provider
+    configured = ((result.config or {}).get("agent") or {}).get("model_name")
+    if isinstance(configured, str) and "/" in configured:
+        return configured.split("/", 1)[0]
+    return None
+
+
+def _verifier_output(verifier: Path) -> str | None:
+    stdout = verifier / "test-stdout.txt"
+    if not stdout.is_file():
+        return None
+    text = stdout.read_bytes().decode("utf-8", errors="replace")
+    return head_and_tail(text, VERIFIER_OUTPUT_CHARS)
+
+
 def read_trial(trial_dir: Path, *, notes: list[str] | None = None,
                transcripts: bool = True) -> ReadTrial:
     """One trial folder. TrialSkippedError when it is incomplete or malformed."""
@@ -123,6 +151,9 @@ def read_trial(trial_dir: Path, *, notes: list[str] | None = None,
         exception_type=exceptions[0].exception_type if exceptions else None,
         exception_message=exceptions[0].exception_message if exceptions else None,
         source=str(trial_dir.parent),
+        job_id=_job_id(result),
+        model_provider=_provider(result),
+        verifier_output=_verifier_output(_verifier_dir(paths, result)),
         messages=transcript.messages if transcript and transcript.messages else None,
         episode=transcript.episode if transcript and transcript.episode else None,
         messages_source=transcript.messages_source if transcript and transcript.messages

@@ -112,6 +112,13 @@ class TrialRecord(_Record):
     retry_of: str | None = Field(None, description="trial_id this trial retries, if any.")
     retry_index: int = Field(0, ge=0, description="0 for a first try, n for the n-th retry.")
     source: str = Field(description="Where it came from: a Harbor job path, or 'termgrade'.")
+    job_id: str | None = Field(None, description="The run's own id: Harbor's job id when "
+                               "ingested from Harbor.")
+    model_provider: str | None = Field(None, description="The model's provider, e.g. openai "
+                                       "(Harbor's model_info.provider).")
+    verifier_output: str | None = Field(
+        None, description="What the verifier printed (test-stdout.txt), head and tail kept "
+        "within VERIFIER_OUTPUT_CHARS.")
     messages: list[ChatMessage] | None = Field(
         None, description="SFT-ready chat messages (feed a chat template unmodified).")
     episode: list[EpisodeStep] | None = Field(
