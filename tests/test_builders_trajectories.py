@@ -187,7 +187,7 @@ def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
     splits = [SplitRow(task_id="alpha", split="train7", role="train", pass_rate=0.5)]
     out = tmp_path / "traj"
     build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks],
-                       labels=labels, splits=splits)
+                       labels=labels, splits=splits, environments_repo="lab/our-envs")
     sft = load_dataset("parquet", data_files=str(out / "data" / "sft" / "*.parquet"),
                        split="train")
     keys = {r["trial_id"]: (r["split"], r["pass_rate"], r["band"], r["model_provider"],
@@ -199,6 +199,8 @@ def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
     assert {k[4] for k in keys.values()} == {"recorded"}
     # The card's one-line filter, run as written (the repo id swapped for the local files).
     card = (out / "README.md").read_text()
+    assert "https://huggingface.co/datasets/lab/our-envs" in card  # links follow the ids given
+    assert "ai-and/termgrade-environments" not in card
     code = card.split("without leaking benchmark")[1].split("```python\n")[1].split("```")[0]
     assert "'train7'" in code
     local = code.replace('load_dataset("ai-and/termgrade-trajectories", split="train")',

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.common import staged_directory
+from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
 from termgrade.builders.inputs import RecordSource, iter_jsonl, load_inputs, records_of
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
@@ -32,6 +33,7 @@ from termgrade.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 
 DEFAULT_REPO_ID = "ai-and/termgrade-trajectories"
+ENVIRONMENTS_REPO_ID = ENVIRONMENTS_DEFAULT_REPO_ID
 _MIB = 1024**2
 
 
@@ -74,6 +76,7 @@ def build_trajectories(
     labels: RecordSource | None = None,
     splits: RecordSource | None = None,
     repo_id: str = DEFAULT_REPO_ID,
+    environments_repo: str = ENVIRONMENTS_REPO_ID,
     overwrite: bool = False,
     row_group_bytes: int = ROW_GROUP_BYTES,
     file_bytes: int = FILE_BYTES,
@@ -82,7 +85,8 @@ def build_trajectories(
     from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
     (SplitRow, from ``termgrade select``) put each trial's task x model x scaffold
     ``pass_rate`` / ``band`` and its task's ``split`` on every row, so users filter on them
-    without a join; with ``splits``, a task with no flag is ``unseen``."""
+    without a join; with ``splits``, a task with no flag is ``unseen``.
+    ``environments_repo``: the repo id of the tasks and labels, which the card links."""
     if isinstance(trials, str | Path) and not Path(trials).is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None)
@@ -118,7 +122,8 @@ def build_trajectories(
             summary.files += [paths.rel(p) for p in result.paths]
         summary.sft_bytes = results["sft"].payload_bytes
         summary.episode_bytes = results["episodes"].payload_bytes
-        atomic_write_text(paths.readme, render_trajectories_card(paths, summary, repo_id=repo_id))
+        atomic_write_text(paths.readme, render_trajectories_card(
+            paths, summary, repo_id=repo_id, environments_repo=environments_repo))
     return summary
 
 

@@ -19,7 +19,6 @@ from termgrade.builders.rows import EpisodeRow, SftRow
 if TYPE_CHECKING:
     from termgrade.builders.trajectories import TrajectoriesSummary
 
-ENVIRONMENTS_REPO = "ai-and/termgrade-environments"
 
 
 def _yaml(paths: RepoPaths, n_trials: int) -> dict[str, Any]:
@@ -55,7 +54,7 @@ def _split_filter(summary: TrajectoriesSummary, repo_id: str) -> str:
 
 
 def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
-                             repo_id: str) -> str:
+                             repo_id: str, environments_repo: str) -> str:
     stats = summary.stats
     figures = ""
     if stats.models:
@@ -66,7 +65,7 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
         figures = f"![Pass rate per model]({paths.rel(paths.figure('pass_rate_by_model'))})"
     values = {
         "repo_id": repo_id,
-        "environments_repo": ENVIRONMENTS_REPO,
+        "environments_repo": environments_repo,
         "n_trials": f"{stats.trials:,}",
         "n_counted": f"{stats.counted:,}",
         "n_passed": f"{stats.passed:,}",

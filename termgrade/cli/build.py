@@ -62,6 +62,9 @@ def trajectories(
     splits: Path | None = typer.Option(
         None, "--splits", help="`termgrade select` output: the task's split on every row."),
     repo_id: str = typer.Option("ai-and/termgrade-trajectories", "--repo-id"),
+    environments_repo: str = typer.Option(
+        "ai-and/termgrade-environments", "--environments-repo",
+        help="Repo id of the tasks and labels, linked from the card."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Every trial as SFT messages (config sft) and full episodes (config episodes)."""
@@ -69,7 +72,7 @@ def trajectories(
 
     summary = build_trajectories(trials, out, task_roots=tasks or [Path("environments")],
                                  labels=labels, splits=splits, repo_id=repo_id,
-                                 overwrite=force)
+                                 environments_repo=environments_repo, overwrite=force)
     s = summary.stats
     STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
     _done(out, summary.files)
