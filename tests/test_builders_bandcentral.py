@@ -116,3 +116,25 @@ def test_split_names_flow_from_select_to_both_builders(make_task: MakeTask,
     summary = build_bandcentral(tmp_path / "bc-legacy", splits=legacy,
                                 task_roots=[tmp_path / "tasks"])
     assert summary.rates == {"train": [0.5], "validation": [0.25]}
+
+
+def test_the_corpus_bandcentral_repo_validates_with_its_baseline_and_base_image(
+        tmp_path: Path) -> None:
+    """From the real corpus, with a task whose files hold a planted secret: the reviewed
+    baseline goes beside the repo and the base image recipe inside it, so it validates."""
+    root = Path(__file__).resolve().parent.parent / "environments"
+    splits = write_jsonl(tmp_path / "splits.jsonl", [
+        SplitRow(task_id="git-purge-secret-history", split="train3", role="train",
+                 pass_rate=0.5),
+        SplitRow(task_id="word-frequency", split="train3", role="train", pass_rate=0.5),
+        SplitRow(task_id="csv-keyed-join", split="heldout1", role="validation",
+                 pass_rate=0.25)])
+    out = tmp_path / "bc"
+    summary = build_bandcentral(out, splits=splits, task_roots=[root])
+    assert summary.secrets_baseline == out.parent / f"{out.name}.secrets.baseline"
+    assert (out / "base_image" / "Dockerfile").is_file()
+    report = validate_repo(out)
+    assert report.ok, report.findings
+    # Without the baseline the same repo does not validate: the check is live.
+    summary.secrets_baseline.unlink()
+    assert any(f.check == "secrets" for f in validate_repo(out).findings)

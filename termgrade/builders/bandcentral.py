@@ -19,19 +19,21 @@ from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.bandcentral_card import render_bandcentral_card
-from termgrade.builders.common import staged_directory
+from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import BandcentralTaskRow, schema_for
 from termgrade.builders.task_rows import (
     LEGACY_ROLES,
+    base_image_files,
     registry_entries,
     task_row,
     write_registry,
     write_task_tree,
 )
 from termgrade.errors import BuildError, OptionError
+from termgrade.images import BASE_IMAGE_DIR
 from termgrade.records import LabelRow
 from termgrade.training.prompts import verl_prompt_row
 
@@ -47,6 +49,8 @@ class BandcentralSummary:
     rates: dict[str, list[float | None]] = field(default_factory=dict)
     """Output split -> base pass rate of each of its tasks, in row order."""
     files: list[str] = field(default_factory=list)
+    secrets_baseline: Path | None = None
+    """The reviewed detect-secrets findings placed beside the repo, if any."""
 
 
 def _base_labels(labels: list[LabelRow], model: str | None,
@@ -95,10 +99,14 @@ def build_bandcentral(
     model: str | None = None,
     scaffold: str | None = None,
     split_map: dict[str, str] | None = None,
+    base_image: Path = BASE_IMAGE_DIR,
+    secrets_baseline: Path | None = None,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
 ) -> BandcentralSummary:
-    """Stage the bandcentral repo at ``out``."""
+    """Stage the bandcentral repo at ``out``: with the base image recipe every task's
+    Dockerfile starts FROM, and the reviewed secret findings of the task files placed
+    beside it (see :func:`~termgrade.builders.common.place_secrets_baseline`)."""
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
     base = _base_labels(inputs.labels, model, scaffold)
     chosen = _selected(inputs, split_map or SPLIT_MAP)
@@ -116,7 +124,9 @@ def build_bandcentral(
         write_registry(paths, [registry_entries(paths, f"termgrade-bandcentral-{s}", "1.0",
                                                 f"Band-central {s} tasks", ids)
                                for s, ids in chosen.items() if ids])
+        copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
         atomic_write_text(paths.readme, render_bandcentral_card(paths, summary, repo_id=repo_id))
+    summary.secrets_baseline = place_secrets_baseline(Path(out), task_roots, secrets_baseline)
     return summary
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from termgrade.atomic import atomic_write_bytes
+from termgrade.builders.layout import RepoPaths
 from termgrade.errors import BuildError, output_error
 
 
@@ -56,3 +58,20 @@ def copy_tree(source: Path, dest: Path, files: list[Path]) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, out)
         os.chmod(out, path.stat().st_mode & 0o7777)
+
+
+def place_secrets_baseline(out: Path, task_roots: Sequence[Path],
+                           secrets_baseline: Path | None) -> Path | None:
+    """Copy the reviewed detect-secrets findings of the task files beside the staged repo
+    at ``out`` (where ``validate`` and ``publish`` look for them): ``secrets_baseline``, else
+    ``secrets.baseline`` in the first task root when there is one. Returns where it went."""
+    baseline = secrets_baseline or (Path(task_roots[0]) / "secrets.baseline"
+                                    if task_roots else None)
+    if baseline is not None and baseline.is_file():
+        placed = RepoPaths(Path(out)).secrets_baseline
+        atomic_write_bytes(placed, baseline.read_bytes())
+        return placed
+    if secrets_baseline is not None:
+        raise BuildError(f"{secrets_baseline}: no such secrets baseline",
+                         fix="pass the reviewed detect-secrets baseline file, or omit it")
+    return None

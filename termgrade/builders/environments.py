@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
-from termgrade.builders.common import copy_tree, staged_directory
+from termgrade.atomic import atomic_write_jsonl, atomic_write_text
+from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.environments_card import render_environments_card
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
@@ -39,7 +39,6 @@ from termgrade.builders.task_rows import (
     write_registry,
     write_task_tree,
 )
-from termgrade.errors import BuildError
 from termgrade.images import BASE_IMAGE_DIR
 from termgrade.progress import track
 
@@ -141,12 +140,5 @@ def build_environments(
         copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
         atomic_write_text(paths.readme, render_environments_card(paths, summary, inputs.labels,
                                                                  repo_id=repo_id))
-    baseline = secrets_baseline or (Path(task_roots[0]) / "secrets.baseline"
-                                    if task_roots else None)
-    if baseline is not None and baseline.is_file():
-        summary.secrets_baseline = RepoPaths(Path(out)).secrets_baseline
-        atomic_write_bytes(summary.secrets_baseline, baseline.read_bytes())
-    elif secrets_baseline is not None:
-        raise BuildError(f"{secrets_baseline}: no such secrets baseline",
-                         fix="pass the reviewed detect-secrets baseline file, or omit it")
+    summary.secrets_baseline = place_secrets_baseline(Path(out), task_roots, secrets_baseline)
     return summary

@@ -88,6 +88,10 @@ def bandcentral(
     verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
     model: str | None = typer.Option(None, "--model", help="Base model among the labels."),
     scaffold: str | None = typer.Option(None, "--scaffold", help="Its scaffold."),
+    secrets_baseline: Path | None = typer.Option(
+        None, "--secrets-baseline",
+        help="Reviewed detect-secrets findings of the task files (default: secrets.baseline "
+        "in the first task folder, if present); placed beside the repo for validate."),
     repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -96,8 +100,11 @@ def bandcentral(
 
     summary = build_bandcentral(out, splits=splits, task_roots=tasks or [Path("environments")],
                                 labels=labels, verify=verify, model=model, scaffold=scaffold,
-                                repo_id=repo_id, overwrite=force)
+                                secrets_baseline=secrets_baseline, repo_id=repo_id,
+                                overwrite=force)
     STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
+    if summary.secrets_baseline is not None:
+        STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
     _done(out, summary.files)
 
 
