@@ -61,3 +61,26 @@ def test_refusals_exit_1_with_a_fix_and_no_traceback(hub: HubServer, tmp_path: P
     assert "Traceback" not in result.output and hub.requests == []
     bad_id = invoke(str(staged), "--repo-id", "not a repo")
     assert bad_id.exit_code == 1 and "namespace/name" in bad_id.output
+
+
+def test_the_checkpoint_model_repo_validates_and_publishes(hub: HubServer,  # noqa: F811
+                                                           tmp_path: Path) -> None:
+    """`build checkpoint-card` stages a model repo; the real validator accepts it as one, and
+    it publishes as a model repo."""
+    from huggingface_hub import HfApi
+
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+    from termgrade.validate import validate_repo
+
+    staged = tmp_path / "dist" / "adapter"
+    build_checkpoint_card(staged)
+    report = validate_repo(staged)
+    assert report.ok, report.findings
+    done = invoke(str(staged), "--repo-id", "org/adapter", "--repo-type", "model",
+                  "--state-dir", str(tmp_path / "state"))
+    assert done.exit_code == 0, done.output
+    files = HfApi(endpoint=hub.url).list_repo_files("org/adapter", repo_type="model")
+    assert {"README.md", "training_config.yaml"} <= set(files)
+    # A dataset card without configs is still refused: the model exemption is narrow.
+    (staged / "data").mkdir()
+    assert any("configs" in f.message for f in validate_repo(staged).findings)

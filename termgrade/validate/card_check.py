@@ -20,11 +20,21 @@ class ConfigFiles:
     splits: dict[str, list[Path]] = field(default_factory=dict)
 
 
-def _hub_parses(readme: Path) -> str | None:
-    from huggingface_hub import DatasetCard
+MODEL_CARD_FIELDS = ("base_model", "library_name")
+"""A card with these and no ``configs`` is a model repo's (``build checkpoint-card``)."""
+
+
+def is_model_card(meta: dict[str, object], paths: RepoPaths) -> bool:
+    """A model repo: its card names a base model and a library, and it holds no data."""
+    return ("configs" not in meta and all(meta.get(f) for f in MODEL_CARD_FIELDS)
+            and not paths.data_dir.exists())
+
+
+def _hub_parses(readme: Path, *, model: bool = False) -> str | None:
+    from huggingface_hub import DatasetCard, ModelCard
 
     try:
-        DatasetCard.load(readme)
+        (ModelCard if model else DatasetCard).load(readme)
     except Exception as exc:
         return f"huggingface_hub cannot read the card: {exc}"
     return None
@@ -101,11 +111,16 @@ def check_card(paths: RepoPaths, report: ValidationReport) -> list[ConfigFiles]:
     except ValueError as exc:
         report.add(Finding("card", readme, str(exc)))
         return []
-    problem = _hub_parses(paths.readme)
+    model = is_model_card(meta, paths)
+    problem = _hub_parses(paths.readme, model=model)
     if problem:
         report.add(Finding("card", readme, problem))
     if "{{" in body:
         report.add(Finding("card", readme, "unrendered template placeholder"))
+    if model:
+        report.record("card", "a model card: YAML parses with base_model and library_name; "
+                              "no data configs", before)
+        return []
     configs = _configs(paths, meta.get("configs"), report)
     defaults = [c.name for c in configs if c.default]
     if len(defaults) > 1:
