@@ -10,7 +10,11 @@ import yaml
 from huggingface_hub import ModelCard
 
 from termgrade.builders.card import split_front_matter
-from termgrade.builders.checkpoint_card import DEFAULT_TRAIN_CONFIG, build_checkpoint_card
+from termgrade.builders.checkpoint_card import (
+    ADAPTER_FILES,
+    DEFAULT_TRAIN_CONFIG,
+    build_checkpoint_card,
+)
 from termgrade.errors import RecordError
 
 
@@ -47,3 +51,20 @@ def test_bad_results_name_the_field(tmp_path: Path) -> None:
     with pytest.raises(RecordError, match=r"results.json \[0.trained\]"):
         build_checkpoint_card(tmp_path / "model", results=results)
     assert not (tmp_path / "model").exists()
+
+
+def test_the_card_says_whether_an_adapter_is_there(tmp_path: Path) -> None:
+    recipe = build_checkpoint_card(tmp_path / "recipe")
+    card = (recipe / "README.md").read_text()
+    assert "This repo holds no adapter yet" in card and "to be trained with GRPO" in card
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text('{"r": 32, "peft_type": "LORA"}')
+    with pytest.raises(RecordError, match=r"adapter_model\.safetensors"):
+        build_checkpoint_card(tmp_path / "half", adapter=adapter)
+    (adapter / "adapter_model.safetensors").write_bytes(b"\0" * 16)
+    trained = build_checkpoint_card(tmp_path / "trained", adapter=adapter)
+    card = (trained / "README.md").read_text()
+    assert "holds no adapter" not in card and ", trained with GRPO" in card
+    assert all((trained / name).read_bytes() == (adapter / name).read_bytes()
+               for name in ADAPTER_FILES)

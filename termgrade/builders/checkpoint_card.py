@@ -9,6 +9,7 @@ adapter weights themselves are added beside them by training / publishing.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +126,12 @@ def _results_table(results: list[ResultRow]) -> str:
           r.stderr, r.notes) for r in results])
 
 
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+"""What PEFT saves and loads: a repo holds an adapter when it has both."""
+
+
 def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
-                           repo_id: str) -> str:
+                           repo_id: str, has_adapter: bool = False) -> str:
     base_model = str(config.get("base_model", "BASE_MODEL"))
     dataset = str(config.get("dataset", "DATASET"))
     adapter = config.get("adapter") if isinstance(config.get("adapter"), dict) else {}
@@ -136,6 +141,11 @@ def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
         "base_model": base_model,
         "dataset": dataset,
         "lora_rank": str((adapter or {}).get("rank", "?")),
+        "trained": "trained" if has_adapter else "to be trained",
+        "status": "" if has_adapter else (
+            "**This repo holds no adapter yet**: only this card and the training recipe "
+            "(`training_config.yaml`) of a run that has not been uploaded. The Use section "
+            "applies once `" + "` and `".join(ADAPTER_FILES) + "` are here."),
         "results_table": _results_table(results),
         "results_notes": "" if not results else
         "Scores are the adapter's measured results as given to `termgrade build "
@@ -156,13 +166,24 @@ def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
 
 
 def build_checkpoint_card(out: Path, *, config: Path | None = None, results: Path | None = None,
-                          repo_id: str = DEFAULT_REPO_ID, overwrite: bool = False) -> Path:
-    """Stage ``README.md`` and ``training_config.yaml`` of an adapter repo at ``out``."""
+                          adapter: Path | None = None, repo_id: str = DEFAULT_REPO_ID,
+                          overwrite: bool = False) -> Path:
+    """Stage ``README.md`` and ``training_config.yaml`` of an adapter repo at ``out``, and
+    the adapter itself from ``adapter`` (a PEFT ``save_pretrained`` folder). Without one the
+    card says the repo holds no adapter yet, rather than describing a run as done."""
     train_config = load_train_config(config)
     rows = load_results(results) if results is not None else []
+    if adapter is not None:
+        missing = [name for name in ADAPTER_FILES if not (Path(adapter) / name).is_file()]
+        if missing:
+            raise RecordError(str(adapter), f"not a PEFT adapter folder: no {', '.join(missing)}",
+                              fix="pass the folder `model.save_pretrained(DIR)` wrote")
     with staged_directory(Path(out), overwrite=overwrite) as stage:
         paths = RepoPaths(stage)
         atomic_write_text(paths.training_config, yaml.safe_dump(train_config, sort_keys=False))
-        atomic_write_text(paths.readme,
-                          render_checkpoint_card(train_config, rows, repo_id=repo_id))
+        if adapter is not None:
+            for name in ADAPTER_FILES:
+                shutil.copyfile(Path(adapter) / name, paths.root / name)
+        atomic_write_text(paths.readme, render_checkpoint_card(
+            train_config, rows, repo_id=repo_id, has_adapter=adapter is not None))
     return Path(out)

@@ -115,13 +115,17 @@ def checkpoint_card(
     config: Path | None = typer.Option(None, "--config", help="Training config YAML "
                                        "(default: the paper's recipe)."),
     results: Path | None = typer.Option(None, "--results", help="Results JSON."),
+    adapter: Path | None = typer.Option(
+        None, "--adapter", help="The trained adapter folder (PEFT save_pretrained); without "
+        "it the card says the repo holds no adapter yet."),
     repo_id: str = typer.Option("ai-and/termgrade-gemma4-31b-grpo-lora", "--repo-id"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """The model card (README.md + training_config.yaml) of a LoRA adapter repo."""
     from termgrade.builders.checkpoint_card import build_checkpoint_card
 
-    build_checkpoint_card(out, config=config, results=results, repo_id=repo_id, overwrite=force)
+    build_checkpoint_card(out, config=config, results=results, adapter=adapter,
+                          repo_id=repo_id, overwrite=force)
     STDERR.print(f"staged {out}")
 
 
