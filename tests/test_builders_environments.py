@@ -18,7 +18,7 @@ from termgrade.task.digest import task_digest
 from termgrade.validate import validate_repo
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
-from tests.conftest import MakeTask
+from tests.conftest import DEFAULT_TOML, MakeTask
 from tests.support.harbor import Harbor
 
 HARBOR_RESOLVES = """\
@@ -158,6 +158,27 @@ def test_card_has_real_counts_tables_figures_and_field_docs(built: Path) -> None
         assert (built / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "{{" not in body
     yaml.safe_load((built / "README.md").read_text().split("---")[1])
+    # Provenance from the tasks' own metadata and this build's inputs, nothing claimed.
+    assert "| unknown | unknown | not recorded (no `generator`) | 3 |" in body
+    assert "2 of 3 tasks were run by `termgrade verify` for this build" in body
+    assert "Labels come from grading `model-a` (terminus-2), `model-b` (terminus-2)" in body
+    assert "An LLM wrote" not in body and "overlap with Terminal-Bench" not in body
+    assert "@misc{ai_and_termgrade_environments," in body
+
+
+def test_card_provenance_names_a_generator_and_says_when_nothing_was_verified(
+        make_task: MakeTask, tmp_path: Path) -> None:
+    toml = DEFAULT_TOML.replace('domain = "fixtures"\n', 'domain = "fixtures"\n'
+                                'author = "lab"\nsource = "generated"\n'
+                                'generator = "org/writer-model"\n')
+    root = make_task("made", toml=toml)
+    out = tmp_path / "env"
+    build_environments(out, task_roots=[root.parent], repo_id="lab/envs")
+    body = (out / "README.md").read_text()
+    assert "| lab | generated | the model `org/writer-model` | 1 |" in body
+    assert "No `termgrade verify` records were given to this build" in body
+    assert "Labels come from" not in body
+    assert "huggingface.co/datasets/lab/envs" in body
 
 
 def test_rebuild_is_byte_identical(corpus: dict[str, Path], built: Path, tmp_path: Path) -> None:

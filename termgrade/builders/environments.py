@@ -54,6 +54,8 @@ class TaskSummary:
     difficulty: str
     oracle_verified: bool
     n_assertions: int | None
+    origin: tuple[str, str, str | None] = ("unknown", "unknown", None)
+    """task.toml [metadata]: (author, source, generator model or None)."""
 
 
 @dataclass
@@ -70,6 +72,18 @@ class EnvironmentsSummary:
     """The reviewed detect-secrets findings placed beside the repo, if any."""
 
 
+def _origin(metadata: dict[str, object]) -> tuple[str, str, str | None]:
+    def text(*keys: str) -> str | None:
+        for key in keys:
+            value = metadata.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
+
+    return (text("author", "author_name") or "unknown", text("source") or "unknown",
+            text("generator", "generator_model", "generated_by"))
+
+
 def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
     split_of = {t: (inputs.splits[t].split if t in inputs.splits else DEFAULT_SPLIT)
                 for t in inputs.tasks}
@@ -82,7 +96,7 @@ def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsS
             writers[row.split].add(row.model_dump(), where=f"task {task_id}")
             summary.tasks.append(TaskSummary(task_id, row.split, row.domain or "unknown",
                                              row.difficulty or "unknown", row.oracle_verified,
-                                             row.n_assertions))
+                                             row.n_assertions, _origin(task.config.metadata)))
             bar.advance()
     for task_id, flag in inputs.splits.items():
         role = flag.role or LEGACY_ROLES.get(flag.split)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +130,47 @@ def _split_roles(summary: EnvironmentsSummary) -> str:
     return "\n".join(sentences)
 
 
+def _provenance(summary: EnvironmentsSummary, labels: list[LabelRow]) -> str:
+    """How the tasks were made, from their own metadata and this build's inputs only."""
+    origins = Counter(t.origin for t in summary.tasks)
+    lines = ["| author | source | written by | tasks |", "| --- | --- | --- | --- |"]
+    for (author, source, generator), n in sorted(origins.items(), key=lambda x: -x[1]):
+        made = f"the model `{generator}`" if generator else "not recorded (no `generator`)"
+        lines.append(f"| {author} | {source} | {made} | {n} |")
+    n = len(summary.tasks)
+    verified = sum(t.oracle_verified for t in summary.tasks)
+    checked = sum(t.n_assertions is not None for t in summary.tasks)
+    parts = ["\n".join(lines), ""]
+    parts.append(
+        f"This comes from each task's `task.toml` `[metadata]` (`author`, `source`, "
+        f"`generator`). {checked} of {n} tasks were run by `termgrade verify` for this build "
+        f"(offline, in Docker with no network: the reference solution must pass its own "
+        f"tests and an untouched container must fail them); {verified} are "
+        f"`oracle_verified`." if checked else
+        f"No `termgrade verify` records were given to this build: `oracle_verified` is "
+        f"false for all {n} tasks until they are verified.")
+    if labels:
+        configs = sorted({(r.model, r.scaffold) for r in labels})
+        parts.append("")
+        parts.append("Labels come from grading " + ", ".join(f"`{m}` ({s})" for m, s in configs)
+                     + f" k = {max(r.k for r in labels)} times per task.")
+    return "\n".join(parts)
+
+
+def _citation(repo_id: str) -> str:
+    key = repo_id.replace("/", "_").replace("-", "_")
+    return ("```bibtex\n"
+            f"@misc{{{key},\n"
+            f"  title        = {{{repo_id.split('/')[-1]}: executable Linux tasks for "
+            "terminal agents},\n"
+            f"  author       = {{{repo_id.split('/')[0]}}},\n"
+            f"  year         = {{{datetime.now(UTC).year}}},\n"
+            f"  howpublished = {{\\url{{https://huggingface.co/datasets/{repo_id}}}}},\n"
+            "  note         = {Built with TermGrade}\n"
+            "}\n"
+            "```")
+
+
 def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
                              labels: list[LabelRow], *, repo_id: str,
                              template: Path = DATASET_CARD_TEMPLATE) -> str:
@@ -141,6 +183,8 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
         "n_models": str(len({(r.model, r.scaffold) for r in labels})),
         "split_table": _split_table(summary),
         "split_roles": _split_roles(summary),
+        "provenance": _provenance(summary, labels),
+        "citation": _citation(repo_id),
         "domain_table": _domain_table(summary),
         "label_table": _label_table(labels),
         "figures": _figures(paths, summary, labels),
