@@ -12,6 +12,7 @@ import yaml
 
 from termgrade.builders.card import split_front_matter
 from termgrade.builders.environments import build_environments
+from termgrade.errors import RecordError
 from termgrade.records import LabelRow, SplitRow
 from termgrade.task.archive import pack_task
 from termgrade.task.digest import task_digest
@@ -256,3 +257,20 @@ def test_empty_dirs_and_dir_modes_survive_into_the_tree(make_task: MakeTask,
     assert (out / "tasks" / "gamma" / "tests").stat().st_mode & 0o777 == 0o750
     assert pack_task(out / "tasks" / "gamma") == pack_task(root)
     assert validate_repo(out, load=False, secrets=False).findings == []
+
+
+def test_labels_for_some_models_only_build_with_a_choice(corpus: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    partial = write_jsonl(tmp_path / "partial.jsonl", [
+        *(LabelRow.model_validate_json(line)
+          for line in corpus["labels"].read_text().splitlines()),
+        label("alpha", "model-c", 0.5)])  # graded on one task of three
+    with pytest.raises(RecordError, match="--model") as refused:
+        build_environments(tmp_path / "all", task_roots=[corpus["tasks"]], labels=partial)
+    assert "'model-c'" in str(refused.value)
+    summary = build_environments(tmp_path / "a", task_roots=[corpus["tasks"]], labels=partial,
+                                 models=["model-a"])
+    assert summary.n_labels == 3
+    with pytest.raises(RecordError, match="no labels for model"):
+        build_environments(tmp_path / "z", task_roots=[corpus["tasks"]], labels=partial,
+                           models=["model-z"])

@@ -124,6 +124,7 @@ def build_environments(
     labels: RecordSource | None = None,
     splits: RecordSource | None = None,
     verify: RecordSource | None = None,
+    models: Sequence[str] | None = None,
     base_image: Path = BASE_IMAGE_DIR,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
@@ -134,8 +135,10 @@ def build_environments(
     ``secrets_baseline``: reviewed detect-secrets findings of the task files (default:
     ``secrets.baseline`` in the first task root, if present), copied beside the repo
     where :func:`~termgrade.validate.validate_repo` and ``publish`` read it.
+    ``models``: keep only these models' labels; without it every model in ``labels`` must
+    have a label for every task.
     """
-    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
+    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify, models=models)
     summary = EnvironmentsSummary(out=Path(out))
     with staged_directory(Path(out), overwrite=overwrite) as stage:
         paths = RepoPaths(stage)

@@ -5,7 +5,7 @@ Records are read with the one strict JSONL reader, :func:`termgrade.records.json
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -96,11 +96,17 @@ def _by_task(path: RecordSource, model: type[M], tasks: dict[str, Task],
     return found
 
 
-def load_labels(path: RecordSource, tasks: dict[str, Task]) -> list[LabelRow]:
-    """Label rows; unknown tasks, duplicates and tasks missing a model's label raise."""
+def load_labels(path: RecordSource, tasks: dict[str, Task],
+                models: Sequence[str] | None = None) -> list[LabelRow]:
+    """Label rows; unknown tasks, duplicates and tasks missing a model's label raise.
+    ``models``: keep only these models' labels (the others need not cover every task)."""
     rows: list[LabelRow] = []
     seen: set[tuple[str, str, str]] = set()
+    found: set[str] = set()
     for where, row in records_of(path, LabelRow):
+        found.add(row.model)
+        if models is not None and row.model not in models:
+            continue
         key = (row.task_id, row.model, row.scaffold)
         if row.task_id not in tasks:
             raise RecordError(where, f"label for unknown task {row.task_id!r}",
@@ -116,12 +122,19 @@ def load_labels(path: RecordSource, tasks: dict[str, Task]) -> list[LabelRow]:
             raise RecordError(str(path) if isinstance(path, str | Path) else "<labels>",
                               f"no label for task {missing[0]!r} under model "
                               f"{model!r} / {scaffold!r} ({len(missing)} task(s) missing)",
-                              fix="grade the missing tasks, or drop them from the build")
+                              fix="grade the missing tasks, or choose the models that cover "
+                              "every task (--model, repeatable)")
+    unknown = sorted(set(models or ()) - found)
+    if unknown:
+        raise RecordError(str(path) if isinstance(path, str | Path) else "<labels>",
+                          f"no labels for model(s) {', '.join(map(repr, unknown))}",
+                          fix="pick among: " + ", ".join(sorted(found)))
     return sorted(rows, key=lambda r: (r.task_id, r.model, r.scaffold))
 
 
 def load_inputs(roots: Iterable[Path], *, splits: RecordSource | None,
-                labels: RecordSource | None, verify: RecordSource | None) -> Inputs:
+                labels: RecordSource | None, verify: RecordSource | None,
+                models: Sequence[str] | None = None) -> Inputs:
     tasks = load_tasks(roots)
     if not tasks:
         raise RecordError(", ".join(str(r) for r in roots), "no task directories found",
@@ -129,7 +142,7 @@ def load_inputs(roots: Iterable[Path], *, splits: RecordSource | None,
     return Inputs(
         tasks=tasks,
         splits=_by_task(splits, SplitRow, tasks, "split flag") if splits is not None else {},
-        labels=load_labels(labels, tasks) if labels is not None else [],
+        labels=load_labels(labels, tasks, models) if labels is not None else [],
         verify=(_by_task(verify, VerifyRecord, tasks, "verify record")
                 if verify is not None else {}),
     )

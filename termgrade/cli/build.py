@@ -28,6 +28,9 @@ def environments(
                              help="Output dir, e.g. dist/termgrade-environments."),
     tasks: list[Path] = typer.Option(None, "--tasks", "-t", help=TASKS_HELP),
     labels: Path | None = typer.Option(None, "--labels", help="LabelRow JSONL."),
+    model: list[str] = typer.Option(
+        None, "--model", help="Keep only this model's labels (repeatable; default: all, and "
+        "each must cover every task)."),
     splits: Path | None = typer.Option(None, "--splits", help="SplitRow JSONL (others: unseen)."),
     verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
     repo_id: str = typer.Option("ai-and/termgrade-environments", "--repo-id"),
@@ -42,7 +45,8 @@ def environments(
     from termgrade.builders.environments import build_environments
 
     summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
-                                 splits=splits, verify=verify, repo_id=repo_id, overwrite=force,
+                                 splits=splits, verify=verify, models=model or None,
+                                 repo_id=repo_id, overwrite=force,
                                  secrets_baseline=secrets_baseline)
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
