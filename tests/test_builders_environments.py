@@ -127,6 +127,10 @@ def test_labels_config_jsonl_tree_registry_and_base_image(built: Path) -> None:
     lines = (built / "labels.jsonl").read_text().splitlines()
     assert [json.loads(x)["task_id"] for x in lines] == sorted(json.loads(x)["task_id"]
                                                                for x in lines)
+    # Labels carry the task's split: "labels of training tasks" needs no join.
+    splits = {(r["task_id"], r["split"]) for r in labels.to_pylist()}
+    assert splits == {("alpha", "train151"), ("bravo", "heldout120"), ("charlie", "unseen")}
+    assert {(json.loads(x)["task_id"], json.loads(x)["split"]) for x in lines} == splits
     assert (built / "tasks" / "alpha" / "solution" / "solve.sh").stat().st_mode & 0o777 == 0o755
     registry = json.loads((built / "registry.json").read_text())
     names = {d["name"]: [t["path"] for t in d["tasks"]] for d in registry}

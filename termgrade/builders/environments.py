@@ -109,12 +109,17 @@ def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsS
 
 
 def _write_labels(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
+    labels = inputs.labels
+    if inputs.splits:  # the join key users filter on, on every label row
+        labels = [r.model_copy(update={"split": inputs.splits[r.task_id].split
+                                       if r.task_id in inputs.splits else DEFAULT_SPLIT})
+                  for r in labels]
     writer = ParquetSplitWriter(paths.config_dir("labels"), LABELS_SPLIT, schema_for("label"))
-    for row in inputs.labels:
+    for row in labels:
         writer.add(row.model_dump(), where=f"label {row.task_id}/{row.model}/{row.scaffold}")
     summary.files += [paths.rel(p) for p in writer.close().paths]
-    summary.n_labels = len(inputs.labels)
-    atomic_write_jsonl(paths.labels_jsonl, (r.model_dump(mode="json") for r in inputs.labels))
+    summary.n_labels = len(labels)
+    atomic_write_jsonl(paths.labels_jsonl, (r.model_dump(mode="json") for r in labels))
 
 
 def build_environments(

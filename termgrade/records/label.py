@@ -29,6 +29,9 @@ class LabelRow(BaseModel):
     n_counted: int = Field(ge=0, description="Trials that count (infrastructure errors excluded).")
     k: int = Field(ge=0, description="Attempts planned per task for this model (the grading k).")
     n_passed: int = Field(ge=0, description="Counted trials that passed.")
+    split: str | None = Field(None, description="The task's split, where the labels were "
+                              "packaged with split flags (build environments --splits); "
+                              "null from `termgrade labels`.")
     schema_version: Annotated[str, LABEL_FORMAT] = Field(LABEL_SCHEMA_VERSION,
                                                          description="Format version.")
 
