@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -80,3 +80,18 @@ def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
     cap = OutputCap(limit=100)
     cap.feed(b"ok \xff\xfe")
     assert cap.text() == "ok \ufffd\ufffd"
+
+
+def test_the_grader_plugin_dir_is_removed_when_the_process_ends() -> None:
+    import subprocess
+    import sys
+
+    code = ("from termgrade.grading.trial import _grader_dir\n"
+            "import os\n"
+            "d = _grader_dir()\n"
+            "assert os.path.isfile(os.path.join(d, os.listdir(d)[0]))\n"
+            "print(d)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    where = Path(done.stdout.strip())
+    assert where.name.startswith("termgrade-grader-") and not where.exists()

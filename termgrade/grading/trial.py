@@ -22,6 +22,7 @@ failure to score is the agent's and scores 0, unless the engine itself stopped a
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 import time
@@ -97,6 +98,7 @@ class RunOutcome:
 def _grader_dir() -> str:
     """A host directory holding the plugin, bind-mounted read-only into B."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-grader-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)  # one per process, then gone
     (where / f"{attest.PLUGIN_MODULE}.py").write_bytes(attest.plugin_source())
     where.chmod(0o755)
     return str(where)
