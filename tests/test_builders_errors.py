@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
-from termgrade.errors import BuildError, RecordError, TaskLoadError
+from termgrade.errors import BuildError, DataWarning, RecordError, TaskLoadError
 from termgrade.records import SplitRow
 from tests.conftest import MakeTask
 from tests.test_builders_environments import label, verified, write_jsonl
@@ -72,11 +73,24 @@ def test_stale_verify_record(two_tasks: Path, tmp_path: Path) -> None:
 
 
 def test_trial_for_unknown_task_names_line_and_trial(two_tasks: Path, tmp_path: Path) -> None:
-    path = write_trials(tmp_path / "t.jsonl", [trial(0), trial(1, task_id="zulu")])
+    path = write_trials(tmp_path / "t.jsonl", [trial(0), trial(1, task_id="zulu",
+                                                                messages=False)])
     dist = tmp_path / "dist"
     with pytest.raises(RecordError, match=r"t.jsonl:2 \(trial zulu__1\).*unknown task 'zulu'"):
         build_trajectories(path, dist / "traj", task_roots=[two_tasks])
     assert_nothing_written(dist)
+
+
+def test_a_trial_without_its_task_dir_takes_the_instruction_from_its_transcript(
+        two_tasks: Path, tmp_path: Path) -> None:
+    path = write_trials(tmp_path / "t.jsonl", [trial(0), trial(1, task_id="zulu")])
+    with pytest.warns(DataWarning, match=r"1 task\(s\) have no task dir.*'zulu'"):
+        summary = build_trajectories(path, tmp_path / "traj", task_roots=[two_tasks])
+    assert summary.stats.from_transcript == {"zulu"}
+    rows = pq.read_table(tmp_path / "traj" / "data" / "episodes").to_pylist()
+    by_task = {r["task_id"]: r["instruction"] for r in rows}
+    assert by_task["zulu"] == "Write hello.\n\n  keep spaces  "  # its first user message
+    assert by_task["alpha"] == "Write hello to /app/out.txt.\n"  # instruction.md
 
 
 def test_trial_schema_violation_names_field(two_tasks: Path, tmp_path: Path) -> None:

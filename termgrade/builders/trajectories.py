@@ -12,6 +12,7 @@ group per config, however many trials go in. Output::
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, episode_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
-from termgrade.errors import RecordError
+from termgrade.errors import DataWarning, RecordError
 from termgrade.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 
@@ -122,9 +123,25 @@ def build_trajectories(
             summary.files += [paths.rel(p) for p in result.paths]
         summary.sft_bytes = results["sft"].payload_bytes
         summary.episode_bytes = results["episodes"].payload_bytes
+        if stats.from_transcript:
+            warnings.warn(DataWarning(
+                f"{len(stats.from_transcript)} task(s) have no task dir under "
+                f"{', '.join(map(str, task_roots))} (first: {min(stats.from_transcript)!r}); "
+                "their rows take the instruction from the trial's first user message. Fix: "
+                "pass their task dirs with --tasks for the exact instruction.md"),
+                stacklevel=2)
         atomic_write_text(paths.readme, render_trajectories_card(
             paths, summary, repo_id=repo_id, environments_repo=environments_repo))
     return summary
+
+
+def _transcript_instruction(record: TrialRecord) -> str | None:
+    """The first user message: the instruction as the model saw it (for the bash-tool
+    scaffold the instruction itself; for Terminus-2 its prompt around the instruction)."""
+    for message in record.messages or []:
+        if message.role == "user" and message.content:
+            return message.content
+    return None
 
 
 @dataclass
@@ -145,8 +162,13 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: Jo
          seen: set[str], writer: TrajectoryWriter, stats: TrajectoryStats) -> None:
     name = f"{where} (trial {record.trial_id})"
     if record.task_id not in instructions:
-        raise RecordError(name, f"trial of unknown task {record.task_id!r}",
-                          fix="pass the task dirs with --tasks, or drop the trial")
+        prompt = _transcript_instruction(record)
+        if prompt is None:
+            raise RecordError(name, f"trial of unknown task {record.task_id!r}, and its "
+                              "transcript holds no user message to take the instruction from",
+                              fix="pass the task dirs with --tasks, or drop the trial")
+        instructions[record.task_id] = prompt
+        stats.from_transcript.add(record.task_id)
     if record.trial_id in seen:
         raise RecordError(name, f"duplicate trial_id {record.trial_id!r}",
                           fix="trial ids must be unique")

@@ -26,6 +26,8 @@ class ModelStats:
 class TrajectoryStats:
     models: dict[tuple[str, str], ModelStats] = field(default_factory=dict)
     input_bytes: int = 0
+    from_transcript: set[str] = field(default_factory=set)
+    """Tasks without a task dir, whose instruction came from a trial's transcript."""
 
     def add(self, trial: dict[str, Any]) -> None:
         stats = self.models.setdefault((trial["model"], trial["scaffold"]), ModelStats())
