@@ -152,3 +152,45 @@ def test_secrets_found_false_positives_filtered_and_baseline(repo: Path) -> None
     data["results"]["notes.txt"][0]["is_secret"] = True  # `detect-secrets audit` said: real
     baseline.write_text(json.dumps(data))
     assert len(validate_repo(repo, load=False).findings) == 1
+
+
+def test_unchanged_files_are_not_checked_again_and_changed_ones_are(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.validate import load_check
+    from termgrade.validate.cache import cache_path
+
+    loads: list[str] = []
+    real_load = load_check._check_split
+    monkeypatch.setattr(load_check, "_check_split",
+                        lambda root, info, cache, report: (loads.append(info.config),
+                                                           real_load(root, info, cache, report)))
+    checked: list[object] = []  # rows run through the JSON Schema
+    real_ready = rows_check.json_ready
+    monkeypatch.setattr(rows_check, "json_ready",
+                        lambda row: (checked.append(row), real_ready(row))[1])
+    first = validate_repo(repo, secrets=False)
+    assert first.ok and loads and checked and cache_path(RepoPaths(repo)).is_file()
+    loads.clear()
+    checked.clear()
+    second = validate_repo(repo, secrets=False)
+    assert second.ok and loads == [] and checked == []  # unchanged: neither check reruns
+    assert any("skipped" in note for note in second.notes)
+    # A changed file is checked again, and its finding is reported even after a pass.
+
+    def corrupt(rows: list[dict[str, Any]]) -> None:
+        rows[0]["files"][2]["mode"] = -1
+    rewrite(repo / TASKS, corrupt)
+    third = only(validate_repo(repo, load=False, secrets=False).findings, "rows")
+    assert [(f.row, f.field) for f in third] == [(0, "files.2.mode")] and checked
+    # ...and a failing file never enters the cache: it fails again.
+    again = only(validate_repo(repo, load=False, secrets=False).findings, "rows")
+    assert [(f.row, f.field) for f in again] == [(0, "files.2.mode")]
+
+
+def test_no_cache_checks_everything_and_writes_nothing(pristine: Path, tmp_path: Path) -> None:
+    from termgrade.validate.cache import cache_path
+
+    copy = tmp_path / "repo"
+    shutil.copytree(pristine, copy)
+    assert validate_repo(copy, load=False, secrets=False, cache=False).ok
+    assert not cache_path(RepoPaths(copy)).exists()

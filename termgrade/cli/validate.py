@@ -28,6 +28,10 @@ def register(app: typer.Typer) -> None:
             False, "--write-secrets-baseline",
             help="Write the current secret findings to DIR.secrets.baseline (beside DIR) "
                  "to review with `detect-secrets audit`, then validate with it."),
+        cache: bool = typer.Option(
+            True, "--cache/--no-cache",
+            help="Skip row and load checks of files unchanged since they passed "
+                 "(DIR.validate-cache.json beside DIR)."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Check the card YAML and configs, every row against schemas/, row-group budgets,
@@ -42,7 +46,8 @@ def register(app: typer.Typer) -> None:
             count = write(paths, paths.secrets_baseline)
             STDERR.print(f"wrote {count} finding(s) to {paths.secrets_baseline}: review them "
                          f"(cd {directory} && detect-secrets audit {paths.secrets_baseline})")
-        report = validate_repo(directory, load=load, secrets=secrets, secrets_baseline=baseline)
+        report = validate_repo(directory, load=load, secrets=secrets, secrets_baseline=baseline,
+                               cache=cache)
         if as_json:
             typer.echo(json.dumps(report.to_dict(), indent=2))
         for check, proved in report.passed.items():

@@ -9,6 +9,7 @@ from typing import Any
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import schema_for
+from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
 from termgrade.validate.rows_check import SplitInfo
 
@@ -53,13 +54,26 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
         report.add(Finding("load", where, f"streaming gave {n} rows, the files hold {info.rows}"))
 
 
-def check_load(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport) -> None:
+def check_load(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport,
+               cache: ValidationCache | None = None, used: set[str] | None = None) -> None:
+    """``cache``: a config split whose files all passed this check before, unchanged, is not
+    loaded again; ``used`` collects the cache entries this run relied on or earned."""
     import datasets
 
     datasets.disable_progress_bars()
+    cache = cache or ValidationCache(paths, enabled=False)
+    used = used if used is not None else set()
     before = len(report.findings)
-    with tempfile.TemporaryDirectory(prefix="termgrade-validate-") as cache:
+    with tempfile.TemporaryDirectory(prefix="termgrade-validate-") as hf_cache:
         for info in infos:
-            _check_split(paths.root, info, cache, report)
+            key = cache.load_key(info.config, info.split, info.files)
+            if cache.hit(key):
+                used.add(key)
+                continue
+            found = len(report.findings)
+            _check_split(paths.root, info, hf_cache, report)
+            if len(report.findings) == found:
+                cache.remember(key)
+                used.add(key)
     report.record("load", f"{len(infos)} config/split(s) load with datasets (in memory and "
                           "streaming) with the expected features and counts", before)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.validate.archive_check import check_archives, check_registry
+from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import check_card
 from termgrade.validate.load_check import check_load
 from termgrade.validate.report import Finding, ValidationReport
@@ -14,13 +15,16 @@ from termgrade.validate.secrets_check import check_secrets
 
 
 def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
-                  secrets_baseline: Path | None = None) -> ValidationReport:
+                  secrets_baseline: Path | None = None, cache: bool = True) -> ValidationReport:
     """Check the card, files, rows, budgets, loading, archives, registry and secrets.
 
     ``load=False`` skips the ``datasets.load_dataset`` round trips (they copy the data
     into a temporary cache); ``secrets=False`` skips the detect-secrets scan;
     ``secrets_baseline`` is a detect-secrets baseline of reviewed findings to accept
     (default: ``<repo>.secrets.baseline`` beside the repo, when it exists).
+    ``cache``: skip the row and load checks of parquet files unchanged since they passed
+    (by content hash, ``<repo>.validate-cache.json`` beside the repo; see
+    :mod:`termgrade.validate.cache`); ``cache=False`` checks everything and keeps no record.
     """
     paths = RepoPaths(Path(root).resolve())
     report = ValidationReport(root=str(paths.root))
@@ -33,9 +37,15 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
                            "(stage one with `termgrade build ...`)"))
         return report
     configs = check_card(paths, report)
-    infos = check_rows(paths, configs, report)
+    memo = ValidationCache(paths, enabled=cache)
+    used: set[str] = set()
+    infos = check_rows(paths, configs, report, memo, used)
     if load:
-        check_load(paths, infos, report)
+        check_load(paths, infos, report, memo, used)
+    if memo.hits:
+        report.notes.append(f"{memo.hits} row/load check(s) skipped: their files are unchanged "
+                            f"since they passed ({memo.path.name}; --no-cache to redo them)")
+    memo.save(used)
     task_ids = check_archives(paths, infos, report)
     check_registry(paths, task_ids, report)
     if secrets:

@@ -4,6 +4,7 @@ in budget, each row validates against its JSON Schema in schemas/, and keys are 
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_LIMIT
 from termgrade.builders.rows import ROW_MODELS, schema_for
 from termgrade.schemas import SCHEMA_DIR, load_schema
+from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import ConfigFiles
 from termgrade.validate.report import Finding, ValidationReport
 
@@ -95,17 +97,39 @@ def _budget(path: Path, rel: str, report: ValidationReport) -> None:
                                           f"(limit {FILE_LIMIT:,}): roll it"))
 
 
+def _unique(row: dict[str, Any], index: int, rel: str, name: str,
+            seen: set[tuple[Any, ...]], report: ValidationReport) -> bool:
+    key = tuple(_dig(row, k) for k in KEYS[name])
+    duplicate = key in seen
+    if duplicate:
+        report.add(Finding("rows", rel, f"duplicate key {key}", row=index,
+                           field=",".join(KEYS[name])))
+    seen.add(key)
+    return not duplicate
+
+
 def _rows(path: Path, rel: str, name: str, seen: set[tuple[Any, ...]],
-          report: ValidationReport) -> int:
+          report: ValidationReport, cache: ValidationCache, used: set[str]) -> int:
     try:
-        validator = Draft202012Validator(load_schema(name, SCHEMA_DIR))
+        schema = load_schema(name, SCHEMA_DIR)
+        validator = Draft202012Validator(schema)
     except (OSError, ValueError) as exc:
         report.add(Finding("rows", rel, f"cannot load schemas/{name}.schema.json ({exc}); "
                                         "run `termgrade schemas`"))
         rows: int = pq.ParquetFile(path).metadata.num_rows
         return rows
+    cached = cache.rows_key(path, name, json.dumps(schema, sort_keys=True))
+    if cache.hit(cached):
+        # Unchanged since its rows passed: only its keys are read, for uniqueness across files.
+        used.add(cached)
+        columns = sorted({k.split(".")[0] for k in KEYS[name]})
+        for index, row in enumerate(iter_rows(path, columns)):
+            _unique(row, index, rel, name, seen, report)
+        known: int = pq.ParquetFile(path).metadata.num_rows
+        return known
     found = 0
     count = 0
+    clean = True
     for index, row in enumerate(iter_rows(path)):
         count += 1
         for error in validator.iter_errors(json_ready(row)):
@@ -113,18 +137,22 @@ def _rows(path: Path, rel: str, name: str, seen: set[tuple[Any, ...]],
             if found <= MAX_FINDINGS_PER_FILE:
                 report.add(Finding("rows", rel, error.message, row=index,
                                    field=".".join(str(p) for p in error.absolute_path) or None))
-        key = tuple(_dig(row, k) for k in KEYS[name])
-        if key in seen:
-            report.add(Finding("rows", rel, f"duplicate key {key}", row=index,
-                               field=",".join(KEYS[name])))
-        seen.add(key)
+        clean &= _unique(row, index, rel, name, seen, report)
     if found > MAX_FINDINGS_PER_FILE:
         report.notes.append(f"{rel}: {found - MAX_FINDINGS_PER_FILE} more schema findings")
+    if clean and not found:
+        cache.remember(cached)
+        used.add(cached)
     return count
 
 
-def check_rows(paths: RepoPaths, configs: list[ConfigFiles],
-               report: ValidationReport) -> list[SplitInfo]:
+def check_rows(paths: RepoPaths, configs: list[ConfigFiles], report: ValidationReport,
+               cache: ValidationCache | None = None,
+               used: set[str] | None = None) -> list[SplitInfo]:
+    """``cache``: files whose rows passed before, unchanged, have only their keys read;
+    ``used`` collects the cache entries this run relied on or earned."""
+    cache = cache or ValidationCache(paths, enabled=False)
+    used = used if used is not None else set()
     before = len(report.findings)
     infos = []
     total = 0
@@ -140,7 +168,7 @@ def check_rows(paths: RepoPaths, configs: list[ConfigFiles],
                     continue
                 names.add(name)
                 _budget(path, rel, report)
-                rows += _rows(path, rel, name, seen, report)
+                rows += _rows(path, rel, name, seen, report, cache, used)
             infos.append(SplitInfo(config.name, split, next(iter(names), None), rows, files))
             total += rows
         if len(names) > 1:
