@@ -14,6 +14,7 @@ rare 0.1-1 MB frame, so 36,144 trials come to about 2.5 GB.
 
     .venv/bin/python benchmarks/build_trajectories.py                # 36,144 trials
     .venv/bin/python benchmarks/build_trajectories.py --trials 2000  # quick run
+    .venv/bin/python benchmarks/build_trajectories.py --methods termgrade --validate
 """
 
 from __future__ import annotations
@@ -165,7 +166,18 @@ def run_datasets(trials: Path, tasks: Path, out: Path) -> None:
     shutil.rmtree(cache, ignore_errors=True)
 
 
-METHODS = {"termgrade": run_termgrade, "datasets": run_datasets}
+def run_validate(trials: Path, tasks: Path, out: Path) -> None:
+    """``termgrade validate`` of the repo the termgrade method built (its cache beside it:
+    the first run is cold, a second one finds every file unchanged)."""
+    from termgrade.validate import validate_repo
+
+    report = validate_repo(out)
+    if not report.ok:
+        raise SystemExit(f"validate found {len(report.findings)} finding(s): "
+                         f"{report.findings[:3]}")
+
+
+METHODS = {"termgrade": run_termgrade, "datasets": run_datasets, "validate": run_validate}
 
 
 # -- measurement -----------------------------------------------------------------------------
@@ -203,6 +215,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=36_144)
     parser.add_argument("--workdir", type=Path, default=None, help="Default: a temp dir.")
     parser.add_argument("--methods", default="termgrade,datasets")
+    parser.add_argument("--validate", action="store_true",
+                        help="Also time `validate` of the termgrade build, cold then warm.")
     parser.add_argument("--child", nargs=4, metavar=("METHOD", "TRIALS", "TASKS", "OUT"))
     args = parser.parse_args()
     if args.child:
@@ -220,13 +234,20 @@ def main() -> None:
         results = {}
         for method in args.methods.split(","):
             results[method] = measure(method, trials, work / "tasks", work / f"out-{method}")
+            if method == "termgrade" and args.validate:
+                for run in ("validate (cold)", "validate (warm)"):
+                    results[run] = measure("validate", trials, work / "tasks",
+                                           work / "out-termgrade")
+                    print(f"{run}: " + json.dumps({k: round(v, 1)
+                                                   for k, v in results[run].items()}), flush=True)
             shutil.rmtree(work / f"out-{method}", ignore_errors=True)
+            (work / f"out-{method}.validate-cache.json").unlink(missing_ok=True)
             print(f"{method}: " + json.dumps({k: round(v, 1) for k, v in results[method].items()}),
                   flush=True)
-        print(f"\n{'method':<10} {'seconds':>8} {'MB/s':>7} {'CPU s':>7} {'MB/CPU s':>9} "
+        print(f"\n{'method':<16} {'seconds':>8} {'MB/s':>7} {'CPU s':>7} {'MB/CPU s':>9} "
               f"{'peak RSS MiB':>13} {'parquet MB':>11} {'max row group MiB':>18}")
         for method, r in results.items():
-            print(f"{method:<10} {r['seconds']:>8.1f} {r['mb_per_s']:>7.1f} "
+            print(f"{method:<16} {r['seconds']:>8.1f} {r['mb_per_s']:>7.1f} "
                   f"{r['cpu_seconds']:>7.1f} {r['mb_per_cpu_s']:>9.1f} "
                   f"{r['peak_rss_mib']:>13.0f} {r['parquet_mb']:>11.0f} "
                   f"{r['max_row_group_mib']:>18.1f}")

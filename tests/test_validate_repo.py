@@ -88,6 +88,17 @@ def test_schema_violation_names_row_and_field(repo: Path) -> None:
     assert "-1 is less than the minimum of 0" in findings[0].message
 
 
+def test_a_violation_past_the_first_row_is_worded_by_the_json_schema(repo: Path) -> None:
+    """Rows after the first go through the row model's fast validator; one it refuses is
+    checked against the JSON Schema, so the finding reads the same as on row 0."""
+    def corrupt(rows: list[dict[str, Any]]) -> None:
+        rows[1]["files"][0]["size"] = -5
+    rewrite(repo / TASKS, corrupt)
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "rows")
+    assert [(f.row, f.field) for f in findings] == [(1, "files.0.size")]
+    assert "-5 is less than the minimum of 0" in findings[0].message
+
+
 def test_duplicate_key(repo: Path) -> None:
     def corrupt(rows: list[dict[str, Any]]) -> None:
         rows[1]["task_id"] = rows[0]["task_id"]
