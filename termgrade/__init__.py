@@ -28,6 +28,7 @@ _API: dict[str, str] = {
     "discover_tasks": "termgrade.task",
     "verify_task": "termgrade.verify",
     "verify_tasks": "termgrade.verify",
+    "audit_corpus": "termgrade.audit",
     "run_task": "termgrade.grading",
     "grade_model": "termgrade.grade",
     "AdaptiveRule": "termgrade.grade",
@@ -62,6 +63,7 @@ __all__ = [
     "Task",
     "TermGradeError",
     "__version__",
+    "audit_corpus",
     "build_bandcentral",
     "build_checkpoint_card",
     "build_environments",
@@ -100,6 +102,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.agent import Endpoint, ScaffoldConfig
     from termgrade.agents import ModelAgent
     from termgrade.attacks import load_attacks
+    from termgrade.audit import audit_corpus
     from termgrade.builders.bandcentral import build_bandcentral
     from termgrade.builders.checkpoint_card import build_checkpoint_card
     from termgrade.builders.environments import build_environments

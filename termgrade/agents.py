@@ -15,6 +15,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from termgrade.errors import TaskLoadError
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.task import CONTAINER, Task
 
@@ -113,6 +114,10 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
         entry = CONTAINER.solution_dir / agent.script.name
         shown = str(agent.script)
     else:
+        if not task.has_solution:
+            raise TaskLoadError(task.paths.solve_script,
+                                "missing: the task ships no reference solution, so the oracle "
+                                "cannot run", fix="add solution/solve.sh, or run another agent")
         sandbox.copy_in(task.paths.solution_dir, CONTAINER.solution_dir)
         entry = PurePosixPath(f"{CONTAINER.solution_dir}/solve.sh")
         shown = str(task.paths.solve_script)

@@ -59,6 +59,18 @@ class ImageBuildError(TermGradeError, RuntimeError):
         super().__init__(f"building image {image} failed:\n{log_tail}", fix=fix)
 
 
+class MissingImageError(ImageBuildError):
+    """A task's Dockerfile starts FROM an image that is neither here nor pullable."""
+
+    def __init__(self, image: str, missing: str, reason: str, *, fix: str | None = None) -> None:
+        self.image = image
+        self.missing = missing
+        self.log_tail = ""
+        TermGradeError.__init__(
+            self, f"FROM {missing}: the image is not on this machine and could not be pulled "
+            f"({reason}), so {image} was not built", fix=fix)
+
+
 class SandboxError(TermGradeError, RuntimeError):
     """A container operation (start, exec, copy) failed for infrastructure reasons."""
 

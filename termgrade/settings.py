@@ -19,6 +19,9 @@ class Settings:
     """Show tracebacks for known errors (TERMGRADE_DEBUG=1)."""
     progress: bool = True
     """Show rich progress bars (TERMGRADE_PROGRESS=0 turns them off)."""
+    pull: bool = True
+    """Pull a task's missing FROM image from its registry (TERMGRADE_PULL=0: never ask a
+    registry; a missing image is then a ``build_failed`` at once)."""
 
 
 def _flag(value: str | None, default: bool) -> bool:
@@ -35,6 +38,7 @@ def load_settings() -> Settings:
         state_dir=Path(env.get("TERMGRADE_STATE_DIR", str(Settings.state_dir))),
         debug=_flag(env.get("TERMGRADE_DEBUG"), False),
         progress=_flag(env.get("TERMGRADE_PROGRESS"), True),
+        pull=_flag(env.get("TERMGRADE_PULL"), True),
     )
 
 

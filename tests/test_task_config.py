@@ -111,7 +111,7 @@ def test_wrong_type_names_field_and_fix(make_task: MakeTask) -> None:
 
 
 @pytest.mark.parametrize("missing", ["instruction.md", "environment/Dockerfile",
-                                     "tests/test.sh", "solution/solve.sh", "task.toml"])
+                                     "tests/test.sh", "task.toml"])
 def test_missing_file_is_named(make_task: MakeTask, missing: str) -> None:
     root = make_task("holes")
     (root / missing).unlink()
@@ -120,9 +120,10 @@ def test_missing_file_is_named(make_task: MakeTask, missing: str) -> None:
     assert missing.split("/")[-1] in str(info.value)
 
 
-def test_bad_task_id(make_task: MakeTask) -> None:
+def test_task_ids_are_as_permissive_as_harbor_directory_names(make_task: MakeTask) -> None:
+    assert load_task(make_task("Mixed Case name")).task_id == "Mixed Case name"
     with pytest.raises(TaskLoadError, match="task id"):
-        load_task(make_task("Bad Name"))
+        load_task(make_task(" leading-space"))
 
 
 def test_non_utf8_instruction(make_task: MakeTask) -> None:

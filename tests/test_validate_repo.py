@@ -205,3 +205,37 @@ def test_no_cache_checks_everything_and_writes_nothing(pristine: Path, tmp_path:
     shutil.copytree(pristine, copy)
     assert validate_repo(copy, load=False, secrets=False, cache=False).ok
     assert not cache_path(RepoPaths(copy)).exists()
+
+
+def test_archives_and_secrets_checked_in_worker_processes_find_the_same(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.validate import archive_check, secrets_check
+
+    (repo / "tasks" / "alpha" / "instruction.md").write_text("Edited.\n")
+    (repo / "notes.txt").write_text("aws = AKIAIOSFODNN7EXAMPLE\n")
+    here = sorted(map(str, validate_repo(repo, load=False, cache=False).findings))
+    monkeypatch.setattr(archive_check, "PARALLEL_FROM", 1)  # every file by workers,
+    monkeypatch.setattr(archive_check, "_RANGE", 1)  # a row each
+    monkeypatch.setattr(secrets_check, "PARALLEL_FROM_BYTES", 0)
+    monkeypatch.setenv("TERMGRADE_WORKERS", "2")
+    workers = sorted(map(str, validate_repo(repo, load=False, cache=False).findings))
+    assert workers == here
+    assert any("tasks/alpha: differs" in f for f in here) and any("AWS" in f for f in here)
+
+
+def test_a_clean_text_file_is_not_scanned_again_until_it_changes(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.validate import secrets_check
+
+    scanned: list[str] = []
+    real = secrets_check.scan_files
+    monkeypatch.setattr(secrets_check, "scan_files",
+                        lambda files: (scanned.extend(files), real(files))[1])
+    monkeypatch.setenv("TERMGRADE_WORKERS", "1")  # scan_files runs in this process
+    assert validate_repo(repo, load=False).ok and scanned
+    scanned.clear()
+    assert validate_repo(repo, load=False).ok and scanned == []
+    (repo / "tasks" / "bravo" / "instruction.md").write_text("aws = AKIAIOSFODNN7EXAMPLE\n")
+    report = validate_repo(repo, load=False)
+    assert [Path(f).name for f in scanned] == ["instruction.md"]
+    assert any(f.check == "secrets" for f in report.findings)

@@ -124,9 +124,21 @@ def test_broken_task_toml_is_a_recorded_error(make_task: MakeTask) -> None:
     assert "task.toml" in (record.error or "") and "TOML" in (record.error or "")
 
 
-def test_missing_solution_is_a_recorded_error(make_task: MakeTask) -> None:
+def test_missing_solution_gets_its_own_verdict_after_the_nop_check(make_task: MakeTask) -> None:
     root = make_task("no-solution")
     (root / "solution" / "solve.sh").unlink()
-    record = verify_task(root, repeat=1)
-    assert record.verdict is Verdict.ERROR
+    record = verify_task(root, repeat=2)
+    assert record.verdict is Verdict.NO_SOLUTION, record.error
+    assert record.oracle_rewards == []  # the oracle cannot run
+    assert record.nop_reward == 0.0  # the nop check did
+    assert record.n_assertions == 2  # the nop run's tests
     assert "solve.sh" in (record.error or "") and "missing" in (record.error or "")
+
+
+def test_missing_solution_with_tests_the_untouched_container_passes_is_vacuous(
+        make_task: MakeTask) -> None:
+    root = make_task("no-solution-vacuous", tests="def test_always():\n    assert True\n")
+    (root / "solution" / "solve.sh").unlink()
+    record = verify_task(root, repeat=1)
+    assert record.verdict is Verdict.VACUOUS
+    assert record.nop_reward == 1.0

@@ -107,6 +107,29 @@ def _bindings(tree: ast.Module) -> list[tuple[str, ast.expr]]:
     return found
 
 
+_NOTHING: tuple[bool, frozenset[str]] = (False, frozenset())
+
+
+def _mentions(tree: ast.Module) -> dict[int, tuple[bool, frozenset[str]]]:
+    """Per node (by id): whether its subtree holds an agent-path string, and the names it
+    reads. One bottom-up pass (``ast.walk`` lists parents before children), so asking of
+    any node later costs nothing, however often the taint loop asks."""
+    summary: dict[int, tuple[bool, frozenset[str]]] = {}
+    for node in reversed(list(ast.walk(tree))):
+        constant = (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and is_agent_path(node.value))
+        names: frozenset[str] = frozenset((node.id,)) if isinstance(node, ast.Name) \
+            else frozenset()
+        for child in ast.iter_child_nodes(node):
+            child_constant, child_names = summary.get(id(child), _NOTHING)
+            constant = constant or child_constant
+            if child_names:
+                names = names | child_names if names else child_names
+        if constant or names:
+            summary[id(node)] = (constant, names)
+    return summary
+
+
 class _FileScan:
     """The findings of one parsed test file."""
 
@@ -122,6 +145,7 @@ class _FileScan:
                                      for a in node.names})
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 self.local.add(node.name)
+        self._mentions = _mentions(tree)
         bindings = _bindings(tree)
         self.local.update(name for name, _ in bindings)
         self.tainted: set[str] = set()
@@ -138,13 +162,9 @@ class _FileScan:
         self._scan(tree, at_import=True)
 
     def names_agent_path(self, node: ast.AST) -> bool:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                if is_agent_path(sub.value):
-                    return True
-            elif isinstance(sub, ast.Name) and sub.id in self.tainted:
-                return True
-        return False
+        """Whether ``node`` holds an agent-path string or a name tainted by one."""
+        constant, names = self._mentions.get(id(node), _NOTHING)
+        return constant or not names.isdisjoint(self.tainted)
 
     def canonical(self, node: ast.expr) -> str:
         """``node``'s dotted name with its first part resolved through the file's imports."""

@@ -44,6 +44,8 @@ class AuditDoc:
     solution: tuple[SourceFile, ...]
     dockerfile: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    """``task.toml``'s ``[environment]`` table (Harbor; empty for Terminal-Bench)."""
     problems: tuple[str, ...] = ()
     """What could not be read (a missing file, malformed TOML/YAML): the reason, per item."""
 
@@ -87,10 +89,13 @@ def read_harbor(directory: Path) -> AuditDoc:
     paths = TaskPaths(directory)
     problems: list[str] = []
     metadata: dict[str, Any] = {}
+    environment: dict[str, Any] = {}
     try:
         raw = tomllib.loads(read_text(paths.config) or "")
         table = raw.get("metadata", {})
         metadata = dict(table) if isinstance(table, dict) else {}
+        table = raw.get("environment", {})
+        environment = dict(table) if isinstance(table, dict) else {}
     except tomllib.TOMLDecodeError as exc:
         problems.append(f"task.toml is not valid TOML: {exc}")
     instruction = read_text(paths.instruction)
@@ -103,7 +108,7 @@ def read_harbor(directory: Path) -> AuditDoc:
         test_script=read_text(paths.test_script),
         solution=text_files(paths.solution_dir),
         dockerfile=read_text(paths.dockerfile),
-        metadata=metadata, problems=tuple(problems),
+        metadata=metadata, environment=environment, problems=tuple(problems),
     )
 
 

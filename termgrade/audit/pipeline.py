@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from termgrade.audit.contamination import ExternalIndex
 from termgrade.audit.documents import AuditDoc, find_tasks, read_harbor, read_task
@@ -12,6 +13,7 @@ from termgrade.audit.records import FIELDS, AuditReport, AuditSettings, TaskAudi
 from termgrade.audit.static_checks import CheckOptions, run_checks
 from termgrade.progress import track
 from termgrade.task import discover_tasks
+from termgrade.workers import map_in_workers
 
 
 def read_external(roots: Sequence[Path], exclude: set[Path]) -> tuple[list[AuditDoc], list[str]]:
@@ -28,27 +30,61 @@ def read_external(roots: Sequence[Path], exclude: set[Path]) -> tuple[list[Audit
     return docs, problems
 
 
+PARALLEL_FROM = 200
+"""Corpora this large run their static checks in a process per core."""
+
+CheckResults = dict[str, dict[str, str | None]]
+
+
+def check_task_dirs(items: list[list[Any]]) -> list[dict[str, str | None]]:
+    """The static checks of ``[task dir, min_tests]`` items: a worker's job
+    (:mod:`termgrade.workers`); each task's files are read there."""
+    return [run_checks(read_harbor(Path(path)), CheckOptions(min_tests=min_tests))
+            for path, min_tests in items]
+
+
+def _run_static_checks(docs: list[AuditDoc], options: CheckOptions, *, workers: int | None,
+                       progress: bool | None) -> CheckResults:
+    checks: CheckResults = {}
+    with track("audit", total=len(docs), enabled=progress) as bar:
+        if workers == 1 or len(docs) < PARALLEL_FROM:
+            for doc in docs:
+                checks[doc.task_id] = run_checks(doc, options)
+                bar.advance(f"audit [dim]{doc.task_id}")
+            return checks
+
+        def advance(n: int) -> None:
+            for _ in range(n):
+                bar.advance("audit [dim]static checks")
+
+        items = [[str(doc.root), options.min_tests] for doc in docs]
+        results = map_in_workers("termgrade.audit.pipeline:check_task_dirs", items,
+                                 workers=workers, on_result=advance)
+        for doc, result in zip(docs, results, strict=True):
+            checks[doc.task_id] = result
+    return checks
+
+
 def audit_corpus(
     paths: Sequence[str | Path],
     *,
     against: Sequence[str | Path] = (),
     settings: AuditSettings | None = None,
     progress: bool | None = None,
+    workers: int | None = None,
 ) -> AuditReport:
     """Audit every Harbor task under ``paths`` (task dirs or folders of them).
 
     Raises :class:`termgrade.errors.TaskLoadError` when a path does not exist; a task
-    that does not load is reported by its ``task_loads`` check, not raised.
+    that does not load is reported by its ``task_loads`` check, not raised. ``workers``:
+    processes for the static checks of a corpus of :data:`PARALLEL_FROM` tasks or more
+    (default: :func:`termgrade.workers.default_workers`).
     """
     chosen = settings or AuditSettings()
     task_dirs = discover_tasks(*paths)
     docs = [read_harbor(path) for path in task_dirs]
     options = CheckOptions(min_tests=chosen.min_tests)
-    checks: dict[str, dict[str, str | None]] = {}
-    with track("audit", total=len(docs), enabled=progress) as bar:
-        for doc in docs:
-            checks[doc.task_id] = run_checks(doc, options)
-            bar.advance(f"audit [dim]{doc.task_id}")
+    checks = _run_static_checks(docs, options, workers=workers, progress=progress)
     pairs = [pair for field in FIELDS for pair in near_duplicates(
         docs, field, threshold=chosen.threshold, shingle_size=chosen.shingle_size,
         num_perm=chosen.num_perm)]

@@ -84,21 +84,34 @@ def _status(task: TaskAudit) -> str:
     return "[green]ok[/]" if task.passed else "[red]flagged[/]"
 
 
-def render(report: AuditReport, console: Console) -> None:
-    """Rich tables: one row per task, then the near-duplicate pairs, then a summary."""
+MAX_TABLE_ROWS = 60
+"""Rows of the terminal table; a larger corpus is shown in full by --json / --markdown."""
+MAX_CELL_ITEMS = 4
+"""Near-duplicates shown per task in the terminal table."""
+
+
+def render(report: AuditReport, console: Console, *, max_rows: int = MAX_TABLE_ROWS) -> None:
+    """Rich tables: one row per task (flagged tasks first, at most ``max_rows``), then a
+    summary."""
     table = Table(title="termgrade audit")
     for column in ("task", "status", "failed checks", "near-duplicates", "closest external"):
         table.add_column(column, overflow="fold")
-    for task in report.tasks:
+    ordered = sorted(report.tasks, key=lambda t: t.passed)
+    for task in ordered[:max_rows]:
         failed = "\n".join(escape(f"{name}: {reason[:160]}")
                             for name, reason in task.failed_checks.items())
-        dups = "\n".join(f"{p.other(task.task_id)} ({p.field} {p.estimated_jaccard:.2f})"
-                         for p in task.near_duplicates)
+        dups = [f"{escape(p.other(task.task_id))} ({p.field} {p.estimated_jaccard:.2f})"
+                for p in task.near_duplicates[:MAX_CELL_ITEMS]]
+        if len(task.near_duplicates) > MAX_CELL_ITEMS:
+            dups.append(f"... {len(task.near_duplicates) - MAX_CELL_ITEMS} more")
         closest = "\n".join(
             f"{'[red]' if m.flagged else ''}{escape(m.external_id)} ({m.field} {m.score:.2f})"
             f"{'[/]' if m.flagged else ''}" for m in task.contamination)
-        table.add_row(task.task_id, _status(task), failed, dups, closest)
+        table.add_row(escape(task.task_id), _status(task), failed, "\n".join(dups), closest)
     console.print(table)
+    if len(ordered) > max_rows:
+        console.print(f"... {len(ordered) - max_rows} more tasks not shown: see --json or "
+                      "--markdown for every task", highlight=False)
     for line in summary_lines(report):
         console.print(escape(line), highlight=False)
     for problem in report.external_problems:

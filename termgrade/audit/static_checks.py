@@ -17,18 +17,23 @@ the audit counts failures by check name. The checks, in :data:`CHECKS` order:
 ``agent_code_isolated`` the tests load nothing from agent-writable paths (/app, /tmp, ...)
                        into pytest's own process: no ``sys.path`` / ``PYTHONPATH`` entry,
                        import, ``exec`` or ``ctypes`` load from one (:mod:`.agent_code`)
+``solution_present``  ``solution/solve.sh`` exists: without it the task loads and can be
+                       graded, but ``verify`` can only say ``no_solution``
+``runs_offline``      ``[environment] allow_internet`` is not true: TermGrade never gives a
+                       task the network, and runs such a task offline only when told to
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from termgrade.audit.agent_code import agent_code_reason
-from termgrade.audit.documents import AuditDoc
+from termgrade.audit.documents import AuditDoc, SourceFile
 from termgrade.audit.shellscan import dockerfile_findings, network_findings
-from termgrade.audit.testcode import inventory
+from termgrade.audit.testcode import TestInventory, inventory
 from termgrade.errors import TaskLoadError
 from termgrade.task import load_task
 
@@ -43,6 +48,12 @@ class CheckOptions:
 
 
 Check = Callable[[AuditDoc, CheckOptions], str | None]
+
+
+@functools.lru_cache(maxsize=4)
+def _inventory(sources: tuple[SourceFile, ...]) -> TestInventory:
+    """One parse of a task's tests for the three checks that read them."""
+    return inventory(sources)
 
 
 def task_loads(doc: AuditDoc, options: CheckOptions) -> str | None:
@@ -66,18 +77,18 @@ def verifier_offline(doc: AuditDoc, options: CheckOptions) -> str | None:
 
 
 def tests_parse(doc: AuditDoc, options: CheckOptions) -> str | None:
-    return "; ".join(inventory(doc.test_sources).errors) or None
+    return "; ".join(_inventory(doc.test_sources).errors) or None
 
 
 def tests_not_skipped(doc: AuditDoc, options: CheckOptions) -> str | None:
-    found = inventory(doc.test_sources)
+    found = _inventory(doc.test_sources)
     if found.all_skipped:
         return f"all {found.n_functions} test function(s) are skipped statically"
     return None
 
 
 def enough_tests(doc: AuditDoc, options: CheckOptions) -> str | None:
-    found = inventory(doc.test_sources)
+    found = _inventory(doc.test_sources)
     if found.n_cases < options.min_tests:
         return (f"{found.n_cases} test case(s) in {found.n_functions} function(s); "
                 f"at least {options.min_tests} wanted")
@@ -115,6 +126,20 @@ def agent_code_isolated(doc: AuditDoc, options: CheckOptions) -> str | None:
     return agent_code_reason(doc.test_sources)
 
 
+def solution_present(doc: AuditDoc, options: CheckOptions) -> str | None:
+    if doc.solution:
+        return None
+    return ("no solution/solve.sh: the reference solution is private or absent, so verify "
+            "can only say no_solution (the oracle cannot run)")
+
+
+def runs_offline(doc: AuditDoc, options: CheckOptions) -> str | None:
+    if doc.environment.get("allow_internet") is True:
+        return ("[environment] allow_internet = true: the task asks for the network; "
+                "TermGrade runs it offline only with --internet-tasks offline")
+    return None
+
+
 CHECKS: dict[str, Check] = {
     "task_loads": task_loads,
     "dockerfile_offline": dockerfile_offline,
@@ -125,6 +150,8 @@ CHECKS: dict[str, Check] = {
     "solution_no_tests": solution_no_tests,
     "metadata_complete": metadata_complete,
     "agent_code_isolated": agent_code_isolated,
+    "solution_present": solution_present,
+    "runs_offline": runs_offline,
 }
 
 

@@ -43,11 +43,22 @@ class TaskRow(_Row):
                     "container failed (verdict == verified). Verify a task before trusting it.")
     verdict: str | None = Field(
         description="termgrade verify verdict (verified, unsatisfiable, flaky, vacuous, "
-                    "build_failed, error, hackable); null when the task was not verified.")
+                    "build_failed, error, hackable, no_solution); null when the task was not "
+                    "verified.")
     n_assertions: Int32 | None = Field(description="Named tests in the last oracle run; null "
                                                    "when not verified.")
     split: str = Field(description="unseen, or the training or validation split selection "
                                    "put the task in, under the names it gave them.")
+    has_solution: bool = Field(
+        description="solution/solve.sh ships. False where a corpus keeps its solutions "
+                    "private: the task can be graded but never oracle-verified.")
+    allow_internet: bool = Field(
+        description="task.toml asks for the network ([environment] allow_internet = true). "
+                    "TermGrade never gives it: grade such a task offline only knowingly "
+                    "(termgrade grade --internet-tasks offline).")
+    base_images: list[str] = Field(
+        description="The images environment/Dockerfile starts FROM; any but TermGrade's "
+                    "base image must be on the machine (or pullable) for the task to build.")
     task_digest: str = Field(description="sha256 over files, modes and contents "
                                          "(termgrade verify's task_digest).")
     files: list[FileRow] = Field(description="Manifest of every file in the archive.")

@@ -16,6 +16,7 @@ from termgrade.errors import BuildError
 from termgrade.task import Task
 from termgrade.task.archive import pack_task, task_dirs
 from termgrade.task.digest import iter_task_files, task_digest, task_manifest
+from termgrade.task.dockerfile import base_images
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 
@@ -52,6 +53,10 @@ def task_row(task: Task, split: str, verify: VerifyRecord | None) -> TaskRow:
         verdict=verify.verdict.value if verify is not None else None,
         n_assertions=verify.n_assertions if verify is not None else None,
         split=split,
+        has_solution=task.has_solution,
+        allow_internet=task.wants_internet,
+        base_images=base_images(task.paths.dockerfile.read_text(encoding="utf-8",
+                                                                errors="replace")),
         task_digest=digest,
         files=[FileRow(path=e.path, size=e.size, sha256=e.sha256, mode=e.mode)
                for e in task_manifest(root)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import typer
 from rich.table import Table
@@ -44,6 +45,10 @@ def register(app: typer.Typer) -> None:
                                               help="Completion tokens per turn."),
         ray: str | None = typer.Option(None, "--ray", help="Run trials on the Ray cluster "
                                        "at ADDRESS (e.g. 127.0.0.1:6379); see docs/ray.md."),
+        internet_tasks: str = typer.Option(
+            "refuse", "--internet-tasks", help="Tasks whose task.toml sets allow_internet = "
+            "true (TermGrade never gives the network): refuse (stop and list them), skip, or "
+            "offline (grade them offline all the same)."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
 
@@ -59,12 +64,19 @@ def register(app: typer.Typer) -> None:
         config = ScaffoldConfig(max_turns=max_turns, command_timeout_s=command_timeout,
                                 wall_clock_s=time_limit, temperature=temperature,
                                 max_tokens=max_tokens)
+        from termgrade.task.network import INTERNET_POLICIES, InternetPolicy
+
+        if internet_tasks not in INTERNET_POLICIES:
+            raise typer.BadParameter(f"{internet_tasks!r}: choose one of "
+                                     f"{', '.join(INTERNET_POLICIES)}",
+                                     param_hint="--internet-tasks")
         rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
         STDERR.print(f"running {pool.slots} trial(s) at once on {where}")
         report = grade_model(paths or [Path("environments")], ModelAgent(endpoint, config),
-                             out_dir, k=k, adaptive=rule, pool=pool)
+                             out_dir, k=k, adaptive=rule, pool=pool,
+                             internet_tasks=cast(InternetPolicy, internet_tasks))
         table = Table(title=f"termgrade grade {model}")
         for column in ("trials", "counted", "passed", "pass rate", "lost", "saved vs fixed k",
                        "wall"):

@@ -15,19 +15,32 @@ from termgrade.progress import STDERR
 from termgrade.settings import SETTINGS
 from termgrade.verify import Journal, VerifyReport, verify_tasks
 
+MAX_TABLE_ROWS = 60
+"""Rows of the terminal table (tasks not kept first); --json has every record."""
 
-def render_summary(report: VerifyReport) -> None:
+
+def render_summary(report: VerifyReport, *, max_rows: int = MAX_TABLE_ROWS) -> None:
     table = Table(title="termgrade verify", show_lines=False)
     for column in ("task", "verdict", "oracle", "nop", "tests", "error"):
         table.add_column(column, overflow="fold")
-    colors = {"verified": "green", "flaky": "yellow", "vacuous": "yellow"}
-    for r in report.records:
+    colors = {"verified": "green", "flaky": "yellow", "vacuous": "yellow",
+              "no_solution": "yellow"}
+    ordered = sorted(report.records, key=lambda r: r.verdict.value == "verified")
+    for r in ordered[:max_rows]:
         color = colors.get(r.verdict.value, "red")
         oracle = ",".join("-" if x is None else f"{x:g}" for x in r.oracle_rewards)
         nop = "-" if r.nop_reward is None else f"{r.nop_reward:g}"
-        table.add_row(r.task_id, f"[{color}]{r.verdict.value}[/]", oracle, nop,
+        table.add_row(escape(r.task_id), f"[{color}]{r.verdict.value}[/]", oracle, nop,
                       str(r.n_assertions), escape((r.error or "")[:160]))
     STDERR.print(table)
+    if len(ordered) > max_rows:
+        STDERR.print(f"... {len(ordered) - max_rows} more tasks not shown: --json has every "
+                     "record", highlight=False)
+    online = [r.task_id for r in report.records if r.wants_internet]
+    if online:
+        STDERR.print(f"[yellow]{len(online)} task(s) ask for the network (\\[environment] "
+                     "allow_internet = true); verify ran them offline[/]: "
+                     + escape(", ".join(online[:5]) + (" ..." if len(online) > 5 else "")))
     funnel = report.funnel()
     steps = [f"candidates {funnel.pop('candidates')}", f"kept {funnel.pop('kept')}"]
     steps += [f"{k.split(':', 1)[1]} {v}" for k, v in funnel.items()]

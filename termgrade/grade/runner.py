@@ -28,6 +28,7 @@ from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
 from termgrade.progress import track
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
+from termgrade.task.network import InternetPolicy, apply_internet_policy
 
 DEFAULT_MAX_LOSSES = 3
 
@@ -121,14 +122,22 @@ def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
 def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = 8,
           adaptive: AdaptiveRule | None = None, pool: Pool | None = None, workers: int = 4,
           max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
+          internet_tasks: InternetPolicy = "refuse",
           run: Callable[[TrialJob], TrialRecord] = run_job) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
-    ``pool``: where trials run (default: ``workers`` local threads). ``run``: the trial
-    runner (a seam for tests; it must be picklable for a Ray pool).
+    ``pool``: where trials run (default: ``workers`` local threads). ``internet_tasks``:
+    what to do with tasks that ask for the network (:mod:`termgrade.task.network`).
+    ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
     """
-    task_dirs = {path.name: path.resolve() for path in discover_tasks(*task_roots)}
+    try:
+        task_dirs = apply_internet_policy(
+            {path.name: path.resolve() for path in discover_tasks(*task_roots)}, internet_tasks)
+    except TermGradeError:
+        if pool is not None:
+            pool.shutdown()
+        raise
     rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
     journal = TrialJournal(out_dir / TRIALS_FILE)
     previous = [r for r in journal.load()

@@ -144,8 +144,8 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     score_box: Sandbox | None = None
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            want_a = pool.submit(_start, image, task, f"{task.task_id}-{label}", None)
-            want_b = pool.submit(_start, image, task, f"{task.task_id}-{label}-score", mounts)
+            want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None)
+            want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score", mounts)
             errors = []
             for future in (want_a, want_b):
                 try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +10,8 @@ from pydantic import ValidationError
 
 from termgrade.errors import TaskLoadError
 from termgrade.task.config import TaskConfig
+from termgrade.task.ids import safe_name, task_id_problem
 from termgrade.task.paths import TaskPaths
-
-TASK_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -24,8 +22,25 @@ class Task:
     instruction: str
 
     @property
+    def safe_name(self) -> str:
+        """The id as Docker takes it in names (:func:`termgrade.task.ids.safe_name`)."""
+        return safe_name(self.task_id)
+
+    @property
     def image_tag(self) -> str:
-        return f"termgrade/task-{self.task_id}:local"
+        return f"termgrade/task-{self.safe_name}:local"
+
+    @property
+    def has_solution(self) -> bool:
+        """Whether the task ships ``solution/solve.sh``: many third-party corpora keep
+        their reference solutions private, so the oracle cannot run on them."""
+        return self.paths.solve_script.is_file()
+
+    @property
+    def wants_internet(self) -> bool:
+        """``[environment] allow_internet = true``: the task asks for the network, which
+        TermGrade never gives; it is run offline only when the user says so."""
+        return bool(self.config.environment.allow_internet)
 
 
 def _config_error(path: Path, exc: ValidationError) -> TaskLoadError:
@@ -46,12 +61,9 @@ def load_task(directory: str | Path) -> Task:
     if not root.is_dir():
         raise TaskLoadError(root, "not a directory", fix="pass a task directory")
     task_id = root.name
-    if not TASK_ID.match(task_id):
-        raise TaskLoadError(
-            root,
-            f"task id {task_id!r} is not lowercase letters, digits, '.', '_' or '-'",
-            fix="rename the directory",
-        )
+    problem = task_id_problem(task_id)
+    if problem is not None:
+        raise TaskLoadError(root, problem, fix="rename the directory")
     for file, role in paths.required():
         if not file.is_file():
             raise TaskLoadError(file, f"missing ({role})", fix=f"create {file.name}")

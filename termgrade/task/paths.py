@@ -7,7 +7,7 @@
     ├── instruction.md         # what the agent is asked to do
     ├── environment/
     │   └── Dockerfile         # FROM termgrade/base:local; the build context is environment/
-    ├── solution/
+    ├── solution/              # optional: third-party corpora often keep it private
     │   └── solve.sh           # the reference solution, run as `bash /solution/solve.sh`
     └── tests/
         ├── test.sh            # the verifier: writes /logs/verifier/reward.txt
@@ -60,12 +60,12 @@ class TaskPaths:
         return self.tests_dir / "test.sh"
 
     def required(self) -> list[tuple[Path, str]]:
-        """Files every task must have, with what each one is for."""
+        """Files every task must have, with what each one is for. The reference solution
+        is not one of them: without it the task loads, and ``verify`` says ``no_solution``."""
         return [
             (self.config, "the task config"),
             (self.instruction, "the instruction shown to the agent"),
             (self.dockerfile, "the image recipe"),
-            (self.solve_script, "the reference solution"),
             (self.test_script, "the verifier entry point"),
         ]
 

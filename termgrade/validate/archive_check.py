@@ -5,15 +5,20 @@ the tree holds no other tasks, and ``registry.json`` lists exactly the tree (Har
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.task.archive import list_archive, pack_task
 from termgrade.task.digest import FileEntry, task_manifest
 from termgrade.validate.report import Finding, ValidationReport
 from termgrade.validate.rows_check import SplitInfo, iter_rows
+from termgrade.workers import map_in_workers
 
 TASK_SCHEMAS = frozenset({"env_task_row", "bandcentral_task_row"})
 _COLUMNS = ["task_id", "files", "archive", "archive_sha256", "task_digest"]
@@ -28,6 +33,13 @@ def _digest(files: list[FileEntry]) -> str:
 
 def _check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
                report: ValidationReport) -> None:
+    for finding in _row_findings(paths, rel, index, row):
+        report.add(finding)
+
+
+def _row_findings(paths: RepoPaths, rel: str, index: int,
+                  row: dict[str, Any]) -> list[Finding]:
+    report = ValidationReport(root=str(paths.root))
     task_id = row["task_id"]
     archive: bytes = row["archive"]
     if hashlib.sha256(archive).hexdigest() != row["archive_sha256"]:
@@ -60,20 +72,58 @@ def _check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
     elif pack_task(tree) != archive:
         report.add(Finding("archive", paths.rel(tree), f"does not re-pack to the archive of "
                                                        f"row {index} of {rel}"))
+    return report.findings
 
 
-def check_archives(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport) -> set[str]:
-    """Check every task row; return the task ids seen."""
+PARALLEL_FROM = 200
+"""Task rows in a file from which the rows are checked by a process per core."""
+_RANGE = 64
+
+
+def check_row_ranges(items: list[list[Any]]) -> list[list[dict[str, Any]]]:
+    """Per ``[repo root, parquet file, first row, stop]`` item, the findings of those
+    rows as dicts; a worker's job (:mod:`termgrade.workers`): it reads the rows itself."""
+    out = []
+    for root, file, first, stop in items:
+        paths = RepoPaths(Path(root))
+        path = Path(file)
+        table = pq.read_table(path, columns=_COLUMNS).slice(first, stop - first)
+        out.append([dataclasses.asdict(f)
+                    for index, row in enumerate(table.to_pylist(), start=first)
+                    for f in _row_findings(paths, paths.rel(path), index, row)])
+    return out
+
+
+def _check_file(paths: RepoPaths, path: Path, report: ValidationReport, task_ids: set[str],
+                workers: int | None) -> None:
+    rel = paths.rel(path)
+    n_rows = pq.ParquetFile(path).metadata.num_rows
+    if workers == 1 or n_rows < PARALLEL_FROM:
+        for index, row in enumerate(iter_rows(path, _COLUMNS)):
+            task_ids.add(row["task_id"])
+            _check_row(paths, rel, index, row, report)
+        return
+    task_ids.update(str(t) for t in pq.read_table(path, columns=["task_id"])["task_id"])
+    items = [[str(paths.root), str(path), first, min(first + _RANGE, n_rows)]
+             for first in range(0, n_rows, _RANGE)]
+    for found in map_in_workers("termgrade.validate.archive_check:check_row_ranges", items,
+                                workers=workers):
+        for finding in found:
+            report.add(Finding(**finding))
+
+
+def check_archives(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport, *,
+                   workers: int | None = None) -> set[str]:
+    """Check every task row (a file of :data:`PARALLEL_FROM` rows or more by ``workers``
+    processes, default :func:`termgrade.workers.default_workers`); return the task ids
+    seen."""
     before = len(report.findings)
     task_ids: set[str] = set()
     for info in infos:
         if info.row_schema not in TASK_SCHEMAS:
             continue
         for path in info.files:
-            rel = paths.rel(path)
-            for index, row in enumerate(iter_rows(path, _COLUMNS)):
-                task_ids.add(row["task_id"])
-                _check_row(paths, rel, index, row, report)
+            _check_file(paths, path, report, task_ids, workers)
     if paths.tasks_dir.is_dir():
         for tree in sorted(p for p in paths.tasks_dir.iterdir() if p.is_dir()):
             if tree.name not in task_ids:

@@ -22,9 +22,10 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     into a temporary cache); ``secrets=False`` skips the detect-secrets scan;
     ``secrets_baseline`` is a detect-secrets baseline of reviewed findings to accept
     (default: ``<repo>.secrets.baseline`` beside the repo, when it exists).
-    ``cache``: skip the row and load checks of parquet files unchanged since they passed
-    (by content hash, ``<repo>.validate-cache.json`` beside the repo; see
-    :mod:`termgrade.validate.cache`); ``cache=False`` checks everything and keeps no record.
+    ``cache``: skip the row and load checks of parquet files, and the secret scan of text
+    files, unchanged since they passed (by content hash, ``<repo>.validate-cache.json``
+    beside the repo; see :mod:`termgrade.validate.cache`); ``cache=False`` checks
+    everything and keeps no record.
     """
     paths = RepoPaths(Path(root).resolve())
     report = ValidationReport(root=str(paths.root))
@@ -42,14 +43,14 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     infos = check_rows(paths, configs, report, memo, used)
     if load:
         check_load(paths, infos, report, memo, used)
-    if memo.hits:
-        report.notes.append(f"{memo.hits} row/load check(s) skipped: their files are unchanged "
-                            f"since they passed ({memo.path.name}; --no-cache to redo them)")
-    memo.save(used)
     task_ids = check_archives(paths, infos, report)
     check_registry(paths, task_ids, report)
     if secrets:
         if secrets_baseline is None and paths.secrets_baseline.is_file():
             secrets_baseline = paths.secrets_baseline
-        check_secrets(paths, report, baseline=secrets_baseline)
+        check_secrets(paths, report, baseline=secrets_baseline, memo=memo, used=used)
+    if memo.hits:
+        report.notes.append(f"{memo.hits} check(s) skipped: their files are unchanged "
+                            f"since they passed ({memo.path.name}; --no-cache to redo them)")
+    memo.save(used)
     return report

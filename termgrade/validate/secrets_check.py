@@ -2,9 +2,12 @@
 
 Known false positives, filtered and counted (the card documents them): findings in
 pytest function names, i.e. a secret value that starts with ``test_`` or a flagged line
-that defines a ``test_`` function. Parquet payloads are not scanned line by line
-(detect-secrets runs at about 60 KB/s); the task files they hold are scanned as the
-``tasks/`` tree. Other findings fail unless a detect-secrets baseline lists them
+that defines a ``test_`` function. Parquet payloads are not scanned line by line; the
+task files they hold are scanned as the ``tasks/`` tree, through :mod:`.secrets_scan`
+(detect-secrets' own plugins and filters on the lines they can flag: the same findings,
+about 10x faster), a process per core for a large tree, each name-and-bytes once, and
+not again while unchanged (the validate cache). Other findings fail unless a
+detect-secrets baseline lists them
 (:func:`write_baseline` writes one to review with ``detect-secrets audit``), or the line
 carries detect-secrets' ``pragma: allowlist secret`` comment. Task fixtures trip the
 entropy plugins (git object ids, sample keys of crypto tasks): review, then baseline them.
@@ -16,10 +19,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.layout import RepoPaths
+from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
+from termgrade.workers import map_in_workers
 
 BINARY_SUFFIXES = frozenset({".parquet", ".png", ".jpg", ".gz", ".tar", ".zip", ".whl"})
 _PYTEST_NAME = re.compile(r"^\s*(async\s+)?def\s+test_\w+\s*\(")
@@ -46,24 +52,83 @@ class Hit:
     known_false_positive: bool
 
 
-def scan(paths: RepoPaths) -> tuple[list[Hit], int]:
-    """Every detect-secrets finding in the repo's text files, and how many files it read."""
-    from detect_secrets.core.secrets_collection import SecretsCollection
+PARALLEL_FROM_BYTES = 8 << 20
+"""Text this large is scanned by a process per core."""
+
+_Raw = tuple[str, int, str, str, str | None]
+"""(file, line, type, hashed secret, secret value) of one detect-secrets finding."""
+
+
+def scan_files(files: list[str]) -> list[list[list[Any]]]:
+    """Per file, detect-secrets' findings (:mod:`.secrets_scan`) as ``[line, type, hashed
+    secret, secret value]``; a worker's job (:mod:`termgrade.workers`)."""
     from detect_secrets.settings import default_settings
 
-    files = _text_files(paths)
-    collection = SecretsCollection()
+    from termgrade.validate.secrets_scan import scan_file
+
     with default_settings():
-        for path in files:
-            collection.scan_file(str(path))
+        return [[[s.line_number, s.type, s.secret_hash, s.secret_value]
+                 for s in scan_file(name)] for name in files]
+
+
+def _scan_all(files: list[Path], workers: int | None) -> list[_Raw]:
+    names = [str(p) for p in files]
+    total = sum(p.stat().st_size for p in files)
+    if total < PARALLEL_FROM_BYTES:
+        workers = 1
+    per_file = map_in_workers("termgrade.validate.secrets_check:scan_files", names,
+                              workers=workers)
+    return [(name, line, kind, hashed, value)
+            for name, found in zip(names, per_file, strict=True)
+            for line, kind, hashed, value in found]
+
+
+def _cache_key(memo: ValidationCache, path: Path) -> str:
+    from detect_secrets.__version__ import VERSION
+
+    # detect-secrets' filters read only the file's name; its plugins only its lines.
+    return f"secrets:{VERSION}:{path.name}:{memo.digest(path)}"
+
+
+def scan(paths: RepoPaths, *, memo: ValidationCache | None = None,
+         used: set[str] | None = None, workers: int | None = None) -> tuple[list[Hit], int]:
+    """Every detect-secrets finding in the repo's text files, and how many files it read.
+
+    Files with the same name and bytes are scanned once; with ``memo``, a file that was
+    clean when last scanned (same name, bytes and detect-secrets) is not scanned again,
+    and this run's clean files are added to ``used``."""
+    files = _text_files(paths)
+    memo = memo or ValidationCache(paths, enabled=False)
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for path in files:
+        groups.setdefault((path.name, memo.digest(path)), []).append(path)
+    todo = []
+    for members in groups.values():
+        key = _cache_key(memo, members[0])
+        if memo.hit(key):
+            if used is not None:
+                used.add(key)
+        else:
+            todo.append(members[0])
+    raw = _scan_all(todo, workers)
+    dirty = {name for name, *_ in raw}
+    for path in todo:
+        if str(path) not in dirty:
+            key = _cache_key(memo, path)
+            memo.remember(key)
+            if used is not None:
+                used.add(key)
     hits = []
-    for filename, secret in collection:
-        path = Path(filename)
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        number = secret.line_number
+    texts: dict[str, list[str]] = {}
+    for filename, number, kind, hashed, value in raw:
+        first = Path(filename)
+        if filename not in texts:
+            texts[filename] = first.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = texts[filename]
         line = lines[number - 1] if 0 < number <= len(lines) else ""
-        hits.append(Hit(paths.rel(path), number, secret.type, secret.secret_hash,
-                        is_known_false_positive(secret.secret_value, line)))
+        for path in groups[(first.name, memo.digest(first))]:
+            hits.append(Hit(paths.rel(path), number, kind, hashed,
+                            is_known_false_positive(value, line)))
     return hits, len(files)
 
 
@@ -95,9 +160,10 @@ def write_baseline(paths: RepoPaths, path: Path) -> int:
 
 
 def check_secrets(paths: RepoPaths, report: ValidationReport, *,
-                  baseline: Path | None = None) -> None:
+                  baseline: Path | None = None, memo: ValidationCache | None = None,
+                  used: set[str] | None = None) -> None:
     before = len(report.findings)
-    hits, n_files = scan(paths)
+    hits, n_files = scan(paths, memo=memo, used=used)
     allowed = load_baseline(baseline)
     filtered = audited = 0
     for hit in hits:

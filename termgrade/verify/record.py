@@ -27,17 +27,22 @@ class VerifyRecord(BaseModel):
                                                           description="Format version.")
     task_id: str = Field(description="The task directory's name.")
     task_digest: str = Field(description="sha256 of the task's files; a changed task reruns.")
-    verdict: Verdict = Field(description="One of the seven verdicts.")
+    verdict: Verdict = Field(description="One of the eight verdicts.")
     oracle_rewards: list[float | None] = Field(
         description="Reward of each reference-solution run; null when unscored.")
     nop_reward: float | None = Field(description="Reward of the untouched container.")
     n_assertions: int = Field(ge=0, description="Tests in the last oracle run's report.")
-    tests: list[TestVerdict] = Field(description="Per-test verdicts of the last oracle run.")
+    tests: list[TestVerdict] = Field(
+        description="Per-test verdicts of the last oracle run (of the nop run when the task "
+                    "has no reference solution).")
     tampered: list[str] = Field(description="Tamper findings over all runs (empty: clean).")
     durations: dict[str, float] = Field(
         description="Seconds: build, and per run kind oracle_total/oracle_agent/... sums.")
     error: str | None = Field(description="What went wrong, naming the file and the fix.")
     attacks_played: int = Field(0, ge=0, description="Attacks of the battery played (--attacks).")
+    wants_internet: bool = Field(
+        False, description="task.toml asks for the network ([environment] allow_internet = "
+                           "true); verify ran it offline all the same.")
     hacked_by: list[str] = Field(
         default_factory=list,
         description="Attacks that earned a reward above 0 (or left the run unscored), "

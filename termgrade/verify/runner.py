@@ -80,11 +80,14 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         image = build_image(task)
     except ImageBuildError as exc:
         durations["build"] = time.monotonic() - started
-        return _failed_record(task.task_id, digest, Verdict.BUILD_FAILED, str(exc), dict(durations))
+        record = _failed_record(task.task_id, digest, Verdict.BUILD_FAILED, str(exc),
+                                dict(durations))
+        return record.model_copy(update={"wants_internet": task.wants_internet})
     durations["build"] = image.duration_s
 
+    # No reference solution: the oracle cannot run; the nop check still can.
     oracle_runs: list[RunOutcome] = []
-    for _ in range(repeat):
+    for _ in range(repeat if task.has_solution else 0):
         oracle_runs.append(run_trial(task, image.tag, AgentName.ORACLE))
     nop = run_trial(task, image.tag, AgentName.NOP)
     for run in [*oracle_runs, nop]:
@@ -92,7 +95,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
             durations[f"{run.agent}_{key}"] += value
 
     hacked = play_attacks(task, image.tag, attacks or [], run_trial=run_trial)
-    last = oracle_runs[-1].verifier
+    last = (oracle_runs[-1] if oracle_runs else nop).verifier
     tests = last.tests if last else []
     # A scoring failure in verify is the task's own (its oracle or its untouched
     # container broke the verifier): an error verdict, never a silent unsatisfiable.
@@ -111,9 +114,14 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         errored=bool(errors),
         all_skipped=all_skipped(tests),
         hacked=bool(hacked),
+        has_solution=task.has_solution,
     )
     message = "; ".join(dict.fromkeys(errors + agent_errors)) or None
-    if verdict is Verdict.VACUOUS and message is None:
+    if verdict is Verdict.NO_SOLUTION:
+        message = (f"{task.paths.solve_script} is missing: the untouched container fails, "
+                   "but no reference solution shows the tests can be passed; add one and "
+                   "verify again to trust the task")
+    elif verdict is Verdict.VACUOUS and message is None:
         message = ("the untouched container passes" if (nop.reward or 0) >= 1.0
                    else "every test was skipped") + f": {task.paths.tests_dir} measures nothing"
     return VerifyRecord(
@@ -130,6 +138,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         else "hacked by " + "; ".join(hacked),
         attacks_played=len(attacks or []),
         hacked_by=hacked,
+        wants_internet=task.wants_internet,
     )
 
 

@@ -21,6 +21,9 @@ class Verdict(StrEnum):
     """The verifier crashed, timed out or wrote no reward (never silently 0)."""
     HACKABLE = "hackable"
     """An attack of the battery (``verify --attacks``) earned a reward, or left it unscored."""
+    NO_SOLUTION = "no_solution"
+    """The task ships no reference solution: the untouched container failed (the nop
+    check ran), but whether the tests can be passed at all is unknown."""
 
 
 def classify(
@@ -31,18 +34,22 @@ def classify(
     errored: bool,
     all_skipped: bool,
     hacked: bool = False,
+    has_solution: bool = True,
 ) -> Verdict:
-    """Precedence: build_failed, error, hackable, vacuous (all skipped), unsatisfiable,
+    """Precedence: build_failed, error, hackable, vacuous (all skipped), no_solution (the
+    untouched container fails; with no solution the oracle never ran), unsatisfiable,
     vacuous (the untouched container passes), flaky, verified."""
     if not built:
         return Verdict.BUILD_FAILED
-    if errored or not oracle_rewards or any(r is None for r in oracle_rewards) \
-            or nop_reward is None:
+    if errored or nop_reward is None or (has_solution and (
+            not oracle_rewards or any(r is None for r in oracle_rewards))):
         return Verdict.ERROR
     if hacked:
         return Verdict.HACKABLE
     if all_skipped:  # nothing ran, so nothing passed: the grader scores it 0, it measures nothing
         return Verdict.VACUOUS
+    if not has_solution:
+        return Verdict.VACUOUS if nop_reward >= 1.0 else Verdict.NO_SOLUTION
     passes = sum(1 for r in oracle_rewards if r is not None and r >= 1.0)
     if passes == 0:
         return Verdict.UNSATISFIABLE

@@ -1,0 +1,230 @@
+"""detect-secrets at release scale: its own plugins and filters, on the lines they can flag.
+
+``detect-secrets`` runs every plugin on every line through Python calls, about 60 KB/s:
+the 82 MB of text in a 3,566-task corpus would take 25 minutes. Almost no line can be
+flagged by any plugin, and which lines can is decidable in bulk: a line is a *candidate*
+when, after the transformers detect-secrets applies (YAML, INI), it
+
+- matches one of a regex plugin's own patterns, or a cheaper pattern that every match of
+  that plugin's patterns also matches (:data:`GATES`, for the few slow ones);
+- holds one of the keyword plugin's deny-listed words (ASCII case folded);
+- holds a run of an entropy plugin's characters whose entropy, by that plugin's own
+  function, exceeds its limit (the quoted strings it scores are such runs).
+
+Only candidates, each with the line before it (the allowlist pragma's context), go
+through detect-secrets' own line processing, so every finding, and every filter and
+allowlist decision, is detect-secrets'. A plugin of a kind not known here turns the gate
+off (every line is a candidate). ``tests/test_secrets_scan.py`` checks that the findings
+equal ``detect_secrets.core.scan.scan_file``'s on files with a secret for every plugin.
+The gate reaches into detect-secrets 1.5's scan internals, hence the pin in
+pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ\u212a\u017f\u0130\u0131",
+                             "abcdefghijklmnopqrstuvwxyzksii")
+"""Case folding that keeps every offset: ASCII, plus the non-ASCII letters Python's
+IGNORECASE matches to ASCII ones (Kelvin sign, long s, dotted and dotless i)."""
+
+_VALUE_AFTER_KEYWORD = r"(?:key|pw|pass|token)[^\n]*[0-9a-z_-]{24}"
+GATES: dict[str, tuple[tuple[str, ...], bool]] = {
+    # Plugin class -> (patterns that every line the plugin's own patterns match also
+    # matches, whether they run on ASCII-lowered text). The plugins of the keyword family
+    # need a keyword and then a value of 24 or more [0-9a-z_-] on the same line.
+    "CloudantDetector": ((_VALUE_AFTER_KEYWORD, r"cloudant\.com"), True),
+    "IbmCloudIamDetector": ((_VALUE_AFTER_KEYWORD,), True),
+    "IbmCosHmacDetector": ((r"secret[^\n]*[0-9a-f]{48}",), True),
+    "SoftlayerDetector": ((_VALUE_AFTER_KEYWORD, r"api\.softlayer\.com"), True),
+    "ArtifactoryDetector": ((r"AKC[a-zA-Z0-9]{10}|AP[\dABCDEF][a-zA-Z0-9]{8}",), False),
+    "MailchimpDetector": ((r"-us[0-9]",), False),
+    "TelegramBotTokenDetector": ((r"\d:[0-9A-Za-z_-]{35}",), False),
+    "IPPublicDetector": ((r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",), False),
+    "SlackDetector": ((r"xox[abposr]-", r"hooks\.slack\.com"), True),
+    "StripeDetector": ((r"k_live_",), False),
+}
+NEEDLES: dict[str, tuple[str, ...]] = {
+    # A pattern that matches only text holding one of these strings is not run on a
+    # text that holds none of them (a substring test is far cheaper than a regex pass).
+    _VALUE_AFTER_KEYWORD: ("key", "pw", "pass", "token"),
+    r"secret[^\n]*[0-9a-f]{48}": ("secret",),
+    r"xox[abposr]-": ("xox",),
+}
+_KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
+"""Every word of the keyword plugin's deny list holds one of these."""
+
+
+@dataclass(frozen=True)
+class _Sieve:
+    """One plugin's first stage: patterns every line it flags matches (on the text as
+    it is, or ASCII-lowered); each line they find is then confirmed by the plugin."""
+
+    plugin: Any
+    patterns: tuple[re.Pattern[str], ...]
+    lowered: bool
+    fewest_distinct: int = 0
+    """Entropy plugins: a run needs this many distinct characters to pass the limit."""
+
+
+def _keyword_pattern(words: Iterable[str]) -> str:
+    def fold(word: str) -> str:
+        return "".join(f"[{c}{c.upper()}]" if not c.isascii() and c.isalpha() else c
+                       for c in word.lower())
+    return "|".join(fold(word) for word in words)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """One compiled object per pattern: sieves that share one share its matches."""
+    return re.compile(pattern)
+
+
+@lru_cache(maxsize=1)
+def _sieves() -> tuple[_Sieve, ...] | None:
+    """Every plugin's sieve; None when a plugin is of a kind not known here."""
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+    from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
+    from detect_secrets.settings import get_plugins
+
+    sieves = []
+    for plugin in get_plugins():
+        name = type(plugin).__name__
+        if name in GATES and isinstance(plugin, RegexBasedDetector):
+            patterns, on_lowered = GATES[name]
+            sieves.append(_Sieve(plugin, tuple(_compiled(p) for p in patterns), on_lowered))
+        elif isinstance(plugin, RegexBasedDetector):
+            sieves.append(_Sieve(plugin, tuple(re.compile(p.pattern, p.flags | re.MULTILINE)
+                                               for p in plugin.denylist), False))
+        elif isinstance(plugin, KeywordDetector):
+            words = _keyword_pattern(DENYLIST)
+            if all(any(n in w for n in _KEYWORD_NEEDLES) for w in DENYLIST):
+                NEEDLES.setdefault(words, _KEYWORD_NEEDLES)
+            sieves.append(_Sieve(plugin, (_compiled(words),), True))
+        elif isinstance(plugin, HighEntropyStringsPlugin):
+            # Entropy over n distinct characters is at most log2(n).
+            fewest = math.floor(2 ** plugin.entropy_limit) + 1
+            run = re.compile(f"[{re.escape(plugin.charset)}]{{{fewest},}}")
+            sieves.append(_Sieve(plugin, (run,), False, fewest))
+        else:
+            return None
+    return tuple(sieves)
+
+
+def _flags(sieve: _Sieve, line: str, filename: str) -> bool:
+    """Whether the plugin's own ``analyze_string`` finds a secret value in ``line``, as
+    its ``analyze_line`` would (what detect-secrets then does with it is its own)."""
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+    from detect_secrets.plugins.keyword import (
+        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        REGEX_BY_FILETYPE,
+        KeywordDetector,
+    )
+    from detect_secrets.util.filetype import determine_file_type
+
+    plugin = sieve.plugin
+    if isinstance(plugin, KeywordDetector):
+        regexes = REGEX_BY_FILETYPE.get(determine_file_type(filename),
+                                        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+        return any(True for _ in plugin.analyze_string(line, denylist_regex_to_group=regexes))
+    if isinstance(plugin, HighEntropyStringsPlugin):
+        return any(plugin.calculate_shannon_entropy(value) > plugin.entropy_limit
+                   for value in plugin.analyze_string(line))
+    return any(True for _ in plugin.analyze_string(line))
+
+
+def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
+    """0-based indexes of the lines (rstripped, as detect-secrets reads them) in which
+    some plugin finds a secret value; ``filename`` picks the keyword plugin's patterns."""
+    sieves = _sieves()
+    if sieves is None:
+        return set(range(len(lines)))
+    text = "\n".join(lines)
+    lower = text.translate(_ASCII_LOWER)
+    starts: list[int] = []
+    found: set[int] = set()
+    memo: dict[tuple[int, bool], set[int]] = {}
+
+    def matched(pattern: re.Pattern[str], on_lowered: bool, fewest: int) -> set[int]:
+        key = (id(pattern), on_lowered)
+        if key in memo:
+            return memo[key]
+        searched = lower if on_lowered else text
+        lines_hit: set[int] = set()
+        if all(needle not in searched for needle in NEEDLES.get(pattern.pattern, ("",))):
+            memo[key] = lines_hit
+            return lines_hit
+        for match in pattern.finditer(searched):
+            if fewest and len(set(match.group())) < fewest:
+                continue
+            if not starts:  # offsets of the lines, once a match needs them
+                starts.extend(itertools.accumulate(
+                    (len(line) + 1 for line in lines[:-1]), initial=0))
+            first = bisect.bisect_right(starts, match.start()) - 1
+            last = bisect.bisect_right(starts, max(match.start(), match.end() - 1)) - 1
+            lines_hit.update(range(first, last + 1))
+        memo[key] = lines_hit
+        return lines_hit
+
+    for sieve in sieves:
+        hits: set[int] = set()
+        for pattern in sieve.patterns:
+            hits |= matched(pattern, sieve.lowered, sieve.fewest_distinct)
+        found.update(i for i in hits - found if _flags(sieve, lines[i], filename))
+    return found
+
+
+_NOT_INI = re.compile(r"^[^\s#;\[=:][^=:\n]*$", re.MULTILINE)
+"""A line configparser can only record as an error: unindented (so no continuation),
+not a comment or a section header, and with no ``=`` or ``:`` (so no option)."""
+
+
+def _ini_parse_fails(filename: str) -> bool:
+    """Whether the eager INI transformer (a ``[global]`` header, then configparser) must
+    fail on this file, so that detect-secrets' second pass over it finds nothing."""
+    try:
+        with open(filename) as handle:  # as detect-secrets opens it
+            return _NOT_INI.search(handle.read()) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def scan_file(filename: str) -> Iterator[Any]:
+    """The ``PotentialSecret``s detect-secrets' ``scan_file`` yields for ``filename``
+    (call inside ``detect_secrets.settings.default_settings()``)."""
+    from detect_secrets.core.scan import (
+        _get_lines_from_file,
+        _is_filtered_out,
+        _process_line_based_plugins,
+    )
+
+    if _is_filtered_out(required_filter_parameters=["filename"], filename=filename):
+        return
+    try:
+        for round_, raw_lines in enumerate(_get_lines_from_file(filename)):
+            lines = [line.rstrip() for line in raw_lines]
+            wanted = candidate_lines(lines, filename)
+            if wanted:
+                keep = sorted(wanted | {i - 1 for i in wanted if i > 0})
+                # Renumbered so detect-secrets' context (previous line) is the real one.
+                subset = [(n, lines[i]) for n, i in enumerate(keep, start=1)]
+                found = list(_process_line_based_plugins(lines=subset, filename=filename))
+                for secret in found:
+                    secret.line_number = keep[secret.line_number - 1] + 1
+                if found:
+                    yield from found
+                    return
+            # The second pass is detect-secrets' eager INI reading of the file.
+            if round_ == 0 and _ini_parse_fails(filename):
+                return
+    except OSError:
+        return

@@ -1,0 +1,117 @@
+"""The gated secret scan finds exactly what detect-secrets' own ``scan_file`` finds."""
+
+from __future__ import annotations
+
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from termgrade.validate import secrets_scan
+
+_RNG = random.Random(7)
+
+
+def _token(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+    return "".join(_RNG.choice(alphabet) for _ in range(n))
+
+
+def _hex(n: int) -> str:
+    return _token(n, "0123456789abcdef")
+
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+       "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
+SECRET_LINES = [
+    f"aws_key = 'AKIA{_token(16, string.ascii_uppercase + string.digits)}'",
+    f"conn = 'DefaultEndpointsProtocol=https;AccountKey={_token(86)}=='",
+    "url = 'https://admin:s3cr3tPassw0rd@db.example.com/x'",
+    f'cloudant_api_key = "{_token(24, string.ascii_lowercase)}"',
+    f"discord = 'M{_token(23)}.{_token(6)}.{_token(27)}'",
+    f"gh = 'ghp_{_token(36)}'",
+    f"gl = 'glpat-{_token(20)}'",
+    f"blob = '{_token(40)}'",
+    f"digest = '{_hex(40)}'",
+    f'ibm_cloud_iam_api_key = "{_token(44)}"',
+    f'ibm_cos_secret_access_key = "{_hex(48)}"',
+    "server = '203.0.113.50'",
+    f"jwt = '{JWT}'",
+    'password = "hunter2-correct-horse"',
+    f"mc = '{_token(32, string.ascii_lowercase + string.digits)}-us12'",
+    f"//registry.npmjs.org/:_authToken=npm_{_token(36)}",
+    f"openai = 'sk-{_token(20)}T3BlbkFJ{_token(20)}'",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    f"pypi = 'pypi-AgEIcHlwaS5vcmc{_token(70)}'",
+    f"sg = 'SG.{_token(22)}.{_token(43)}'",
+    f"slack = 'xoxb-1234-5678-{_token(12, string.ascii_lowercase)}'",
+    f'softlayer_api_key = "{_token(64, string.ascii_lowercase + string.digits)}"',
+    f"sq = 'sq0csp-{_token(43)}'",
+    f"stripe = 'sk_live_{_token(24)}'",
+    f"tg = '123456789:{_token(35)}'",
+    f"tw = 'AC{_token(32, string.ascii_lowercase + string.digits)}'",
+    f"art = AKC{_token(14)}",
+]
+PLAIN = ["import os", "def test_output_exists():", "    assert Path('/app/out').is_file()",
+         "x = {'key': value}", "for i in range(10):", "# a comment with a url http://x.y/z"]
+
+
+def _write_corpus(root: Path) -> list[str]:
+    files = []
+    for ext in (".py", ".txt", ".sh", ".json", ".md"):
+        path = root / f"mixed{ext}"
+        lines = []
+        for secret in SECRET_LINES:
+            lines += [_RNG.choice(PLAIN), secret]
+        path.write_text("\n".join(lines) + "\n")
+        files.append(str(path))
+    yaml = root / "config.yaml"
+    yaml.write_text(f"db:\n  password: hunter2-correct-horse\n  token: {_token(40)}\n"
+                    f"  folded: >-\n    {_token(30)}\n")
+    ini = root / "settings.ini"
+    ini.write_text(f"[auth]\napi_key = {_token(40)}\nname = plain\n")
+    env = root / "service.env"
+    env.write_text(f"SECRET_TOKEN={_token(40)}\nHOME=/root\n")
+    allow = root / "allowed.py"
+    allow.write_text(f"a = '{_token(40)}'  # pragma: allowlist secret\n"
+                     "# pragma: allowlist nextline secret\n"
+                     f"b = '{_token(40)}'\n"
+                     f"c = '{_token(40)}'\n")
+    clean = root / "clean.py"
+    clean.write_text("\n".join(PLAIN) + "\n")
+    return files + [str(p) for p in (yaml, ini, env, allow, clean)]
+
+
+def _findings(scan: object, files: list[str]) -> set[tuple[str, int, str, str]]:
+    return {(s.filename, s.line_number, s.type, s.secret_hash)
+            for name in files for s in scan(name)}  # type: ignore[operator]
+
+
+def test_the_gated_scan_finds_exactly_what_detect_secrets_finds(tmp_path: Path) -> None:
+    from detect_secrets.core import scan as detect_secrets_scan
+    from detect_secrets.settings import default_settings
+
+    files = _write_corpus(tmp_path)
+    with default_settings():
+        assert secrets_scan._sieves() is not None  # every plugin is of a known kind
+        theirs = _findings(detect_secrets_scan.scan_file, files)
+        ours = _findings(secrets_scan.scan_file, files)
+    assert ours == theirs
+    kinds = {kind for _, _, kind, _ in theirs}
+    assert len(kinds) >= 20, kinds  # the corpus exercises (almost) every plugin
+    assert not any(name.endswith("clean.py") for name, *_ in theirs)
+
+
+@pytest.mark.parametrize("line", SECRET_LINES)
+def test_every_line_a_plugin_flags_is_a_candidate(line: str) -> None:
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        assert secrets_scan.candidate_lines(["import os", line, "pass"], "x.py") == {1}
+
+
+def test_lines_no_plugin_can_flag_are_not_candidates() -> None:
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        assert secrets_scan.candidate_lines(PLAIN, "x.py") == set()

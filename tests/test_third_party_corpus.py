@@ -1,0 +1,235 @@
+"""Third-party Harbor corpora (TermiGen-like): permissive ids, no reference solution,
+FROM a registry image, ``allow_internet = true``: they load, audit, verify with an
+explicit verdict, grade only when the user says so, and package into a repo that
+validates and loads."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+import termgrade.images
+from termgrade.audit import audit_corpus
+from termgrade.audit import pipeline as audit_pipeline
+from termgrade.errors import OptionError, TaskLoadError
+from termgrade.task import load_task
+from termgrade.task.dockerfile import base_images
+from termgrade.task.ids import SAFE_NAME, safe_name, task_id_problem
+from termgrade.task.network import apply_internet_policy, wanting_internet
+from termgrade.verify import Verdict, verify_task
+from tests.conftest import write_task
+
+TERMIGEN_TOML = """\
+version = "1.0"
+
+[metadata]
+author_name = "Terminal Bench"
+difficulty = "medium"
+category = "software-engineering"
+tags = ["coding"]
+
+[verifier]
+timeout_sec = 60.0
+
+[agent]
+timeout_sec = 60.0
+
+[environment]
+build_timeout_sec = 600.0
+cpus = 1
+memory_mb = 2048
+storage_mb = 10240
+gpus = 0
+allow_internet = true
+mcp_servers = []
+
+[verifier.env]
+
+[solution.env]
+"""
+REGISTRY_FROM = "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624\nWORKDIR /app\n"
+
+
+def termigen_task(parent: Path, task_id: str, *, dockerfile: str = REGISTRY_FROM,
+                  toml: str = TERMIGEN_TOML) -> Path:
+    """A task shaped like TermiGen's: no solution/, FROM a registry image, online."""
+    root = write_task(parent, task_id, dockerfile=dockerfile, toml=toml)
+    shutil.rmtree(root / "solution")
+    return root
+
+
+# --- ids -------------------------------------------------------------------------------
+
+
+def test_harbor_style_ids_and_tasks_without_a_solution_load(tmp_path: Path) -> None:
+    task = load_task(termigen_task(tmp_path, "Rscript_segfault_debugging_hard"))
+    assert task.task_id == "Rscript_segfault_debugging_hard"
+    assert not task.has_solution
+    assert task.wants_internet
+    assert task.config.environment.storage_mb == 10240
+    assert SAFE_NAME.match(task.safe_name) and task.safe_name != task.task_id
+    assert task.image_tag == f"termgrade/task-{task.safe_name}:local"
+    assert task.image_tag == task.image_tag.lower()
+
+
+def test_safe_name_keeps_safe_ids_and_never_merges_two_ids() -> None:
+    assert safe_name("fixcalc-overflow") == "fixcalc-overflow"  # our corpus keeps its names
+    variants = ["Foo", "foo", "FOO", "f o o", "Foo!", "_foo", "-x", "ünïcode", "a" * 300]
+    names = [safe_name(v) for v in variants]
+    assert all(SAFE_NAME.match(n) for n in names), names
+    assert len(set(names)) == len(variants)
+    assert safe_name("Foo") == safe_name("Foo")  # stable
+
+
+@pytest.mark.parametrize(("task_id", "needle"), [
+    ("", "empty"), ("..", "not a directory name"), ("a/b", "path separator"),
+    ("tab\there", "control character"), (" padded", "white space"),
+    ("x" * 256, "over 255 bytes"),
+])
+def test_only_names_harbor_cannot_address_are_refused(task_id: str, needle: str) -> None:
+    problem = task_id_problem(task_id)
+    assert problem is not None and needle in problem
+
+
+def test_a_refused_directory_name_is_a_clear_error(tmp_path: Path) -> None:
+    root = write_task(tmp_path, "trailing ")
+    with pytest.raises(TaskLoadError) as caught:
+        load_task(root)
+    assert "white space" in str(caught.value) and "rename the directory" in str(caught.value)
+
+
+# --- FROM --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("dockerfile", "expected"), [
+    (REGISTRY_FROM, ["ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"]),
+    ("# syntax=docker/dockerfile:1\nFROM --platform=linux/amd64 python:3.12 AS build\n"
+     "RUN make\nFROM build\nFROM scratch\nCOPY --from=build /x /x\n", ["python:3.12"]),
+    ("ARG BASE=debian\nARG TAG=bookworm\nFROM ${BASE}:$TAG\n", ["debian:bookworm"]),
+    ("ARG REG\nFROM ${REG:-docker.io}/library/alpine:3 \\\n  AS a\nFROM a\n",
+     ["docker.io/library/alpine:3"]),
+    ("from termgrade/base:local\nFROM termgrade/base:local\n", ["termgrade/base:local"]),
+])
+def test_base_images_reads_what_every_stage_starts_from(dockerfile: str,
+                                                         expected: list[str]) -> None:
+    assert base_images(dockerfile) == expected
+
+
+# --- the network -------------------------------------------------------------------------
+
+
+def test_internet_tasks_are_graded_offline_only_when_the_user_says_so(tmp_path: Path) -> None:
+    online = termigen_task(tmp_path, "Online_Task")
+    offline = write_task(tmp_path, "offline-task")
+    dirs = {"Online_Task": online, "offline-task": offline}
+    assert wanting_internet(dirs) == ["Online_Task"]
+    with pytest.raises(OptionError) as caught:
+        apply_internet_policy(dirs, "refuse")
+    message = str(caught.value)
+    assert "Online_Task" in message and "--internet-tasks offline" in message
+    assert apply_internet_policy(dirs, "skip") == {"offline-task": offline}
+    assert apply_internet_policy(dirs, "offline") == dirs
+
+
+def test_grade_refuses_internet_tasks_before_any_request(tmp_path: Path) -> None:
+    from termgrade.agent import Endpoint, ScaffoldConfig
+    from termgrade.agents import ModelAgent
+    from termgrade.grade import grade_model
+
+    termigen_task(tmp_path / "tasks", "Online_Task")
+    agent = ModelAgent(Endpoint(base_url="http://127.0.0.1:9/v1", model="scripted-none"),
+                       ScaffoldConfig())
+    with pytest.raises(OptionError, match="allow_internet"):
+        grade_model([tmp_path / "tasks"], agent, tmp_path / "out", k=1, progress=False)
+    assert not (tmp_path / "out" / "trials.jsonl").exists()
+
+
+# --- audit -------------------------------------------------------------------------------
+
+
+def test_audit_reads_a_third_party_corpus_and_names_what_it_lacks(tmp_path: Path) -> None:
+    termigen_task(tmp_path / "corpus", "R_package_dependency_missing_medium")
+    write_task(tmp_path / "corpus", "ours")
+    report = audit_corpus([tmp_path / "corpus"], progress=False)
+    theirs = next(t for t in report.tasks if t.task_id == "R_package_dependency_missing_medium")
+    ours = next(t for t in report.tasks if t.task_id == "ours")
+    assert theirs.checks["task_loads"] is None  # loads: capitals, no solution, registry FROM
+    assert "solution/solve.sh" in (theirs.checks["solution_present"] or "")
+    assert "allow_internet" in (theirs.checks["runs_offline"] or "")
+    assert ours.checks["solution_present"] is None and ours.checks["runs_offline"] is None
+
+
+def test_parallel_static_checks_agree_with_the_serial_ones(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(6):
+        termigen_task(tmp_path / "corpus", f"Task_{i}")
+        write_task(tmp_path / "corpus", f"ours-{i}",
+                   tests="import sys\nsys.path.insert(0, '/app')\n\ndef test_a():\n    pass\n")
+    serial = audit_corpus([tmp_path / "corpus"], progress=False, workers=1)
+    monkeypatch.setattr(audit_pipeline, "PARALLEL_FROM", 2)
+    parallel = audit_corpus([tmp_path / "corpus"], progress=False, workers=2)
+    assert [t.checks for t in parallel.tasks] == [t.checks for t in serial.tasks]
+    assert any(t.checks["agent_code_isolated"] for t in parallel.tasks)
+
+
+# --- verify, with Docker -----------------------------------------------------------------
+
+
+@pytest.fixture
+def no_pull(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never ask a registry (no traffic leaves this machine in the tests)."""
+    monkeypatch.setattr(termgrade.images, "SETTINGS",
+                        dataclasses.replace(termgrade.images.SETTINGS, pull=False))
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("no_pull")
+def test_verify_names_an_unreachable_base_image_and_how_to_provide_it(tmp_path: Path) -> None:
+    record = verify_task(termigen_task(tmp_path, "Unreachable_Base"), repeat=1)
+    assert record.verdict is Verdict.BUILD_FAILED
+    error = record.error or ""
+    assert "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624" in error
+    assert "docker load" in error and "docker pull" in error
+    assert record.wants_internet
+
+
+@pytest.fixture
+def third_party_image() -> object:
+    """A local image under a registry name, as `docker load` of a pulled image leaves it."""
+    from termgrade.sandbox.engine import docker_client
+    from termgrade.settings import SETTINGS
+
+    name = "registry.example.test/thirdparty/base:1"
+    client = docker_client()
+    client.images.get(SETTINGS.base_image).tag(name)
+    yield name
+    client.images.remove(name, noprune=True)
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("no_pull")
+def test_a_task_from_a_local_third_party_image_builds_and_verifies(
+        tmp_path: Path, third_party_image: str) -> None:
+    dockerfile = f"FROM {third_party_image}\nWORKDIR /app\n"
+    toml = TERMIGEN_TOML.replace("allow_internet = true", "allow_internet = false")
+    no_solution = termigen_task(tmp_path, "Local_Base_No_Solution", dockerfile=dockerfile,
+                                toml=toml)
+    record = verify_task(no_solution, repeat=1)
+    assert record.verdict is Verdict.NO_SOLUTION, record.error
+    assert record.nop_reward == 0.0 and not record.wants_internet
+    solved = write_task(tmp_path, "Local_Base_Solved", dockerfile=dockerfile, toml=toml)
+    record = verify_task(solved, repeat=1)
+    assert record.verdict is Verdict.VERIFIED, record.error
+
+
+def test_a_failing_worker_is_a_clear_error() -> None:
+    from termgrade.errors import TermGradeError
+    from termgrade.workers import map_in_workers
+
+    with pytest.raises(TermGradeError) as caught:
+        map_in_workers("termgrade.audit.pipeline:check_task_dirs",
+                       [["/nonexistent/a", 10], ["/nonexistent/b", 10], [1, 2]], workers=2)
+    assert "check_task_dirs" in str(caught.value) and "TERMGRADE_WORKERS=1" in str(caught.value)
