@@ -3,8 +3,9 @@
 1. ``termgrade``: :func:`termgrade.builders.trajectories.build_trajectories` (streams the
    JSONL line by line into bounded row groups; both configs in one pass).
 2. ``datasets``: the obvious alternative on the same input and the same row conversion:
-   ``datasets.Dataset.from_generator(...)`` of the episode rows, then ``.to_parquet`` of
-   the ``episodes`` config and of the ``sft`` columns (one parse of the input, as here).
+   ``datasets.Dataset.from_generator(...)`` of the trajectory rows (both configs' columns),
+   then ``.to_parquet`` of the ``episodes`` and of the ``sft`` columns (one parse of the
+   input, as here).
 
 Each method runs in its own child process; its peak RSS comes from ``os.wait4`` (that
 child only). Throughput is input JSONL MB per wall-clock second, and per CPU second
@@ -136,33 +137,34 @@ def run_termgrade(trials: Path, tasks: Path, out: Path) -> None:
     build_trajectories(trials, out, task_roots=[tasks])
 
 
-def _episode_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:
-    from termgrade.builders.trajectory_rows import chat_messages, episode_row
+def _trajectory_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:
+    from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
     from termgrade.records import TrialRecord
 
     with trials.open("rb") as handle:
         for line in handle:
             trial = TrialRecord.model_validate_json(line).model_dump(mode="json")
-            yield episode_row(trial, chat_messages(trial), instructions[trial["task_id"]])
+            yield trajectory_row(trial, chat_messages(trial), instructions[trial["task_id"]])
 
 
 def run_datasets(trials: Path, tasks: Path, out: Path) -> None:
     from datasets import Dataset, Features
 
     from termgrade.builders.inputs import load_tasks
-    from termgrade.builders.rows import SftRow, schema_for
+    from termgrade.builders.rows import schema_for
+    from termgrade.builders.trajectory_writer import combined_schema
 
     instructions = {t: task.instruction for t, task in load_tasks([tasks]).items()}
-    features = Features.from_arrow_schema(schema_for("trajectory_episode_row"))
+    sft_schema, episode_schema = (schema_for("trajectory_sft_row"),
+                                  schema_for("trajectory_episode_row"))
+    features = Features.from_arrow_schema(combined_schema(sft_schema, episode_schema))
     cache = out.parent / f"{out.name}-hf-cache"
-    table = Dataset.from_generator(_episode_rows, features=features, cache_dir=str(cache),
+    table = Dataset.from_generator(_trajectory_rows, features=features, cache_dir=str(cache),
                                    gen_kwargs={"trials": trials, "instructions": instructions})
-    (out / "data" / "episodes").mkdir(parents=True)
-    (out / "data" / "sft").mkdir(parents=True)
-    table.to_parquet(str(out / "data" / "episodes" / "train-00000-of-00001.parquet"))
-    columns = [c for c in SftRow.model_fields if c != "messages"] + ["conversations"]
-    sft = table.select_columns(columns).rename_column("conversations", "messages")
-    sft.to_parquet(str(out / "data" / "sft" / "train-00000-of-00001.parquet"))
+    for config, schema in (("episodes", episode_schema), ("sft", sft_schema)):
+        (out / "data" / config).mkdir(parents=True)
+        table.select_columns(schema.names).to_parquet(
+            str(out / "data" / config / "train-00000-of-00001.parquet"))
     shutil.rmtree(cache, ignore_errors=True)
 
 

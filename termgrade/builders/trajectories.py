@@ -26,7 +26,7 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
 from termgrade.builders.trajectories_card import render_trajectories_card
-from termgrade.builders.trajectory_rows import chat_messages, episode_row
+from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
 from termgrade.errors import DataWarning, RecordError
@@ -174,6 +174,6 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: Jo
                           fix="trial ids must be unique")
     seen.add(record.trial_id)
     trial = record.model_dump(mode="json")
-    writer.add(episode_row(trial, chat_messages(trial), instructions[record.task_id],
-                           keys.of(record)), where=name)
+    writer.add(trajectory_row(trial, chat_messages(trial), instructions[record.task_id],
+                              keys.of(record)), where=name)
     stats.add(trial)
