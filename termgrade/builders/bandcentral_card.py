@@ -31,6 +31,19 @@ def _split_rows(summary: BandcentralSummary) -> str:
     return "\n".join(lines)
 
 
+def _selection(summary: BandcentralSummary) -> str:
+    shipped = summary.selection_report
+    if not shipped:
+        return ("No report of the `termgrade select` run that chose these tasks was shipped "
+                "with this build.")
+    names = {"md": "report", "json": "JSON", "png": "plot"}
+    links = ", ".join(f"[{names[k]}]({shipped[k]})" for k in ("md", "json", "png")
+                      if k in shipped)
+    return ("The `termgrade select` run that chose these tasks wrote a selection report, "
+            f"shipped here ({links}): every chosen task with its measured pass rate, its "
+            "GRPO weight 4p(1-p) and the chance that all its rollouts agree.")
+
+
 def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
     splits = list(summary.rates)
     n = sum(len(r) for r in summary.rates.values())
@@ -64,6 +77,7 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "n_validation": str(len(summary.rates.get("validation", []))),
         "split_rows": _split_rows(summary),
         "figures": figures,
+        "selection": _selection(summary),
         "verl_train": paths.rel(verl_dir / parquet_name("train", 0, 1)),
         "verl_validation": paths.rel(verl_dir / parquet_name("validation", 0, 1)),
         "task_fields": field_table(BandcentralTaskRow),

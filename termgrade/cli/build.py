@@ -96,6 +96,10 @@ def bandcentral(
         None, "--secrets-baseline",
         help="Reviewed detect-secrets findings of the task files (default: secrets.baseline "
         "in the first task folder, if present); placed beside the repo for validate."),
+    selection_report: Path | None = typer.Option(
+        None, "--selection-report",
+        help="The <splits>.selection.json of the `termgrade select` run that chose the tasks "
+        "(default: the one beside --splits); shipped with its markdown and plot."),
     repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -104,7 +108,8 @@ def bandcentral(
 
     summary = build_bandcentral(out, splits=splits, task_roots=tasks or [Path("environments")],
                                 labels=labels, verify=verify, model=model, scaffold=scaffold,
-                                secrets_baseline=secrets_baseline, repo_id=repo_id,
+                                secrets_baseline=secrets_baseline,
+                                selection_report=selection_report, repo_id=repo_id,
                                 overwrite=force)
     STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
     if summary.secrets_baseline is not None:
