@@ -20,6 +20,7 @@ from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.bandcentral_card import render_bandcentral_card
+from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
@@ -106,6 +107,7 @@ def build_bandcentral(
     base_image: Path = BASE_IMAGE_DIR,
     secrets_baseline: Path | None = None,
     selection_report: Path | None = None,
+    card_prose: Path | None = None,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
 ) -> BandcentralSummary:
@@ -114,7 +116,9 @@ def build_bandcentral(
     beside it (see :func:`~termgrade.builders.common.place_secrets_baseline`).
     ``selection_report``: the ``<splits>.selection.json`` of the ``termgrade select`` run
     that chose the tasks (default: the one beside a ``splits`` file); shipped with its
-    markdown and plot under ``selection/`` and linked from the card."""
+    markdown and plot under ``selection/`` and linked from the card. ``card_prose``:
+    overrides of the card's prose sections."""
+    prose = load_card_prose(card_prose) if card_prose is not None else None
     report_json = find_selection_report(splits, selection_report)
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
     base = _base_labels(inputs.labels, model, scaffold)
@@ -136,7 +140,8 @@ def build_bandcentral(
         copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
         if report_json is not None:
             summary.selection_report = ship_selection_report(paths, report_json, chosen)
-        atomic_write_text(paths.readme, render_bandcentral_card(paths, summary, repo_id=repo_id))
+        atomic_write_text(paths.readme, render_bandcentral_card(paths, summary, repo_id=repo_id,
+                                                                 prose=prose))
     summary.secrets_baseline = place_secrets_baseline(Path(out), task_roots, secrets_baseline)
     return summary
 

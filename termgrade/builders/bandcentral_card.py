@@ -12,6 +12,7 @@ from termgrade.builders.card import (
     markdown_row,
     render_template,
 )
+from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.figures import pass_rate_histogram
 from termgrade.builders.layout import RepoPaths, parquet_name
 from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
@@ -62,7 +63,7 @@ def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
 
 
 def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
-                            repo_id: str) -> str:
+                            repo_id: str, prose: CardProse | None = None) -> str:
     rates = {s: [r for r in v if r is not None] for s, v in summary.rates.items()}
     figures = ""
     if any(rates.values()):
@@ -83,5 +84,6 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "task_fields": field_table(BandcentralTaskRow),
         "verl_fields": field_table(VerlPromptRow),
     }
-    body = render_template(load_template("bandcentral.md"), values, name="bandcentral.md")
+    text = with_prose(load_template("bandcentral.md"), prose, card="bandcentral")
+    body = render_template(text, values, name="bandcentral.md")
     return front_matter(_yaml(paths, summary)) + body

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
+from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
 from termgrade.builders.inputs import RecordSource, iter_jsonl, load_inputs, records_of
@@ -81,13 +82,16 @@ def build_trajectories(
     overwrite: bool = False,
     row_group_bytes: int = ROW_GROUP_BYTES,
     file_bytes: int = FILE_BYTES,
+    card_prose: Path | None = None,
 ) -> TrajectoriesSummary:
     """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
     from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
     (SplitRow, from ``termgrade select``) put each trial's task x model x scaffold
     ``pass_rate`` / ``band`` and its task's ``split`` on every row, so users filter on them
     without a join; with ``splits``, a task with no flag is ``unseen``.
-    ``environments_repo``: the repo id of the tasks and labels, which the card links."""
+    ``environments_repo``: the repo id of the tasks and labels, which the card links.
+    ``card_prose``: overrides of the card's prose sections."""
+    prose = load_card_prose(card_prose) if card_prose is not None else None
     if isinstance(trials, str | Path) and not Path(trials).is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None)
@@ -131,7 +135,7 @@ def build_trajectories(
                 "pass their task dirs with --tasks for the exact instruction.md"),
                 stacklevel=2)
         atomic_write_text(paths.readme, render_trajectories_card(
-            paths, summary, repo_id=repo_id, environments_repo=environments_repo))
+            paths, summary, repo_id=repo_id, environments_repo=environments_repo, prose=prose))
     return summary
 
 
