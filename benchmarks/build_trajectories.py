@@ -3,14 +3,16 @@
 1. ``termgrade``: :func:`termgrade.builders.trajectories.build_trajectories` (streams the
    JSONL line by line into bounded row groups; both configs in one pass).
 2. ``datasets``: the obvious alternative on the same input and the same row conversion:
-   ``datasets.Dataset.from_generator(...)`` of the episode rows, then ``.to_parquet`` of
-   the ``episodes`` config and of the ``sft`` columns (one parse of the input, as here).
+   ``datasets.Dataset.from_generator(...)`` of the trajectory rows (both configs' columns),
+   then ``.to_parquet`` of the ``episodes`` and of the ``sft`` columns (one parse of the
+   input, as here).
 
 Each method runs in its own child process; its peak RSS comes from ``os.wait4`` (that
 child only). Throughput is input JSONL MB per wall-clock second, and per CPU second
-(steadier on a shared machine). The input is generated
-streaming to a temp JSONL: tens of turns per trial, terminal frames of a few KB with a
-rare 0.1-1 MB frame, so 36,144 trials come to about 2.5 GB.
+(steadier on a shared machine). The input is ``termgrade synth --transcripts``
+(:mod:`termgrade.trials.synthetic_transcript`), streamed to a temp JSONL: about 36
+counted attempts per task, a dozen turns per graded trial, terminal frames of a few KB
+with a rare 0.1-1 MB frame.
 
     .venv/bin/python benchmarks/build_trajectories.py                # 36,144 trials
     .venv/bin/python benchmarks/build_trajectories.py --trials 2000  # quick run
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -32,97 +33,31 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-MODELS = ("gemma-4-31B-it", "gemma-4-31B-it-thinking", "Qwen3.6-27B", "Kimi-K3",
-          "DeepSeek-V4-Pro", "GLM-5.2")
-N_TASKS = 1004
-_WORD_TEXT = ("total drwxr-xr-x root 4096 Jan 12 14:03 app data config.yaml README.md error: "
-              "warning: No such file or directory Traceback (most recent call last): File "
-              "import os sys json def return None True False $ cd /app && ls -la python3 "
-              "PASSED FAILED test_ assert == 0 1 2 3 42 1024 65536 0x7f3a bash: not found "
-              "INFO DEBUG 2026-01-12T14:03:22Z GET /api/v1/items 200 OK 404 Not Found line")
-WORDS = tuple(_WORD_TEXT.split())
+ATTEMPTS_PER_TASK = 36
+"""Counted attempts per task of `termgrade synth`'s six default models (k = 8 x4, 2 x2)."""
 
 
-def _corpus(rng: random.Random, size: int = 4 * 1024**2) -> str:
-    """Terminal-looking text to slice frames from."""
-    lines, total = [], 0
-    while total < size:
-        line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 14)))
-        lines.append(line)
-        total += len(line) + 1
-    return "\n".join(lines)
+def generate(path: Path, n_trials: int, seed: int = 0) -> tuple[int, int, list[str]]:
+    """`termgrade synth --transcripts` for about ``n_trials`` counted attempts: bytes and
+    records written (retries of infrastructure errors included) and the task ids."""
+    from termgrade.trials import write_trials
+    from termgrade.trials.synthetic import generate as synth
+    from termgrade.trials.synthetic_config import SyntheticConfig
+    from termgrade.trials.synthetic_transcript import TranscriptMaker
+
+    config = SyntheticConfig(n_tasks=max(1, round(n_trials / ATTEMPTS_PER_TASK)), seed=seed)
+    corpus = synth(config)
+    n = write_trials(path, TranscriptMaker(seed).add_all(corpus.records))
+    return path.stat().st_size, n, sorted(set(corpus.truth["task_id"]))
 
 
-def _text(rng: random.Random, corpus: str, size: int) -> str:
-    size = min(size, len(corpus) - 1)
-    start = rng.randrange(0, len(corpus) - size)
-    return corpus[start:start + size]
-
-
-def _frame_size(rng: random.Random) -> int:
-    if rng.random() < 0.002:
-        return rng.randint(100_000, 1_000_000)
-    return min(int(rng.lognormvariate(7.3, 0.9)), 16_000)
-
-
-def synthetic_trial(index: int, rng: random.Random, corpus: str) -> dict[str, Any]:
-    task = f"task-{index % N_TASKS:04d}"
-    model = MODELS[(index // N_TASKS) % len(MODELS)]
-    turns = max(2, min(80, int(rng.lognormvariate(3.0, 0.5))))
-    passed = rng.random() < 0.6
-    steps: list[dict[str, Any]] = [{
-        "index": 0, "source": "user", "message": _text(rng, corpus, 2500), "keystrokes": [],
-        "observation": "", "is_valid_tool_call": None, "input_tokens": None,
-        "output_tokens": None, "cached_tokens": None, "timestamp": "2026-01-12T14:03:22Z"}]
-    per_turn = []
-    for turn in range(turns):
-        steps.append({
-            "index": turn + 1, "source": "agent",
-            "message": _text(rng, corpus, rng.randint(200, 900)),
-            "keystrokes": [_text(rng, corpus, rng.randint(5, 120)) + "\n"
-                           for _ in range(rng.randint(1, 3))],
-            "observation": _text(rng, corpus, _frame_size(rng)),
-            "is_valid_tool_call": rng.random() > 0.03, "input_tokens": 2000 + 400 * turn,
-            "output_tokens": rng.randint(50, 800), "cached_tokens": 1500 + 350 * turn,
-            "timestamp": "2026-01-12T14:04:00Z"})
-        per_turn.append({"turn": turn, "input_tokens": 2000 + 400 * turn,
-                         "output_tokens": rng.randint(50, 800), "cached_tokens": 1500,
-                         "duration_s": round(rng.uniform(1, 30), 2)})
-    n_tests = rng.randint(8, 24)
-    failed = 0 if passed else rng.randint(1, 3)
-    return {
-        "schema_version": "1.0", "trial_id": f"{task}__{model}__{index}", "task_id": task,
-        "model": model, "scaffold": "terminus-2", "attempt": index % 8,
-        "reward": 1.0 if passed else 0.0, "passed": passed, "counted": True,
-        "tests": [{"name": f"test_case_{i}", "outcome": "failed" if i < failed else "passed"}
-                  for i in range(n_tests)],
-        "n_tests_passed": n_tests - failed, "n_tests_failed": failed,
-        "input_tokens": sum(p["input_tokens"] for p in per_turn),
-        "output_tokens": sum(p["output_tokens"] for p in per_turn),
-        "cached_tokens": 1500 * turns, "turns": turns, "per_turn": per_turn,
-        "duration_s": round(rng.uniform(60, 3600), 1), "started_at": "2026-01-12T14:03:22Z",
-        "finished_at": "2026-01-12T15:03:22Z", "agent_timed_out": False,
-        "exception_type": None, "exception_message": None, "retry_of": None,
-        "retry_index": 0, "source": "jobs/synthetic", "messages": None, "episode": steps,
-    }
-
-
-def generate(path: Path, n_trials: int, seed: int = 0) -> int:
-    rng = random.Random(seed)
-    corpus = _corpus(rng)
-    with path.open("w", encoding="utf-8") as handle:
-        for index in range(n_trials):
-            handle.write(json.dumps(synthetic_trial(index, rng, corpus)) + "\n")
-    return path.stat().st_size
-
-
-def make_tasks(root: Path) -> None:
-    for index in range(N_TASKS):
-        task = root / f"task-{index:04d}"
+def make_tasks(root: Path, task_ids: list[str]) -> None:
+    for task_id in task_ids:
+        task = root / task_id
         for sub in ("environment", "solution", "tests"):
             (task / sub).mkdir(parents=True, exist_ok=True)
         (task / "task.toml").write_text('schema_version = "1.4"\n[metadata]\ndomain = "bench"\n')
-        (task / "instruction.md").write_text(f"Synthetic task {index}.\n")
+        (task / "instruction.md").write_text(f"Synthetic task {task_id}.\n")
         (task / "environment" / "Dockerfile").write_text("FROM termgrade/base:local\n")
         (task / "solution" / "solve.sh").write_text("true\n")
         (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
@@ -136,33 +71,34 @@ def run_termgrade(trials: Path, tasks: Path, out: Path) -> None:
     build_trajectories(trials, out, task_roots=[tasks])
 
 
-def _episode_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:
-    from termgrade.builders.trajectory_rows import chat_messages, episode_row
+def _trajectory_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:
+    from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
     from termgrade.records import TrialRecord
 
     with trials.open("rb") as handle:
         for line in handle:
             trial = TrialRecord.model_validate_json(line).model_dump(mode="json")
-            yield episode_row(trial, chat_messages(trial), instructions[trial["task_id"]])
+            yield trajectory_row(trial, chat_messages(trial), instructions[trial["task_id"]])
 
 
 def run_datasets(trials: Path, tasks: Path, out: Path) -> None:
     from datasets import Dataset, Features
 
     from termgrade.builders.inputs import load_tasks
-    from termgrade.builders.rows import SftRow, schema_for
+    from termgrade.builders.rows import schema_for
+    from termgrade.builders.trajectory_writer import combined_schema
 
     instructions = {t: task.instruction for t, task in load_tasks([tasks]).items()}
-    features = Features.from_arrow_schema(schema_for("trajectory_episode_row"))
+    sft_schema, episode_schema = (schema_for("trajectory_sft_row"),
+                                  schema_for("trajectory_episode_row"))
+    features = Features.from_arrow_schema(combined_schema(sft_schema, episode_schema))
     cache = out.parent / f"{out.name}-hf-cache"
-    table = Dataset.from_generator(_episode_rows, features=features, cache_dir=str(cache),
+    table = Dataset.from_generator(_trajectory_rows, features=features, cache_dir=str(cache),
                                    gen_kwargs={"trials": trials, "instructions": instructions})
-    (out / "data" / "episodes").mkdir(parents=True)
-    (out / "data" / "sft").mkdir(parents=True)
-    table.to_parquet(str(out / "data" / "episodes" / "train-00000-of-00001.parquet"))
-    columns = [c for c in SftRow.model_fields if c != "messages"] + ["conversations"]
-    sft = table.select_columns(columns).rename_column("conversations", "messages")
-    sft.to_parquet(str(out / "data" / "sft" / "train-00000-of-00001.parquet"))
+    for config, schema in (("episodes", episode_schema), ("sft", sft_schema)):
+        (out / "data" / config).mkdir(parents=True)
+        table.select_columns(schema.names).to_parquet(
+            str(out / "data" / config / "train-00000-of-00001.parquet"))
     shutil.rmtree(cache, ignore_errors=True)
 
 
@@ -227,10 +163,11 @@ def main() -> None:
     try:
         trials = work / "trials.jsonl"
         started = time.perf_counter()
-        size = generate(trials, args.trials)
-        print(f"input: {args.trials:,} trials, {size / 1e6:,.0f} MB JSONL "
-              f"(generated in {time.perf_counter() - started:.0f} s)", flush=True)
-        make_tasks(work / "tasks")
+        size, n_records, task_ids = generate(trials, args.trials)
+        print(f"input: ~{args.trials:,} counted trials ({n_records:,} records with retries, "
+              f"{len(task_ids):,} tasks), {size / 1e6:,.0f} MB JSONL (termgrade synth "
+              f"--transcripts, in {time.perf_counter() - started:.0f} s)", flush=True)
+        make_tasks(work / "tasks", task_ids)
         results = {}
         for method in args.methods.split(","):
             results[method] = measure(method, trials, work / "tasks", work / f"out-{method}")

@@ -6,9 +6,10 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from termgrade.errors import OutputError, output_error
 
@@ -31,15 +32,18 @@ def check_output_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temp file beside ``path``, fsync, rename. OutputError on failure."""
+@contextmanager
+def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+    """A binary handle on a temp file beside ``path``; on a clean exit it is fsynced and
+    renamed onto ``path``, on any error removed. For outputs too big to hold in memory.
+    OutputError on failure."""
     path = check_output_target(Path(path))
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, FILE_MODE)  # mkstemp makes 0600; a published file must be readable
@@ -52,6 +56,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temp file beside ``path``, fsync, rename. OutputError on failure."""
+    with atomic_writer(path) as handle:
+        handle.write(data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

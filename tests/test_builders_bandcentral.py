@@ -138,3 +138,52 @@ def test_the_corpus_bandcentral_repo_validates_with_its_baseline_and_base_image(
     # Without the baseline the same repo does not validate: the check is live.
     summary.secrets_baseline.unlink()
     assert any(f.check == "secrets" for f in validate_repo(out).findings)
+
+
+def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
+                                                          tmp_path: Path) -> None:
+    import re
+
+    from termgrade.cli.app import app, register_commands
+    from termgrade.errors import DataWarning
+    from termgrade.selection.report import selection_report_paths
+
+    rates = {"alpha": 0.5, "bravo": 0.375, "charlie": 0.25, "delta": 0.75, "echo": 1.0}
+    for name in rates:
+        make_task(name)
+    labels = write_jsonl(tmp_path / "labels.jsonl",
+                         [label(t, "gemma", r) for t, r in rates.items()])
+    splits = tmp_path / "splits.jsonl"
+    done = CliRunner().invoke(cli_app(), ["select", str(labels), "--model", "gemma", "--n",
+                                          "2", "--val-n", "1", "-o", str(splits)])
+    assert done.exit_code == 0, done.output
+    written = selection_report_paths(splits)
+    register_commands()
+    done = CliRunner().invoke(app, ["build", "bandcentral", "-o", str(tmp_path / "bc"),
+                                          "--splits", str(splits), "-t", str(tmp_path / "tasks"),
+                                          "--labels", str(labels)])
+    assert done.exit_code == 0, done.output
+    repo = tmp_path / "bc"
+    for kind in ("json", "md", "png"):
+        assert (repo / "selection" / f"selection.{kind}").read_bytes() == \
+            written[kind].read_bytes()
+    card = (repo / "README.md").read_text()
+    links = re.findall(r"\]\((selection/[^)]+)\)", card)
+    assert sorted(links) == ["selection/selection.json", "selection/selection.md",
+                             "selection/selection.png"]
+    assert all((repo / link).is_file() for link in links)
+    # A report of another selection is refused, naming it; no report at all is a warning.
+    other = write_jsonl(tmp_path / "other.jsonl", [
+        SplitRow(task_id="echo", split="train1", role="train", pass_rate=1.0)])
+    with pytest.raises(BuildError, match=r"splits.selection.json: the report's train tasks"):
+        build_bandcentral(tmp_path / "bc-other", splits=other, task_roots=[tmp_path / "tasks"],
+                          selection_report=written["json"])
+    with pytest.warns(DataWarning, match=r"no selection report beside .*other.jsonl"):
+        build_bandcentral(tmp_path / "bc-none", splits=other, task_roots=[tmp_path / "tasks"])
+    assert "No report of the `termgrade select` run" in (tmp_path / "bc-none" /
+                                                         "README.md").read_text()
+    assert not (tmp_path / "bc-none" / "selection").exists()
+    with pytest.raises(BuildError, match=r"missing.json: no such selection report"):
+        build_bandcentral(tmp_path / "bc-missing", splits=splits,
+                          task_roots=[tmp_path / "tasks"],
+                          selection_report=tmp_path / "missing.json")

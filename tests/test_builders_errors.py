@@ -88,7 +88,9 @@ def test_a_trial_without_its_task_dir_takes_the_instruction_from_its_transcript(
         summary = build_trajectories(path, tmp_path / "traj", task_roots=[two_tasks])
     assert summary.stats.from_transcript == {"zulu"}
     rows = pq.read_table(tmp_path / "traj" / "data" / "episodes").to_pylist()
-    by_task = {r["task_id"]: r["instruction"] for r in rows}
+    tasks = {r["trial_id"]: r["task_id"]
+             for r in pq.read_table(tmp_path / "traj" / "data" / "sft").to_pylist()}
+    by_task = {tasks[r["trial_id"]]: r["instruction"] for r in rows}
     assert by_task["zulu"] == "Write hello.\n\n  keep spaces  "  # its first user message
     assert by_task["alpha"] == "Write hello to /app/out.txt.\n"  # instruction.md
 

@@ -13,7 +13,7 @@ from datasets import load_dataset
 
 from termgrade.agent import SCAFFOLD_NAME, TOOLS
 from termgrade.builders.trajectories import build_trajectories
-from termgrade.builders.trajectory_rows import messages_from_episode
+from termgrade.builders.trajectory_rows import messages_from_episode, resolve_steps
 from termgrade.records import (
     ChatMessage,
     EpisodeStep,
@@ -124,29 +124,70 @@ def test_episode_messages_derived_like_harbor() -> None:
     ]
 
 
-def test_episodes_keep_everything_and_cover_harbors_columns(tasks: Path, tmp_path: Path) -> None:
+def _read(out: Path, config: str) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = pq.read_table(out / "data" / config).to_pylist()
+    return rows
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+def test_episodes_keep_everything_and_with_sft_cover_harbors_columns(
+        tasks: Path, tmp_path: Path) -> None:
     out = tmp_path / "traj"
     build_trajectories(write_trials(tmp_path / "t.jsonl", [trial(0, frame="x" * 5000)]), out,
                        task_roots=[tasks])
-    table = pq.read_table(out / "data" / "episodes" / "train-00000-of-00001.parquet")
-    assert set(table.column_names) >= HARBOR_TRACE_COLUMNS
-    row = table.to_pylist()[0]
+    [sft], [row] = _read(out, "sft"), _read(out, "episodes")
+    harbor = {"conversations": "messages", "agent": "scaffold", "task": "task_id",
+              "trial_name": "trial_id"}
+    joined = set(sft) | set(row) | {k for k, v in harbor.items() if v in sft}
+    assert joined >= HARBOR_TRACE_COLUMNS and sft["trial_id"] == row["trial_id"]
+    assert isinstance(row["steps"], list)
     assert row["steps"][1]["keystrokes"] == ["echo 0\n"]
-    assert row["steps"][2]["observation"] == "x" * 5000
-    assert row["per_turn"][1]["input_tokens"] == 101
+    assert resolve_steps(row["steps"], sft["messages"])[2]["observation"] == "x" * 5000  # type: ignore[arg-type]
+    assert row["per_turn"][1]["input_tokens"] == 101  # type: ignore[index]
     assert row["failed_tests"] == ["test_two"]
     assert row["instruction"] == "Write hello to /app/out.txt.\n"
     assert (row["episode"], row["result"], row["run_id"]) == ("episode-1", "0.0", "jobs/run-1")
-    assert row["model_provider"] is None and row["verifier_output"] is None
+    assert sft["model_provider"] is None and row["verifier_output"] is None
     # Harbor's provenance, when the record has it, goes to Harbor's columns.
-    harbor = trial(1).model_copy(update={"job_id": "0f1e-job", "model_provider": "openai",
-                                         "verifier_output": "17 passed"})
-    build_trajectories(write_trials(tmp_path / "h.jsonl", [harbor]), tmp_path / "h",
+    harbor_trial = trial(1).model_copy(update={"job_id": "0f1e-job", "model_provider": "openai",
+                                               "verifier_output": "17 passed"})
+    build_trajectories(write_trials(tmp_path / "h.jsonl", [harbor_trial]), tmp_path / "h",
                        task_roots=[tasks])
-    [row] = pq.read_table(tmp_path / "h" / "data" / "episodes" /
-                          "train-00000-of-00001.parquet").to_pylist()
-    assert (row["run_id"], row["model_provider"], row["verifier_output"]) == (
+    [sft], [row] = _read(tmp_path / "h", "sft"), _read(tmp_path / "h", "episodes")
+    assert (row["run_id"], sft["model_provider"], row["verifier_output"]) == (
         "0f1e-job", "openai", "17 passed")
+
+
+def test_episodes_repeat_no_sft_text_and_resolve_to_the_full_episode(
+        tasks: Path, tmp_path: Path) -> None:
+    records = [trial(i, frame=f"frame {i} " + "y" * 3000, messages=False) for i in range(3)]
+    records.append(trial(3, frame="z" * 3000))  # recorded messages without the frames
+    out = tmp_path / "traj"
+    build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks])
+    sft = {r["trial_id"]: r for r in _read(out, "sft")}
+    episodes = _read(out, "episodes")
+    assert set(episodes[0]) & set(sft["alpha__0"]) == {"trial_id"}
+    for row, record in zip(episodes, records, strict=True):
+        messages = sft[str(row["trial_id"])]["messages"]
+        contents = [m["content"] for m in messages]  # type: ignore[attr-defined]
+        long_texts = [t for t in _texts(row) if len(t) >= 1000]
+        assert not [t for t in long_texts if any(t in c for c in contents if c)]
+        expected = [s.model_dump(mode="json") for s in record.episode or []]
+        resolved = resolve_steps(row["steps"], messages)  # type: ignore[arg-type]
+        assert [(s["message"], s["observation"]) for s in resolved] == \
+            [(s["message"], s["observation"]) for s in expected]
+    # Rebuilt from the episode, every frame is a span; recorded without it, the frame stays.
+    assert all(s["observation_span"] for s in episodes[0]["steps"][1:])  # type: ignore[index]
+    assert episodes[3]["steps"][1]["observation"] == "z" * 3000  # type: ignore[index]
 
 
 def test_files_roll_and_row_groups_stay_bounded(tasks: Path, tmp_path: Path) -> None:
@@ -173,7 +214,7 @@ def test_filter_by_model_and_passed_with_datasets(tasks: Path, tmp_path: Path) -
     wins = sft.filter(lambda r: r["passed"] and r["model"] == "org/model-a")
     assert sorted(wins["trial_id"]) == ["alpha__1", "alpha__5", "alpha__7"]
     episodes = load_dataset(str(out), "episodes", split="train", streaming=True)
-    assert sum(1 for r in episodes if not r["passed"]) == 5
+    assert sum(1 for r in episodes if r["failed_tests"]) == 5
 
 
 def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(

@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from _labels_support import cli_app, trial, write_jsonl
 from typer.testing import CliRunner
+
+from tests.conftest import MakeTask
 
 runner = CliRunner()
 
@@ -53,3 +56,42 @@ def test_the_installed_entry_point_registers_the_commands() -> None:
     assert done.returncode == 0
     for command in ("labels", "synth", "report", "select"):
         assert command in done.stdout
+
+
+def test_synth_transcripts_build_a_valid_trajectories_repo(
+        tmp_path: Path, make_task: MakeTask) -> None:
+    from termgrade.builders.trajectories import build_trajectories
+    from termgrade.records import TrialRecord
+    from termgrade.trials.synthetic_transcript import SYNTHETIC_MARK
+    from termgrade.validate import validate_repo
+
+    args = ["synth", "--tasks", "3", "--seed", "2", "--model", "synthetic-x:3:0.5",
+            "--infra-rate", "0.3"]
+    plain, first, again = tmp_path / "p.jsonl", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path, extra in ((plain, []), (first, ["--transcripts"]), (again, ["--transcripts"])):
+        done = runner.invoke(cli_app(), [*args, "-o", str(path), *extra])
+        assert done.exit_code == 0, done.output
+    assert first.read_bytes() == again.read_bytes()  # same seed, same bytes
+    records = [TrialRecord.model_validate_json(line) for line in first.read_text().splitlines()]
+    bare = [TrialRecord.model_validate_json(line) for line in plain.read_text().splitlines()]
+    assert [r.trial_id for r in records] == [r.trial_id for r in bare]
+    assert all(r.episode is None for r in bare)
+    graded = [r for r in records if r.counted]
+    assert graded and any(not r.counted for r in records)  # infra errors: no transcript
+    assert all(r.episode is None and not r.per_turn for r in records if not r.counted)
+    for record in graded:
+        steps = record.episode or []
+        assert len(steps) == (record.turns or 0) + 1 and len(record.per_turn) == record.turns
+        assert steps[0].message.startswith(SYNTHETIC_MARK)
+        assert all(s.observation and s.keystrokes for s in steps[1:])
+        assert sum(t.output_tokens or 0 for t in record.per_turn) == record.output_tokens
+    for task_id in sorted({r.task_id for r in records}):
+        make_task(task_id)
+    out = tmp_path / "traj"
+    summary = build_trajectories(first, out, task_roots=[tmp_path / "tasks"])
+    assert summary.stats.trials == len(records)
+    assert validate_repo(out, secrets=False).ok
+    sft = pq.read_table(out / "data" / "sft").to_pylist()
+    rebuilt = [r for r in sft if r["messages_source"] == "episode-rebuilt"]
+    assert len(rebuilt) == len(graded)
+    assert all(r["messages"][0]["content"].startswith(SYNTHETIC_MARK) for r in rebuilt)

@@ -107,7 +107,30 @@ def test_duplicate_key(repo: Path) -> None:
     assert [(f.row, f.field) for f in findings] == [(1, "task_id")]
 
 
-def test_changed_column_type_fails_rows_and_load(repo: Path) -> None:
+@pytest.fixture(params=["whole", "by-key"])
+def in_memory(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways the load check loads a split in memory: whole (small splits) and by its
+    key column (splits over IN_MEMORY_BYTES; 0 here makes every split one)."""
+    from termgrade.validate import load_check
+
+    if request.param == "by-key":
+        monkeypatch.setattr(load_check, "IN_MEMORY_BYTES", 0)
+    return str(request.param)
+
+
+def test_pristine_repo_loads(pristine: Path, in_memory: str) -> None:
+    report = validate_repo(pristine, secrets=False, cache=False)
+    assert report.ok, report.findings
+
+
+def test_config_that_does_not_load_is_found(repo: Path, in_memory: str) -> None:
+    (repo / TASKS).write_bytes(b"PAR1 this is not a parquet file PAR1")
+    findings = only(validate_repo(repo, secrets=False, cache=False).findings, "load")
+    assert findings and all("configs[tasks]/unseen" in f.file for f in findings)
+    assert "load_dataset failed" in findings[0].message
+
+
+def test_changed_column_type_fails_rows_and_load(repo: Path, in_memory: str) -> None:
     table = pq.read_table(repo / TASKS)
     index = table.schema.get_field_index("n_assertions")
     schema = table.schema.set(index, pa.field("n_assertions", pa.int64()))

@@ -8,6 +8,7 @@ pass rates; ``--model`` / ``--scaffold`` pick one when the labels hold several).
     data/tasks/{train,validation}-*.parquet    config "tasks" (default): task rows + base pass rate
     data/verl/{train,validation}-*.parquet     config "verl": verl's RL prompt table
     tasks/<task_id>/..., registry.json         Harbor-runnable task tree
+    selection/selection.{json,md,png}          the report of the select run (--selection-report)
     figures/base_pass_rate.png
 """
 
@@ -19,11 +20,13 @@ from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.bandcentral_card import render_bandcentral_card
+from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import BandcentralTaskRow, schema_for
+from termgrade.builders.selection_files import find_selection_report, ship_selection_report
 from termgrade.builders.task_rows import (
     LEGACY_ROLES,
     base_image_files,
@@ -51,6 +54,8 @@ class BandcentralSummary:
     files: list[str] = field(default_factory=list)
     secrets_baseline: Path | None = None
     """The reviewed detect-secrets findings placed beside the repo, if any."""
+    selection_report: dict[str, str] = field(default_factory=dict)
+    """The shipped selection report's files (json, md, png) relative to the repo root."""
 
 
 def _base_labels(labels: list[LabelRow], model: str | None,
@@ -101,12 +106,20 @@ def build_bandcentral(
     split_map: dict[str, str] | None = None,
     base_image: Path = BASE_IMAGE_DIR,
     secrets_baseline: Path | None = None,
+    selection_report: Path | None = None,
+    card_prose: Path | None = None,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
 ) -> BandcentralSummary:
     """Stage the bandcentral repo at ``out``: with the base image recipe every task's
     Dockerfile starts FROM, and the reviewed secret findings of the task files placed
-    beside it (see :func:`~termgrade.builders.common.place_secrets_baseline`)."""
+    beside it (see :func:`~termgrade.builders.common.place_secrets_baseline`).
+    ``selection_report``: the ``<splits>.selection.json`` of the ``termgrade select`` run
+    that chose the tasks (default: the one beside a ``splits`` file); shipped with its
+    markdown and plot under ``selection/`` and linked from the card. ``card_prose``:
+    overrides of the card's prose sections."""
+    prose = load_card_prose(card_prose) if card_prose is not None else None
+    report_json = find_selection_report(splits, selection_report)
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
     base = _base_labels(inputs.labels, model, scaffold)
     chosen = _selected(inputs, split_map or SPLIT_MAP)
@@ -125,7 +138,10 @@ def build_bandcentral(
                                                 f"Band-central {s} tasks", ids)
                                for s, ids in chosen.items() if ids])
         copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
-        atomic_write_text(paths.readme, render_bandcentral_card(paths, summary, repo_id=repo_id))
+        if report_json is not None:
+            summary.selection_report = ship_selection_report(paths, report_json, chosen)
+        atomic_write_text(paths.readme, render_bandcentral_card(paths, summary, repo_id=repo_id,
+                                                                 prose=prose))
     summary.secrets_baseline = place_secrets_baseline(Path(out), task_roots, secrets_baseline)
     return summary
 

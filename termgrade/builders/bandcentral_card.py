@@ -12,6 +12,7 @@ from termgrade.builders.card import (
     markdown_row,
     render_template,
 )
+from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.figures import pass_rate_histogram
 from termgrade.builders.layout import RepoPaths, parquet_name
 from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
@@ -29,6 +30,19 @@ def _split_rows(summary: BandcentralSummary) -> str:
                max(known) if known else None)
         lines.append(markdown_row(row))
     return "\n".join(lines)
+
+
+def _selection(summary: BandcentralSummary) -> str:
+    shipped = summary.selection_report
+    if not shipped:
+        return ("No report of the `termgrade select` run that chose these tasks was shipped "
+                "with this build.")
+    names = {"md": "report", "json": "JSON", "png": "plot"}
+    links = ", ".join(f"[{names[k]}]({shipped[k]})" for k in ("md", "json", "png")
+                      if k in shipped)
+    return ("The `termgrade select` run that chose these tasks wrote a selection report, "
+            f"shipped here ({links}): every chosen task with its measured pass rate, its "
+            "GRPO weight 4p(1-p) and the chance that all its rollouts agree.")
 
 
 def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
@@ -49,7 +63,7 @@ def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
 
 
 def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
-                            repo_id: str) -> str:
+                            repo_id: str, prose: CardProse | None = None) -> str:
     rates = {s: [r for r in v if r is not None] for s, v in summary.rates.items()}
     figures = ""
     if any(rates.values()):
@@ -64,10 +78,12 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "n_validation": str(len(summary.rates.get("validation", []))),
         "split_rows": _split_rows(summary),
         "figures": figures,
+        "selection": _selection(summary),
         "verl_train": paths.rel(verl_dir / parquet_name("train", 0, 1)),
         "verl_validation": paths.rel(verl_dir / parquet_name("validation", 0, 1)),
         "task_fields": field_table(BandcentralTaskRow),
         "verl_fields": field_table(VerlPromptRow),
     }
-    body = render_template(load_template("bandcentral.md"), values, name="bandcentral.md")
+    text = with_prose(load_template("bandcentral.md"), prose, card="bandcentral")
+    body = render_template(text, values, name="bandcentral.md")
     return front_matter(_yaml(paths, summary)) + body

@@ -23,6 +23,7 @@ from termgrade.builders.card import (
     markdown_table,
     render_template,
 )
+from termgrade.builders.card_prose import CardProse, load_card_prose, with_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.layout import RepoPaths
 from termgrade.errors import RecordError
@@ -131,7 +132,8 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
 def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
-                           repo_id: str, has_adapter: bool = False) -> str:
+                           repo_id: str, has_adapter: bool = False,
+                           prose: CardProse | None = None) -> str:
     base_model = str(config.get("base_model", "BASE_MODEL"))
     dataset = str(config.get("dataset", "DATASET"))
     adapter = config.get("adapter") if isinstance(config.get("adapter"), dict) else {}
@@ -161,16 +163,18 @@ def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
         "datasets": [dataset],
         "tags": ["lora", "grpo", "verl", "terminal-agents", "termgrade"],
     }
-    body = render_template(load_template("checkpoint.md"), values, name="checkpoint.md")
+    text = with_prose(load_template("checkpoint.md"), prose, card="checkpoint")
+    body = render_template(text, values, name="checkpoint.md")
     return front_matter(meta) + body
 
 
 def build_checkpoint_card(out: Path, *, config: Path | None = None, results: Path | None = None,
                           adapter: Path | None = None, repo_id: str = DEFAULT_REPO_ID,
-                          overwrite: bool = False) -> Path:
+                          overwrite: bool = False, card_prose: Path | None = None) -> Path:
     """Stage ``README.md`` and ``training_config.yaml`` of an adapter repo at ``out``, and
     the adapter itself from ``adapter`` (a PEFT ``save_pretrained`` folder). Without one the
     card says the repo holds no adapter yet, rather than describing a run as done."""
+    prose = load_card_prose(card_prose) if card_prose is not None else None
     train_config = load_train_config(config)
     rows = load_results(results) if results is not None else []
     if adapter is not None:
@@ -185,5 +189,5 @@ def build_checkpoint_card(out: Path, *, config: Path | None = None, results: Pat
             for name in ADAPTER_FILES:
                 shutil.copyfile(Path(adapter) / name, paths.root / name)
         atomic_write_text(paths.readme, render_checkpoint_card(
-            train_config, rows, repo_id=repo_id, has_adapter=adapter is not None))
+            train_config, rows, repo_id=repo_id, has_adapter=adapter is not None, prose=prose))
     return Path(out)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.atomic import atomic_write_jsonl, atomic_write_text
+from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.environments_card import render_environments_card
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
@@ -134,6 +135,7 @@ def build_environments(
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
     secrets_baseline: Path | None = None,
+    card_prose: Path | None = None,
 ) -> EnvironmentsSummary:
     """Stage the environments repo at ``out`` (built beside it, renamed when complete).
 
@@ -141,8 +143,10 @@ def build_environments(
     ``secrets.baseline`` in the first task root, if present), copied beside the repo
     where :func:`~termgrade.validate.validate_repo` and ``publish`` read it.
     ``models``: keep only these models' labels; without it every model in ``labels`` must
-    have a label for every task.
+    have a label for every task. ``card_prose``: overrides of the card's prose sections
+    (:mod:`termgrade.builders.card_prose`).
     """
+    prose = load_card_prose(card_prose) if card_prose is not None else None
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify, models=models)
     summary = EnvironmentsSummary(out=Path(out))
     with staged_directory(Path(out), overwrite=overwrite) as stage:
@@ -161,6 +165,7 @@ def build_environments(
         write_registry(paths, datasets)
         copy_tree(base_image, paths.base_image_dir, base_image_files(base_image))
         atomic_write_text(paths.readme, render_environments_card(paths, summary, inputs.labels,
-                                                                 repo_id=repo_id))
+                                                                 repo_id=repo_id,
+                                                                 prose=prose))
     summary.secrets_baseline = place_secrets_baseline(Path(out), task_roots, secrets_baseline)
     return summary

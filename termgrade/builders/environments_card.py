@@ -15,6 +15,7 @@ from termgrade.builders.card import (
     markdown_table,
     render_template,
 )
+from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.figures import (
     difficulty_key,
     domain_difficulty_bars,
@@ -173,7 +174,8 @@ def _citation(repo_id: str) -> str:
 
 def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
                              labels: list[LabelRow], *, repo_id: str,
-                             template: Path = DATASET_CARD_TEMPLATE) -> str:
+                             template: Path = DATASET_CARD_TEMPLATE,
+                             prose: CardProse | None = None) -> str:
     example = summary.tasks[0].task_id if summary.tasks else "TASK_ID"
     values = {
         "repo_id": repo_id,
@@ -194,5 +196,6 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
         "example_split": summary.tasks[0].split if summary.tasks else "unseen",
         "quick_start_loads": _quick_start_loads(summary, labels, repo_id),
     }
-    body = render_template(template.read_text(encoding="utf-8"), values, name=str(template))
+    text = with_prose(template.read_text(encoding="utf-8"), prose, card="environments")
+    body = render_template(text, values, name=str(template))
     return front_matter(_yaml(paths, summary, labels)) + body

@@ -9,6 +9,7 @@
     ├── labels.jsonl                                # environments: labels as JSONL
     ├── registry.json                               # environments, bandcentral: Harbor registry
     ├── tasks/<task_id>/...                         # environments, bandcentral: Harbor tasks
+    ├── selection/selection.{json,md,png}           # bandcentral: the select run's report
     └── base_image/...                              # environments: the base image recipe
 
 Configs per repo: environments ``tasks`` (default; splits unseen / train151 /
@@ -89,6 +90,10 @@ class RepoPaths:
         """Reviewed detect-secrets findings, kept *beside* the repo (never published,
         never scanned): ``dist/<repo>.secrets.baseline``."""
         return self.root.parent / f"{self.root.name}.secrets.baseline"
+
+    def selection_report(self, kind: str) -> Path:
+        """The shipped ``termgrade select`` report: ``kind`` json, md or png."""
+        return self.root / "selection" / f"selection.{kind}"
 
     @property
     def training_config(self) -> Path:

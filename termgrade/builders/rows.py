@@ -202,12 +202,29 @@ class TurnRow(_Row):
     duration_s: float | None = Field(description="Wall time of this turn.")
 
 
+class TextSpan(_Row):
+    """Where a step's text is in the trial's ``sft`` messages: it is
+    ``messages[message_index]["content"][start:end]`` (character offsets)."""
+
+    message_index: Int32 = Field(ge=0, description="Index of the message in the sft row's "
+                                                   "messages.")
+    start: int = Field(ge=0, description="First character of the text in its content.")
+    end: int = Field(ge=0, description="One past its last character.")
+
+
 class StepRow(_Row):
     index: Int32 = Field(ge=0, description="0-based step index.")
     source: str = Field(description="agent, user or system.")
-    message: LargeStr = Field(description="The model's message (analysis/plan) or the prompt.")
+    message: LargeStr | None = Field(description="The model's message (analysis/plan) or the "
+                                     "prompt; null when message_span locates it in the sft "
+                                     "messages.")
+    message_span: TextSpan | None = Field(description="Where message is in the sft row's "
+                                          "messages, when it is there verbatim.")
     keystrokes: list[LargeStr] = Field(description="Keystrokes sent to the terminal, in order.")
-    observation: LargeStr = Field(description="The terminal frame the agent saw after the step.")
+    observation: LargeStr | None = Field(description="The terminal frame the agent saw after "
+                                         "the step; null when observation_span locates it.")
+    observation_span: TextSpan | None = Field(description="Where observation is in the sft "
+                                              "row's messages, when it is there verbatim.")
     is_valid_tool_call: bool | None = Field(description="False when no valid call parsed.")
     input_tokens: int | None = Field(description="Prompt tokens of the step.")
     output_tokens: int | None = Field(description="Completion tokens of the step.")
@@ -216,37 +233,18 @@ class StepRow(_Row):
 
 
 class EpisodeRow(_Row):
-    """The full episode of one trial, with metrics, per-test verdicts and exceptions.
+    """The full episode of one trial, with metrics, per-test verdicts and exceptions: only
+    what its ``sft`` row does not hold, joined to it by ``trial_id``. Step text that is in
+    the sft messages verbatim is a span of them (``message_span``, ``observation_span``).
 
-    The columns from ``conversations`` on are those of Harbor's trace export
-    (``harbor traces export``), so tools built for it read this config too.
+    The columns from ``date`` on are those of Harbor's trace export (``harbor traces
+    export``) that the sft row lacks; its others are sft columns under Harbor's names
+    (``conversations`` = messages, ``agent`` = scaffold, ``task`` = task_id,
+    ``trial_name`` = trial_id, ``model``, ``model_provider``).
     """
 
-    trial_id: str = Field(description="Unique id of the trial.")
-    task_id: str = Field(description="The task's id.")
-    model: str = Field(description="Model name.")
-    scaffold: str = Field(description="Agent scaffold.")
-    attempt: Int32 = Field(ge=0, description="0-based attempt within task x model x scaffold.")
-    reward: float | None = Field(description="Verifier reward; null when unscored.")
-    passed: bool = Field(description="reward >= 1 on a counted trial.")
-    counted: bool = Field(description="False for infrastructure errors and retries past k.")
+    trial_id: str = Field(description="Unique id of the trial: the key of its sft row.")
     retry_of: str | None = Field(description="trial_id this trial retries, if any.")
-    retry_index: Int32 = Field(ge=0, description="0 for a first try, n for the n-th retry.")
-    split: str | None = Field(description="The task's split (--splits at build time: unseen, "
-                                          "or the train / validation split selection named); "
-                                          "null when the build had no split flags.")
-    pass_rate: float | None = Field(description="Pass rate of the task under this trial's model "
-                                                "and scaffold (--labels); null when unlabelled.")
-    band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
-    model_provider: str | None = Field(description="Provider prefix of the model name "
-                                                   "(org/model), or Harbor's provider.")
-    messages_source: str = Field(
-        description="How messages were obtained. Exact: chat (the scaffold's own log, as sent "
-                    "and received), episodes (prompt/response files), atif (Harbor trajectory), "
-                    "recorded (given, source unstated). Rebuilt: atif-rebuilt (assistant turns "
-                    "re-serialized from the trajectory), episode-rebuilt (derived from the "
-                    "episode steps). none: no messages (an infrastructure error, a synthetic "
-                    "trial).")
     tests: list[TestRow] = Field(description="Named per-test verdicts.")
     failed_tests: list[str] = Field(description="Names of the tests that failed or errored.")
     n_tests_passed: int | None = Field(description="Tests passed.")
@@ -264,14 +262,10 @@ class EpisodeRow(_Row):
     exception_message: LargeStr | None = Field(description="Exception message.")
     source: str = Field(description="Where the record came from (a Harbor job path, ...).")
     steps: list[StepRow] = Field(description="Every step: message, keystrokes, terminal frame.")
-    conversations: list[MessageRow] = Field(description="Harbor: chat messages (= sft messages).")
-    agent: str = Field(description="Harbor: agent name (= scaffold).")
     date: str | None = Field(description="Harbor: ISO start time.")
-    task: str = Field(description="Harbor: task name (= task_id).")
     episode: str = Field(description="Harbor: last episode, 'episode-<n>'.")
     run_id: str = Field(description="Harbor: job id (the record's job_id; its source when it "
                                     "has none).")
-    trial_name: str = Field(description="Harbor: trial name (= trial_id).")
     result: str | None = Field(description="Harbor: reward as text, or the exception name.")
     tool_definitions: LargeStr | None = Field(description="Harbor: tool definitions as JSON.")
     instruction: LargeStr = Field(description="Harbor: the task's instruction.")

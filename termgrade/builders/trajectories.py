@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.atomic import atomic_write_text
+from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
 from termgrade.builders.inputs import RecordSource, iter_jsonl, load_inputs, records_of
@@ -26,7 +27,7 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
 from termgrade.builders.trajectories_card import render_trajectories_card
-from termgrade.builders.trajectory_rows import chat_messages, episode_row
+from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
 from termgrade.errors import DataWarning, RecordError
@@ -81,13 +82,16 @@ def build_trajectories(
     overwrite: bool = False,
     row_group_bytes: int = ROW_GROUP_BYTES,
     file_bytes: int = FILE_BYTES,
+    card_prose: Path | None = None,
 ) -> TrajectoriesSummary:
     """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
     from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
     (SplitRow, from ``termgrade select``) put each trial's task x model x scaffold
     ``pass_rate`` / ``band`` and its task's ``split`` on every row, so users filter on them
     without a join; with ``splits``, a task with no flag is ``unseen``.
-    ``environments_repo``: the repo id of the tasks and labels, which the card links."""
+    ``environments_repo``: the repo id of the tasks and labels, which the card links.
+    ``card_prose``: overrides of the card's prose sections."""
+    prose = load_card_prose(card_prose) if card_prose is not None else None
     if isinstance(trials, str | Path) and not Path(trials).is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None)
@@ -131,7 +135,7 @@ def build_trajectories(
                 "pass their task dirs with --tasks for the exact instruction.md"),
                 stacklevel=2)
         atomic_write_text(paths.readme, render_trajectories_card(
-            paths, summary, repo_id=repo_id, environments_repo=environments_repo))
+            paths, summary, repo_id=repo_id, environments_repo=environments_repo, prose=prose))
     return summary
 
 
@@ -174,6 +178,6 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: Jo
                           fix="trial ids must be unique")
     seen.add(record.trial_id)
     trial = record.model_dump(mode="json")
-    writer.add(episode_row(trial, chat_messages(trial), instructions[record.task_id],
-                           keys.of(record)), where=name)
+    writer.add(trajectory_row(trial, chat_messages(trial), instructions[record.task_id],
+                              keys.of(record)), where=name)
     stats.add(trial)

@@ -11,6 +11,7 @@ from termgrade.builders.card import (
     load_template,
     render_template,
 )
+from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
 from termgrade.builders.figures import bar_chart
 from termgrade.builders.layout import RepoPaths
@@ -54,7 +55,8 @@ def _split_filter(summary: TrajectoriesSummary, repo_id: str) -> str:
 
 
 def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
-                             repo_id: str, environments_repo: str) -> str:
+                             repo_id: str, environments_repo: str,
+                             prose: CardProse | None = None) -> str:
     stats = summary.stats
     figures = ""
     if stats.models:
@@ -76,5 +78,6 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
         "sft_fields": field_table(SftRow),
         "episode_fields": field_table(EpisodeRow),
     }
-    body = render_template(load_template("trajectories.md"), values, name="trajectories.md")
+    text = with_prose(load_template("trajectories.md"), prose, card="trajectories")
+    body = render_template(text, values, name="trajectories.md")
     return front_matter(_yaml(paths, stats.trials)) + body

@@ -1,5 +1,7 @@
-"""One TrialRecord (as a JSON-mode dict) -> one ``episodes`` row (the ``sft`` row is its
-columns ``trial_id`` .. ``retry_index`` and ``conversations`` as ``messages``).
+"""One TrialRecord (as a JSON-mode dict) -> one trajectory row: the columns of its ``sft``
+row and of its ``episodes`` row together (the writer splits them; ``trial_id`` is in both).
+The episode holds no text its sft messages hold: a step's message or terminal frame found
+verbatim in them is a span of them (:func:`resolve_steps` puts the text back).
 
 ``messages`` is the record's own ``messages`` when present. Otherwise it is derived from
 the episode the way Harbor's trace export does: a system / user step becomes a message of
@@ -60,14 +62,54 @@ def chat_messages(trial: Row) -> list[Row]:
     return [_message(m) for m in messages_from_episode(trial.get("episode") or [])]
 
 
+SPAN_WINDOW = 4
+"""Messages searched for a step's text, from the last one a text was found in."""
+
+
 def _step(step: Row) -> Row:
     return {
         "index": step["index"], "source": step["source"], "message": step["message"],
-        "keystrokes": step["keystrokes"], "observation": step["observation"],
+        "message_span": None, "keystrokes": step["keystrokes"],
+        "observation": step["observation"], "observation_span": None,
         "is_valid_tool_call": step["is_valid_tool_call"],
         "input_tokens": step["input_tokens"], "output_tokens": step["output_tokens"],
         "cached_tokens": step["cached_tokens"], "timestamp": step["timestamp"],
     }
+
+
+def _spans(steps: list[Row], messages: list[Row]) -> None:
+    """Replace each step text found verbatim in ``messages`` (searched in order, a few
+    messages ahead) by its span."""
+    contents = [m["content"] or "" for m in messages]
+    at = 0
+    for step in steps:
+        for name in ("message", "observation"):
+            text = step[name]
+            if not text:
+                continue
+            for i in range(at, min(at + SPAN_WINDOW, len(contents))):
+                start = contents[i].find(text)
+                if start >= 0:
+                    step[name] = None
+                    step[f"{name}_span"] = {"message_index": i, "start": start,
+                                            "end": start + len(text)}
+                    at = i
+                    break
+
+
+def resolve_steps(steps: list[Row], messages: list[Row]) -> list[Row]:
+    """An ``episodes`` row's ``steps`` with every spanned text put back from its ``sft``
+    row's ``messages`` (the rows of one ``trial_id``)."""
+    out = []
+    for step in steps:
+        step = dict(step)
+        for name in ("message", "observation"):
+            span = step.get(f"{name}_span")
+            if span is not None:
+                content = messages[span["message_index"]]["content"] or ""
+                step[name] = content[span["start"]:span["end"]]
+        out.append(step)
+    return out
 
 
 def _result(trial: Row) -> str | None:
@@ -89,11 +131,12 @@ JOIN_KEYS = ("split", "pass_rate", "band")
 """Columns a row gets from the build's split flags and labels (null without them)."""
 
 
-def episode_row(trial: Row, messages: list[Row], instruction: str,
-                join: Row | None = None) -> Row:
-    """``join``: the task's ``split`` and the task x model x scaffold ``pass_rate`` and
-    ``band`` (any left out are null)."""
+def trajectory_row(trial: Row, messages: list[Row], instruction: str,
+                   join: Row | None = None) -> Row:
+    """The sft and episodes columns of one trial. ``join``: the task's ``split`` and the
+    task x model x scaffold ``pass_rate`` and ``band`` (any left out are null)."""
     steps = [_step(s) for s in trial.get("episode") or []]
+    _spans(steps, messages)
     n_agent = sum(1 for s in steps if s["source"] == "agent")
     model: str = trial["model"]
     return {
@@ -107,15 +150,12 @@ def episode_row(trial: Row, messages: list[Row], instruction: str,
             "exception_message", "source")},
         "failed_tests": [t["name"] for t in trial["tests"] if t["outcome"] in FAILED_OUTCOMES],
         "steps": steps,
-        "conversations": messages,
-        "agent": trial["scaffold"],
+        "messages": messages,
         "model_provider": trial.get("model_provider") or (
             model.split("/", 1)[0] if "/" in model else None),
         "date": trial["started_at"],
-        "task": trial["task_id"],
         "episode": f"episode-{max(n_agent - 1, 0)}",
         "run_id": trial.get("job_id") or trial["source"],
-        "trial_name": trial["trial_id"],
         "result": _result(trial),
         "tool_definitions": _tool_definitions(trial["scaffold"]),
         "instruction": instruction,

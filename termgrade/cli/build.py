@@ -14,6 +14,9 @@ build_app = typer.Typer(name="build", no_args_is_help=True,
 
 TASKS_HELP = "Task dirs or folders of them (default: environments/)."
 FORCE_HELP = "Replace the output dir if it exists."
+PROSE_HELP = ("Rewrite the card's prose sections: a markdown file of <!-- prose:NAME --> ... "
+              "<!-- /prose --> blocks, or a folder of NAME.md files (counts and tables stay "
+              "generated).")
 
 
 def _done(out: Path, files: list[str]) -> None:
@@ -34,6 +37,7 @@ def environments(
     splits: Path | None = typer.Option(None, "--splits", help="SplitRow JSONL (others: unseen)."),
     verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
     repo_id: str = typer.Option("ai-and/termgrade-environments", "--repo-id"),
+    card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     secrets_baseline: Path | None = typer.Option(
         None, "--secrets-baseline",
@@ -47,7 +51,7 @@ def environments(
     summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
                                  splits=splits, verify=verify, models=model or None,
                                  repo_id=repo_id, overwrite=force,
-                                 secrets_baseline=secrets_baseline)
+                                 secrets_baseline=secrets_baseline, card_prose=card_prose)
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
     counts = ", ".join(f"{s} {n}" for s, n in summary.split_counts.items())
@@ -69,6 +73,7 @@ def trajectories(
     environments_repo: str = typer.Option(
         "ai-and/termgrade-environments", "--environments-repo",
         help="Repo id of the tasks and labels, linked from the card."),
+    card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Every trial as SFT messages (config sft) and full episodes (config episodes)."""
@@ -76,7 +81,8 @@ def trajectories(
 
     summary = build_trajectories(trials, out, task_roots=tasks or [Path("environments")],
                                  labels=labels, splits=splits, repo_id=repo_id,
-                                 environments_repo=environments_repo, overwrite=force)
+                                 environments_repo=environments_repo, overwrite=force,
+                                 card_prose=card_prose)
     s = summary.stats
     STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
     _done(out, summary.files)
@@ -96,7 +102,12 @@ def bandcentral(
         None, "--secrets-baseline",
         help="Reviewed detect-secrets findings of the task files (default: secrets.baseline "
         "in the first task folder, if present); placed beside the repo for validate."),
+    selection_report: Path | None = typer.Option(
+        None, "--selection-report",
+        help="The <splits>.selection.json of the `termgrade select` run that chose the tasks "
+        "(default: the one beside --splits); shipped with its markdown and plot."),
     repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
+    card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Selected train + validation tasks with base pass rates, and verl's prompt table."""
@@ -104,8 +115,9 @@ def bandcentral(
 
     summary = build_bandcentral(out, splits=splits, task_roots=tasks or [Path("environments")],
                                 labels=labels, verify=verify, model=model, scaffold=scaffold,
-                                secrets_baseline=secrets_baseline, repo_id=repo_id,
-                                overwrite=force)
+                                secrets_baseline=secrets_baseline,
+                                selection_report=selection_report, repo_id=repo_id,
+                                overwrite=force, card_prose=card_prose)
     STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
@@ -123,13 +135,14 @@ def checkpoint_card(
         None, "--adapter", help="The trained adapter folder (PEFT save_pretrained); without "
         "it the card says the repo holds no adapter yet."),
     repo_id: str = typer.Option("ai-and/termgrade-gemma4-31b-grpo-lora", "--repo-id"),
+    card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """The model card (README.md + training_config.yaml) of a LoRA adapter repo."""
     from termgrade.builders.checkpoint_card import build_checkpoint_card
 
     build_checkpoint_card(out, config=config, results=results, adapter=adapter,
-                          repo_id=repo_id, overwrite=force)
+                          repo_id=repo_id, overwrite=force, card_prose=card_prose)
     STDERR.print(f"staged {out}")
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -117,6 +117,11 @@ def register(app: typer.Typer) -> None:
                                      help="Correlation of task difficulty across models."),
         truth: Path | None = typer.Option(None, "--truth", help="Also write the true pass "
                                           "rates (JSONL: task_id, model, scaffold, k, ...)."),
+        transcripts: bool = typer.Option(False, "--transcripts", help="Also give each graded "
+                                         "trial a synthetic episode (terminal turns, marked "
+                                         "synthetic; SFT messages follow from it at build "
+                                         "time): a release-sized input for `build "
+                                         "trajectories`."),
     ) -> None:
         """Write a synthetic grading corpus (everything named synthetic) with a known truth."""
         from termgrade.atomic import atomic_write_jsonl
@@ -128,7 +133,12 @@ def register(app: typer.Typer) -> None:
                                  seed=seed, shared_difficulty=shared, scaffold=scaffold,
                                  task_prefix=task_prefix)
         corpus = generate(config)
-        n = write_trials(output, corpus.records)
+        records: Iterable[dict[str, Any]] = corpus.records
+        if transcripts:
+            from termgrade.trials.synthetic_transcript import TranscriptMaker
+
+            records = TranscriptMaker(seed).add_all(corpus.records)
+        n = write_trials(output, records)
         if truth is not None:
             atomic_write_jsonl(truth, corpus.truth.to_dict("records"))
         counted = sum(1 for r in corpus.records if r["counted"])

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from termgrade.atomic import atomic_write_text
+from termgrade.atomic import atomic_writer
 from termgrade.errors import RecordError
 from termgrade.progress import track
 from termgrade.records import TrialRecord
@@ -92,7 +92,11 @@ def _dump(record: TrialRecord | dict[str, Any]) -> str:
 
 
 def write_trials(path: Path, records: Iterable[TrialRecord | dict[str, Any]]) -> int:
-    """Write records as JSONL, atomically. Returns how many were written."""
-    lines = [_dump(r) + "\n" for r in records]
-    atomic_write_text(path, "".join(lines))
-    return len(lines)
+    """Write records as JSONL, atomically, one at a time (``records`` may be a generator of
+    any length). Returns how many were written."""
+    n = 0
+    with atomic_writer(path) as handle:
+        for record in records:
+            handle.write((_dump(record) + "\n").encode("utf-8"))
+            n += 1
+    return n
