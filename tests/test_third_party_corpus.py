@@ -233,3 +233,25 @@ def test_a_failing_worker_is_a_clear_error() -> None:
         map_in_workers("termgrade.audit.pipeline:check_task_dirs",
                        [["/nonexistent/a", 10], ["/nonexistent/b", 10], [1, 2]], workers=2)
     assert "check_task_dirs" in str(caught.value) and "TERMGRADE_WORKERS=1" in str(caught.value)
+
+
+def test_a_third_party_corpus_packages_validates_and_loads(tmp_path: Path) -> None:
+    from datasets import load_dataset
+
+    from termgrade.builders.environments import build_environments
+    from termgrade.validate import validate_repo
+
+    termigen_task(tmp_path / "corpus", "Rscript_segfault_debugging_hard")
+    termigen_task(tmp_path / "corpus", "a_star_pathfinding_medium")
+    repo = tmp_path / "repo"
+    build_environments(repo, task_roots=[tmp_path / "corpus"],
+                       repo_id="someone/termigen-environments")
+    report = validate_repo(repo)
+    assert report.ok, report.findings
+    rows = load_dataset(str(repo), split="unseen")
+    assert sorted(rows["task_id"]) == ["Rscript_segfault_debugging_hard",
+                                       "a_star_pathfinding_medium"]
+    assert rows["has_solution"] == [False, False]
+    assert rows["allow_internet"] == [True, True]
+    assert rows["base_images"] == [["ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"]] * 2
+    assert rows["oracle_verified"] == [False, False]
