@@ -57,6 +57,15 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
         report.add(Finding("load", where, "features differ from the fixed schema: "
                                           f"{table.features} != {loaded}"))
     del table
+    if not whole and expected is not None:
+        # The key-column load saw one column: the others' features as datasets' parquet
+        # reader infers them from each file (streaming may report the card's instead).
+        import pyarrow.parquet as pq
+
+        for path in info.files:
+            if Features.from_arrow_schema(pq.read_schema(path)) != expected:
+                report.add(Finding("load", where, f"features of {path.name} differ from "
+                                                  "the fixed schema"))
     try:
         stream = load_dataset(str(root), info.config, split=info.split, streaming=True)
         features = stream.features
