@@ -66,8 +66,8 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
         want = Features.from_arrow_schema(schema_for(info.row_schema).remove_metadata())
         for path in info.files:
             if Features.from_arrow_schema(pq.read_schema(path).remove_metadata()) != want:
-                report.add(Finding("load", where, f"features of {path.name} differ from "
-                                                  "the fixed schema"))
+                report.add(Finding("load", where, f"{path.name}: features differ from the "
+                                                  "fixed schema"))
     try:
         stream = load_dataset(str(root), info.config, split=info.split, streaming=True)
         features = stream.features
