@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -76,6 +78,26 @@ def test_changed_task_tree(repo: Path) -> None:
     findings = validate_repo(repo, load=False, secrets=False).findings
     assert [str(f) for f in findings] == [
         f"archive: tasks/alpha: differs from the manifest of row 0 of {TASKS}"]
+
+
+def test_archive_of_the_same_files_packed_another_way_does_not_repack(repo: Path) -> None:
+    """Same files, same manifest, right hash, but gzipped at another level: the archive
+    lists the tree exactly, yet the tree does not re-pack to it byte for byte."""
+    def repack(rows: list[dict[str, Any]]) -> None:
+        raw = gzip.decompress(rows[0]["archive"])
+        rows[0]["archive"] = gzip.compress(raw, compresslevel=1, mtime=0)
+        rows[0]["archive_sha256"] = hashlib.sha256(rows[0]["archive"]).hexdigest()
+    rewrite(repo / TASKS, repack)
+    findings = validate_repo(repo, load=False, secrets=False).findings
+    assert [str(f) for f in findings] == [
+        f"archive: tasks/alpha: does not re-pack to the archive of row 0 of {TASKS}"]
+
+
+def test_changed_file_mode_in_the_tree(repo: Path) -> None:
+    (repo / "tasks" / "bravo" / "tests" / "test.sh").chmod(0o700)
+    findings = validate_repo(repo, load=False, secrets=False).findings
+    assert [str(f) for f in findings] == [
+        f"archive: tasks/bravo: differs from the manifest of row 1 of {TASKS}"]
 
 
 def test_schema_violation_names_row_and_field(repo: Path) -> None:

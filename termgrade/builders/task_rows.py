@@ -14,8 +14,8 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import FileRow, TaskRow
 from termgrade.errors import BuildError
 from termgrade.task import Task
-from termgrade.task.archive import pack_task, task_dirs
-from termgrade.task.digest import iter_task_files, task_digest, task_manifest
+from termgrade.task.archive import pack_tree, task_dirs
+from termgrade.task.digest import iter_task_files, manifest_digest, read_tree
 from termgrade.task.dockerfile import base_images
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
@@ -33,12 +33,14 @@ def ordered_splits(splits: set[str]) -> list[str]:
 def task_row(task: Task, split: str, verify: VerifyRecord | None) -> TaskRow:
     """The row of one task; a verify record for other contents of the task raises."""
     root = task.paths.root
-    digest = task_digest(root)
+    tree = read_tree(root)
+    manifest = tree.manifest()
+    digest = manifest_digest(manifest)
     if verify is not None and verify.task_digest != digest:
         raise BuildError(f"verify record of {task.task_id}: task_digest {verify.task_digest[:12]}"
                          f" does not match the task's files ({digest[:12]})",
                          fix=f"rerun `termgrade verify {root}` and pass its -o output")
-    archive = pack_task(root)
+    archive = pack_tree(tree)
     metadata = task.config.metadata
     tags = metadata.get("tags")
     return TaskRow(
@@ -59,7 +61,7 @@ def task_row(task: Task, split: str, verify: VerifyRecord | None) -> TaskRow:
                                                                 errors="replace")),
         task_digest=digest,
         files=[FileRow(path=e.path, size=e.size, sha256=e.sha256, mode=e.mode)
-               for e in task_manifest(root)],
+               for e in manifest],
         archive=archive,
         archive_sha256=hashlib.sha256(archive).hexdigest(),
     )

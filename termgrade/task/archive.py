@@ -15,12 +15,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import stat
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from termgrade.task.digest import IGNORED_NAMES, FileEntry, iter_task_files
+from termgrade.task.digest import IGNORED_NAMES, FileEntry, TaskTree, read_tree
 
 MAX_LISTED_BYTES = 2 * 1024**3
 """:func:`list_archive` refuses archives that expand past this many bytes."""
@@ -50,18 +49,21 @@ def _info(name: str, *, mode: int, kind: bytes, size: int = 0) -> tarfile.TarInf
 
 def pack_task(root: Path) -> bytes:
     """The deterministic ``.tar.gz`` bytes of the task directory ``root``."""
-    root = Path(root)
-    entries = [(p.relative_to(root).as_posix(), p) for p in [*task_dirs(root),
-                                                             *iter_task_files(root)]]
+    return pack_tree(read_tree(root))
+
+
+def pack_tree(tree: TaskTree) -> bytes:
+    """The deterministic ``.tar.gz`` bytes of a task directory already read."""
+    entries: list[tuple[str, int, bytes | None]] = [
+        *((name, mode, None) for name, mode in tree.dirs),
+        *((f.path, f.mode, f.data) for f in tree.files)]
     entries.sort(key=lambda item: item[0])
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name, path in entries:
-            mode = stat.S_IMODE(path.stat().st_mode)
-            if path.is_dir():
+        for name, mode, data in entries:
+            if data is None:
                 tar.addfile(_info(name, mode=mode, kind=tarfile.DIRTYPE))
                 continue
-            data = path.read_bytes()
             tar.addfile(_info(name, mode=mode, kind=tarfile.REGTYPE, size=len(data)),
                         io.BytesIO(data))
     packed = io.BytesIO()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,22 +34,71 @@ def iter_task_files(root: Path) -> list[Path]:
     return files
 
 
+@dataclass(frozen=True)
+class TreeFile:
+    path: str
+    """POSIX path relative to the task directory."""
+    mode: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class TaskTree:
+    """A task directory read once: what its manifest, digest and archive are made of."""
+
+    dirs: tuple[tuple[str, int], ...]
+    """(relative POSIX path, permission bits) of every directory, empty ones included."""
+    files: tuple[TreeFile, ...]
+    """Regular files in manifest order (:func:`iter_task_files`' order)."""
+
+    def manifest(self) -> list[FileEntry]:
+        return [FileEntry(path=f.path, size=len(f.data),
+                          sha256=hashlib.sha256(f.data).hexdigest(), mode=f.mode)
+                for f in self.files]
+
+
+def read_tree(root: Path) -> TaskTree:
+    """Every directory and regular file under ``root`` in one walk, caches skipped, as
+    :func:`iter_task_files` and :func:`termgrade.task.archive.task_dirs` see them.
+    Symlinks are refused."""
+    root = Path(root)
+    dirs: list[tuple[str, int]] = []
+    files: list[tuple[tuple[str, ...], TreeFile]] = []
+    for top, dirnames, filenames in os.walk(root):
+        rel_top = Path(top).relative_to(root).as_posix()
+        prefix = "" if rel_top == "." else rel_top + "/"
+        dirnames[:] = [d for d in dirnames if d not in IGNORED_NAMES]
+        for name in [*dirnames, *filenames]:
+            if name in IGNORED_NAMES:
+                continue
+            full = os.path.join(top, name)
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                raise ValueError(f"{full}: symlinks are not allowed in a task directory")
+            rel = prefix + name
+            if stat.S_ISDIR(info.st_mode):
+                dirs.append((rel, stat.S_IMODE(info.st_mode)))
+            elif stat.S_ISREG(info.st_mode):
+                with open(full, "rb") as handle:
+                    data = handle.read()
+                files.append((tuple(rel.split("/")),
+                              TreeFile(rel, stat.S_IMODE(info.st_mode), data)))
+    files.sort(key=lambda item: item[0])  # Path order: part by part
+    return TaskTree(dirs=tuple(sorted(dirs)), files=tuple(f for _, f in files))
+
+
+def manifest_digest(entries: list[FileEntry]) -> str:
+    """sha256 over every file's path, mode and content hash (``task_digest``)."""
+    h = hashlib.sha256()
+    for entry in entries:
+        h.update(f"{entry.path}\0{entry.mode:o}\0{entry.sha256}\n".encode())
+    return h.hexdigest()
+
+
 def task_manifest(root: Path) -> list[FileEntry]:
-    entries = []
-    for path in iter_task_files(root):
-        data = path.read_bytes()
-        entries.append(FileEntry(
-            path=path.relative_to(root).as_posix(),
-            size=len(data),
-            sha256=hashlib.sha256(data).hexdigest(),
-            mode=stat.S_IMODE(path.stat().st_mode),
-        ))
-    return entries
+    return read_tree(root).manifest()
 
 
 def task_digest(root: Path) -> str:
     """sha256 over every file's path, mode and content: changes when the task does."""
-    h = hashlib.sha256()
-    for entry in task_manifest(root):
-        h.update(f"{entry.path}\0{entry.mode:o}\0{entry.sha256}\n".encode())
-    return h.hexdigest()
+    return manifest_digest(task_manifest(root))

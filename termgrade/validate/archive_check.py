@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from termgrade.builders.layout import RepoPaths
-from termgrade.task.archive import list_archive, pack_task
-from termgrade.task.digest import FileEntry, task_manifest
+from termgrade.task.archive import list_archive, pack_task, pack_tree
+from termgrade.task.digest import FileEntry, manifest_digest, read_tree, task_manifest
 from termgrade.validate.report import Finding, ValidationReport
 from termgrade.validate.rows_check import SplitInfo, iter_rows
 from termgrade.workers import map_in_workers
@@ -24,21 +24,37 @@ TASK_SCHEMAS = frozenset({"env_task_row", "bandcentral_task_row"})
 _COLUMNS = ["task_id", "files", "archive", "archive_sha256", "task_digest"]
 
 
-def _digest(files: list[FileEntry]) -> str:
-    h = hashlib.sha256()
-    for entry in files:
-        h.update(f"{entry.path}\0{entry.mode:o}\0{entry.sha256}\n".encode())
-    return h.hexdigest()
-
-
 def _check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
                report: ValidationReport) -> None:
     for finding in _row_findings(paths, rel, index, row):
         report.add(finding)
 
 
+def _row_passes(paths: RepoPaths, row: dict[str, Any]) -> bool:
+    """Whether the row passes every check of :func:`_row_findings`, from one read of its
+    tree: the archive hashes right, the digest matches the manifest, and the tree has
+    that manifest and packs to that archive byte for byte. Nothing more is needed: an
+    archive :func:`pack_tree` made is in the format and lists exactly the tree's files."""
+    archive: bytes = row["archive"]
+    if hashlib.sha256(archive).hexdigest() != row["archive_sha256"]:
+        return False
+    manifest = [FileEntry(**f) for f in row["files"]]
+    if manifest_digest(manifest) != row["task_digest"]:
+        return False
+    tree_dir = paths.task_dir(row["task_id"])
+    if not tree_dir.is_dir():
+        return False
+    try:
+        tree = read_tree(tree_dir)
+    except (OSError, ValueError):
+        return False
+    return tree.manifest() == manifest and pack_tree(tree) == archive
+
+
 def _row_findings(paths: RepoPaths, rel: str, index: int,
                   row: dict[str, Any]) -> list[Finding]:
+    if _row_passes(paths, row):
+        return []
     report = ValidationReport(root=str(paths.root))
     task_id = row["task_id"]
     archive: bytes = row["archive"]
@@ -59,7 +75,7 @@ def _row_findings(paths: RepoPaths, rel: str, index: int,
     for extra in by_path:
         report.add(Finding("archive", rel, f"{task_id}: {extra} is in the archive but not the "
                                            "manifest", row=index, field="files"))
-    if _digest(manifest) != row["task_digest"]:
+    if manifest_digest(manifest) != row["task_digest"]:
         report.add(Finding("archive", rel, f"{task_id}: task_digest does not match the files",
                            row=index, field="task_digest"))
     tree = paths.task_dir(task_id)
