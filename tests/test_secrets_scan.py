@@ -7,6 +7,8 @@ import string
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from termgrade.validate import secrets_scan
 
@@ -115,3 +117,39 @@ def test_lines_no_plugin_can_flag_are_not_candidates() -> None:
 
     with default_settings():
         assert secrets_scan.candidate_lines(PLAIN, "x.py") == set()
+
+
+_INI_LINES = ["[section]", "[global]", "key = value", "key: value", "  indented more",
+              "\tkey = v", "# comment", "; comment", "", "   ", "plain words", "]", "[",
+              "[unclosed", "a=b=c", "=lead", ":lead", "  # indented comment", "password = hunter2"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_INI_LINES), max_size=8))
+def test_a_config_file_predicted_to_fail_fails_in_detect_secrets(lines: list[str]) -> None:
+    """The fast path skips detect-secrets' INI transformers only on text where they must
+    raise ParsingError: checked against the transformers themselves."""
+    import io
+
+    from detect_secrets.transformers.config import (
+        ConfigFileTransformer,
+        EagerConfigFileTransformer,
+    )
+    from detect_secrets.transformers.exceptions import ParsingError
+
+    text = "\n".join(lines) + "\n"
+    for transformer in (ConfigFileTransformer(), EagerConfigFileTransformer()):
+        if not secrets_scan._fails(transformer, text):
+            continue
+        handle = io.StringIO(text)
+        handle.name = "x.cfg"  # type: ignore[misc]
+        with pytest.raises(ParsingError):
+            transformer.parse_file(handle)  # type: ignore[arg-type]
+
+
+def test_the_predictions_are_not_vacuous() -> None:
+    from detect_secrets.transformers.config import ConfigFileTransformer
+
+    assert secrets_scan._fails(ConfigFileTransformer(), "plain text\n")
+    assert secrets_scan._fails(ConfigFileTransformer(), "[s]\na = 1\nnot an option\n")
+    assert not secrets_scan._fails(ConfigFileTransformer(), "[s]\npassword = hunter2\n")

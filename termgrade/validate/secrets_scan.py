@@ -23,6 +23,7 @@ pyproject.toml.
 from __future__ import annotations
 
 import bisect
+import io
 import itertools
 import math
 import re
@@ -188,43 +189,98 @@ _NOT_INI = re.compile(r"^[^\s#;\[=:][^=:\n]*$", re.MULTILINE)
 not a comment or a section header, and with no ``=`` or ``:`` (so no option)."""
 
 
-def _ini_parse_fails(filename: str) -> bool:
+def _ini_fails(text: str) -> bool:
     """Whether the eager INI transformer (a ``[global]`` header, then configparser) must
-    fail on this file, so that detect-secrets' second pass over it finds nothing."""
+    fail on this text, so that detect-secrets' second pass over it finds nothing."""
+    return _NOT_INI.search(text) is not None
+
+
+def _sectionless(text: str) -> bool:
+    """Whether configparser must refuse this text for want of a section header: its
+    first line that is neither blank nor a ``#``/``;`` comment does not open with ``[``
+    (configparser's own reading, line by line), or there is no such line (no section)."""
+    for line in io.StringIO(text):
+        value = line.strip()
+        if value and not value.startswith(("#", ";")):
+            return not value.startswith("[")
+    return True
+
+
+def _fails(transformer: Any, text: str) -> bool:
+    """Whether this detect-secrets transformer must raise its ParsingError on ``text``."""
+    from detect_secrets.transformers.config import ConfigFileTransformer, EagerConfigFileTransformer
+
+    kind = type(transformer)
+    if kind is EagerConfigFileTransformer:
+        return _ini_fails(text)
+    if kind is ConfigFileTransformer:
+        # Without a header to start it, or with a line no section can hold.
+        return _sectionless(text) or _ini_fails(text)
+    return False  # a transformer not known here may succeed
+
+
+def _plain_lines(filename: str) -> list[str] | None:
+    """The file's lines as detect-secrets' first pass reads them, when that pass reads
+    them untransformed and its second (eager) pass must find nothing: every transformer
+    that would try the file must fail on it. None when that is not certain; detect-secrets
+    then reads the file its own way."""
+    from detect_secrets.transformers import get_transformers
+
     try:
         with open(filename) as handle:  # as detect-secrets opens it
-            return _NOT_INI.search(handle.read()) is not None
+            text = handle.read()
     except (OSError, UnicodeDecodeError):
-        return False
+        return None
+    transformers: Iterable[Any] = get_transformers()
+    if not all(_fails(t, text) for t in transformers if t.should_parse_file(filename)):
+        return None
+    return [line.rstrip() for line in io.StringIO(text)]
+
+
+def _scan_lines(lines: list[str], filename: str) -> list[Any]:
+    """detect-secrets' line processing on the candidate lines of one pass (with the line
+    before each, the allowlist pragma's context), numbered as in the file."""
+    from detect_secrets.core.scan import _process_line_based_plugins
+
+    wanted = candidate_lines(lines, filename)
+    if not wanted:
+        return []
+    keep = sorted(wanted | {i - 1 for i in wanted if i > 0})
+    # Renumbered so detect-secrets' context (previous line) is the real one.
+    subset = [(n, lines[i]) for n, i in enumerate(keep, start=1)]
+    found = list(_process_line_based_plugins(lines=subset, filename=filename))
+    for secret in found:
+        secret.line_number = keep[secret.line_number - 1] + 1
+    return found
 
 
 def scan_file(filename: str) -> Iterator[Any]:
     """The ``PotentialSecret``s detect-secrets' ``scan_file`` yields for ``filename``
     (call inside ``detect_secrets.settings.default_settings()``)."""
-    from detect_secrets.core.scan import (
-        _get_lines_from_file,
-        _is_filtered_out,
-        _process_line_based_plugins,
-    )
+    from detect_secrets.core.scan import _get_lines_from_file, _is_filtered_out
 
     if _is_filtered_out(required_filter_parameters=["filename"], filename=filename):
         return
+    plain = _plain_lines(filename)
+    if plain is not None:
+        yield from _scan_lines(plain, filename)
+        return
     try:
         for round_, raw_lines in enumerate(_get_lines_from_file(filename)):
-            lines = [line.rstrip() for line in raw_lines]
-            wanted = candidate_lines(lines, filename)
-            if wanted:
-                keep = sorted(wanted | {i - 1 for i in wanted if i > 0})
-                # Renumbered so detect-secrets' context (previous line) is the real one.
-                subset = [(n, lines[i]) for n, i in enumerate(keep, start=1)]
-                found = list(_process_line_based_plugins(lines=subset, filename=filename))
-                for secret in found:
-                    secret.line_number = keep[secret.line_number - 1] + 1
-                if found:
-                    yield from found
-                    return
+            found = _scan_lines([line.rstrip() for line in raw_lines], filename)
+            if found:
+                yield from found
+                return
             # The second pass is detect-secrets' eager INI reading of the file.
             if round_ == 0 and _ini_parse_fails(filename):
                 return
     except OSError:
         return
+
+
+def _ini_parse_fails(filename: str) -> bool:
+    try:
+        with open(filename) as handle:  # as detect-secrets opens it
+            return _ini_fails(handle.read())
+    except (OSError, UnicodeDecodeError):
+        return False
