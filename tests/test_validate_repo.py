@@ -246,6 +246,34 @@ def test_unchanged_files_are_not_checked_again_and_changed_ones_are(
     assert [(f.row, f.field) for f in again] == [(0, "files.2.mode")]
 
 
+def test_a_file_with_findings_is_not_scanned_again_but_judged_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its findings are stored (never the secret itself) and judged against each run's
+    baseline; a changed file is scanned again."""
+    from termgrade.validate import secrets_check
+    from termgrade.validate.cache import cache_path
+
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    (repo / "notes.txt").write_text(f"aws = {secret}\n")
+    scanned: list[str] = []
+    real_scan = secrets_check._scan_all
+    monkeypatch.setattr(secrets_check, "_scan_all", lambda files, workers: (
+        scanned.extend(p.name for p in files), real_scan(files, workers))[1])
+    first = [str(f) for f in validate_repo(repo, load=False).findings]
+    assert first == ["secrets: notes.txt [line 1]: AWS Access Key on line 1"]
+    assert "notes.txt" in scanned
+    assert secret not in cache_path(RepoPaths(repo)).read_text()
+    scanned.clear()
+    assert [str(f) for f in validate_repo(repo, load=False).findings] == first
+    assert scanned == []  # recalled, not rescanned
+    write_baseline(RepoPaths(repo), RepoPaths(repo).secrets_baseline)  # scans, uncached
+    scanned.clear()
+    assert validate_repo(repo, load=False).findings == [] and scanned == []
+    (repo / "notes.txt").write_text(f"aws = {secret}\nmore = 1\n")
+    assert validate_repo(repo, load=False).findings == []  # same finding, baselined
+    assert scanned == ["notes.txt"]
+
+
 def test_no_cache_checks_everything_and_writes_nothing(pristine: Path, tmp_path: Path) -> None:
     from termgrade.validate.cache import cache_path
 

@@ -4,8 +4,10 @@ config split, that has not changed since it passed is not checked again.
 The cache lives *beside* the staged repo (``dist/<repo>.validate-cache.json``, never
 published, like the secrets baseline). An entry is the sha256 of the file's bytes, the
 row model it holds and the sha256 of that model's JSON Schema, and the TermGrade version
-that checked it, so a new schema or a new TermGrade checks everything again. Only passes
-are recorded: a file with a finding is checked every time.
+that checked it, so a new schema or a new TermGrade checks everything again. Passes are
+recorded, and a check that finds only what a person may accept (a secret scan's findings,
+judged against the baseline on every run) can store its result under its key to be
+recalled instead of redone; a file with a finding that fails is checked every time.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from termgrade import __version__
 from termgrade.atomic import atomic_write_text
 from termgrade.builders.layout import RepoPaths
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _CHUNK = 1 << 20
 
 
@@ -41,6 +44,7 @@ class ValidationCache:
         self.path = cache_path(paths)
         self.enabled = enabled
         self.passed: set[str] = set()
+        self.stored: dict[str, Any] = {}
         self.hits = 0
         self._digests: dict[Path, str] = {}
         if enabled and self.path.is_file():
@@ -50,6 +54,8 @@ class ValidationCache:
                 data = {}
             if data.get("format") == CACHE_FORMAT and data.get("termgrade") == __version__:
                 self.passed = set(data.get("passed", []))
+                stored = data.get("stored", {})
+                self.stored = stored if isinstance(stored, dict) else {}
 
     def digest(self, path: Path) -> str:
         if path not in self._digests:
@@ -73,10 +79,25 @@ class ValidationCache:
         if self.enabled:
             self.passed.add(key)
 
+    def recall(self, key: str) -> Any | None:
+        """The result stored under ``key`` by an earlier run, or None."""
+        if not self.enabled or key not in self.stored:
+            return None
+        self.hits += 1
+        return self.stored[key]
+
+    def store(self, key: str, result: Any) -> None:
+        """Keep a JSON-able result under ``key`` (saved when ``key`` is in ``keep``)."""
+        if self.enabled:
+            self.stored[key] = result
+
     def save(self, keep: set[str]) -> None:
-        """Write the entries in ``keep`` (this run's passes): stale ones are dropped."""
+        """Write the entries in ``keep`` (this run's passes and stored results): stale
+        ones are dropped."""
         if not self.enabled:
             return
         atomic_write_text(self.path, json.dumps(
-            {"format": CACHE_FORMAT, "termgrade": __version__, "passed": sorted(keep)},
+            {"format": CACHE_FORMAT, "termgrade": __version__,
+             "passed": sorted(keep & self.passed),
+             "stored": {k: v for k, v in sorted(self.stored.items()) if k in keep}},
             indent=0) + "\n")

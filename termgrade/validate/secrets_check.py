@@ -90,45 +90,65 @@ def _cache_key(memo: ValidationCache, path: Path) -> str:
     return f"secrets:{VERSION}:{path.name}:{memo.digest(path)}"
 
 
+_Found = list[tuple[int, str, str, bool]]
+"""(line, type, hashed secret, known false positive) of each finding in one file."""
+
+
+def _judged(raw: list[_Raw]) -> dict[str, _Found]:
+    """Per scanned file, its findings with the known-false-positive verdict (which needs
+    the line, read here once per file with findings)."""
+    found: dict[str, _Found] = {}
+    for filename, number, kind, hashed, value in raw:
+        if filename not in found:
+            found[filename] = []
+            lines = Path(filename).read_text(encoding="utf-8", errors="replace").splitlines()
+        line = lines[number - 1] if 0 < number <= len(lines) else ""
+        found[filename].append((number, kind, hashed, is_known_false_positive(value, line)))
+    return found
+
+
 def scan(paths: RepoPaths, *, memo: ValidationCache | None = None,
          used: set[str] | None = None, workers: int | None = None) -> tuple[list[Hit], int]:
     """Every detect-secrets finding in the repo's text files, and how many files it read.
 
-    Files with the same name and bytes are scanned once; with ``memo``, a file that was
-    clean when last scanned (same name, bytes and detect-secrets) is not scanned again,
-    and this run's clean files are added to ``used``."""
+    Files with the same name and bytes are scanned once. With ``memo``, a file scanned
+    before with the same name, bytes and detect-secrets is not scanned again: a clean one
+    is a cached pass, one with findings has them stored (types, hashes and line numbers,
+    never the secret) to be judged against this run's baseline; the keys this run relied
+    on or earned go into ``used``."""
     files = _text_files(paths)
     memo = memo or ValidationCache(paths, enabled=False)
+    used = used if used is not None else set()
     groups: dict[tuple[str, str], list[Path]] = {}
     for path in files:
         groups.setdefault((path.name, memo.digest(path)), []).append(path)
+    per_file: dict[tuple[str, str], _Found] = {}
     todo = []
-    for members in groups.values():
+    for group, members in groups.items():
         key = _cache_key(memo, members[0])
-        if memo.hit(key):
-            if used is not None:
-                used.add(key)
+        recalled = memo.recall(key)
+        if recalled is not None:
+            per_file[group] = [(int(n), str(k), str(h), bool(f)) for n, k, h, f in recalled]
+            used.add(key)
+        elif memo.hit(key):
+            per_file[group] = []
+            used.add(key)
         else:
             todo.append(members[0])
-    raw = _scan_all(todo, workers)
-    dirty = {name for name, *_ in raw}
+    found = _judged(_scan_all(todo, workers))
     for path in todo:
-        if str(path) not in dirty:
-            key = _cache_key(memo, path)
+        key = _cache_key(memo, path)
+        group = (path.name, memo.digest(path))
+        per_file[group] = found.get(str(path), [])
+        if per_file[group]:
+            memo.store(key, per_file[group])
+        else:
             memo.remember(key)
-            if used is not None:
-                used.add(key)
-    hits = []
-    texts: dict[str, list[str]] = {}
-    for filename, number, kind, hashed, value in raw:
-        first = Path(filename)
-        if filename not in texts:
-            texts[filename] = first.read_text(encoding="utf-8", errors="replace").splitlines()
-        lines = texts[filename]
-        line = lines[number - 1] if 0 < number <= len(lines) else ""
-        for path in groups[(first.name, memo.digest(first))]:
-            hits.append(Hit(paths.rel(path), number, kind, hashed,
-                            is_known_false_positive(value, line)))
+        used.add(key)
+    hits = [Hit(paths.rel(path), number, kind, hashed, false_positive)
+            for group, members in groups.items()
+            for number, kind, hashed, false_positive in per_file[group]
+            for path in members]
     return hits, len(files)
 
 
