@@ -274,6 +274,47 @@ def test_a_file_with_findings_is_not_scanned_again_but_judged_again(
     assert scanned == ["notes.txt"]
 
 
+def test_an_unchanged_task_row_and_tree_are_not_packed_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.validate import archive_check
+
+    packed: list[int] = []
+    real_pack = archive_check.pack_tree
+    monkeypatch.setattr(archive_check, "pack_tree",
+                        lambda tree: (packed.append(1), real_pack(tree))[1])
+    assert validate_repo(repo, load=False, secrets=False).ok and len(packed) == 2
+    packed.clear()
+    assert validate_repo(repo, load=False, secrets=False).ok and packed == []
+    # A changed mode in the tree, or a changed row, is checked again.
+    (repo / "tasks" / "bravo" / "tests" / "test.sh").chmod(0o700)
+    findings = validate_repo(repo, load=False, secrets=False).findings
+    assert [str(f) for f in findings] == [
+        f"archive: tasks/bravo: differs from the manifest of row 1 of {TASKS}"]
+    (repo / "tasks" / "bravo" / "tests" / "test.sh").chmod(0o644)
+    packed.clear()
+
+    def corrupt(rows: list[dict[str, Any]]) -> None:
+        rows[0]["archive_sha256"] = "0" * 64
+    rewrite(repo / TASKS, corrupt)
+    findings = only(validate_repo(repo, load=False, secrets=False).findings, "archive")
+    assert [(f.row, f.field) for f in findings] == [(0, "archive_sha256")]
+
+
+def test_the_archive_cache_works_through_worker_processes(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.validate import archive_check
+
+    monkeypatch.setattr(archive_check, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(archive_check, "_RANGE", 1)
+    monkeypatch.setenv("TERMGRADE_WORKERS", "2")
+    assert validate_repo(repo, load=False, secrets=False).ok
+    second = validate_repo(repo, load=False, secrets=False)
+    assert second.ok and any(note.startswith("3 check(s) skipped") for note in second.notes)
+    (repo / "tasks" / "alpha" / "instruction.md").write_text("Edited.\n")
+    assert [str(f) for f in validate_repo(repo, load=False, secrets=False).findings] == [
+        f"archive: tasks/alpha: differs from the manifest of row 0 of {TASKS}"]
+
+
 def test_no_cache_checks_everything_and_writes_nothing(pristine: Path, tmp_path: Path) -> None:
     from termgrade.validate.cache import cache_path
 

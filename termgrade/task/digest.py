@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".mypy_cache"})
@@ -51,10 +52,22 @@ class TaskTree:
     files: tuple[TreeFile, ...]
     """Regular files in manifest order (:func:`iter_task_files`' order)."""
 
+    @cached_property
+    def _entries(self) -> tuple[FileEntry, ...]:
+        return tuple(FileEntry(path=f.path, size=len(f.data),
+                               sha256=hashlib.sha256(f.data).hexdigest(), mode=f.mode)
+                     for f in self.files)
+
     def manifest(self) -> list[FileEntry]:
-        return [FileEntry(path=f.path, size=len(f.data),
-                          sha256=hashlib.sha256(f.data).hexdigest(), mode=f.mode)
-                for f in self.files]
+        return list(self._entries)
+
+    def fingerprint(self) -> str:
+        """sha256 over the directories and the files (paths, modes, contents)."""
+        h = hashlib.sha256()
+        for name, mode in self.dirs:
+            h.update(f"d\0{name}\0{mode:o}\n".encode())
+        h.update(manifest_digest(self.manifest()).encode())
+        return h.hexdigest()
 
 
 def read_tree(root: Path) -> TaskTree:

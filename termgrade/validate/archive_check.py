@@ -11,26 +11,31 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.task.archive import list_archive, pack_task, pack_tree
-from termgrade.task.digest import FileEntry, manifest_digest, read_tree, task_manifest
+from termgrade.task.digest import FileEntry, TaskTree, manifest_digest, read_tree, task_manifest
+from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
-from termgrade.validate.rows_check import SplitInfo, iter_rows
+from termgrade.validate.rows_check import SplitInfo
 from termgrade.workers import map_in_workers
 
 TASK_SCHEMAS = frozenset({"env_task_row", "bandcentral_task_row"})
 _COLUMNS = ["task_id", "files", "archive", "archive_sha256", "task_digest"]
 
 
-def _check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
-               report: ValidationReport) -> None:
-    for finding in _row_findings(paths, rel, index, row):
-        report.add(finding)
+def _read(tree_dir: Path) -> TaskTree | None:
+    if not tree_dir.is_dir():
+        return None
+    try:
+        return read_tree(tree_dir)
+    except (OSError, ValueError):
+        return None
 
 
-def _row_passes(paths: RepoPaths, row: dict[str, Any]) -> bool:
+def _row_passes(row: dict[str, Any], tree: TaskTree) -> bool:
     """Whether the row passes every check of :func:`_row_findings`, from one read of its
     tree: the archive hashes right, the digest matches the manifest, and the tree has
     that manifest and packs to that archive byte for byte. Nothing more is needed: an
@@ -41,20 +46,45 @@ def _row_passes(paths: RepoPaths, row: dict[str, Any]) -> bool:
     manifest = [FileEntry(**f) for f in row["files"]]
     if manifest_digest(manifest) != row["task_digest"]:
         return False
-    tree_dir = paths.task_dir(row["task_id"])
-    if not tree_dir.is_dir():
-        return False
-    try:
-        tree = read_tree(tree_dir)
-    except (OSError, ValueError):
-        return False
     return tree.manifest() == manifest and pack_tree(tree) == archive
+
+
+def row_key(row: dict[str, Any], tree: TaskTree) -> str:
+    """The cache key of a row's pass: its archive and manifest columns and its tree's
+    contents (``archive:<row>:<tree>:<task id>``)."""
+    fields = json.dumps([row["task_id"], hashlib.sha256(row["archive"]).hexdigest(),
+                         row["archive_sha256"], row["task_digest"], row["files"]],
+                        sort_keys=True)
+    return (f"archive:{hashlib.sha256(fields.encode()).hexdigest()}:{tree.fingerprint()}:"
+            f"{row['task_id']}")
+
+
+@dataclasses.dataclass
+class RowResult:
+    findings: list[Finding]
+    passed: str | None = None
+    """The row's cache key when it passed."""
+    recalled: bool = False
+    """Passed because the key was cached (nothing was re-packed)."""
+
+
+def check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
+              cached: set[str] | frozenset[str] = frozenset()) -> RowResult:
+    """One task row, from one read of its tree; a pass whose key is in ``cached`` (the
+    same row columns and tree contents passed before) is not re-packed."""
+    tree = _read(paths.task_dir(row["task_id"]))
+    if tree is not None:
+        key = row_key(row, tree)
+        if key in cached:
+            return RowResult([], key, recalled=True)
+        if _row_passes(row, tree):
+            return RowResult([], key)
+    return RowResult(_row_findings(paths, rel, index, row))
 
 
 def _row_findings(paths: RepoPaths, rel: str, index: int,
                   row: dict[str, Any]) -> list[Finding]:
-    if _row_passes(paths, row):
-        return []
+    """Each thing wrong with a row that did not pass, named."""
     report = ValidationReport(root=str(paths.root))
     task_id = row["task_id"]
     archive: bytes = row["archive"]
@@ -96,50 +126,81 @@ PARALLEL_FROM = 200
 _RANGE = 64
 
 
-def check_row_ranges(items: list[list[Any]]) -> list[list[dict[str, Any]]]:
-    """Per ``[repo root, parquet file, first row, stop]`` item, the findings of those
-    rows as dicts; a worker's job (:mod:`termgrade.workers`): it reads the rows itself."""
+def check_row_ranges(items: list[list[Any]]) -> list[dict[str, Any]]:
+    """Per ``[repo root, parquet file, first row, stop, cached keys]`` item, its rows'
+    findings (as dicts), keys of passes, and keys recalled from the cache; a worker's job
+    (:mod:`termgrade.workers`): it reads the rows itself."""
     out = []
-    for root, file, first, stop in items:
+    tables: dict[str, pa.Table] = {}  # a file is read once per batch, not per item
+    for root, file, first, stop, cached in items:
         paths = RepoPaths(Path(root))
         path = Path(file)
-        table = pq.read_table(path, columns=_COLUMNS).slice(first, stop - first)
-        out.append([dataclasses.asdict(f)
-                    for index, row in enumerate(table.to_pylist(), start=first)
-                    for f in _row_findings(paths, paths.rel(path), index, row)])
+        if file not in tables:
+            tables[file] = pq.read_table(path, columns=_COLUMNS)
+        table = tables[file].slice(first, stop - first)
+        findings: list[dict[str, Any]] = []
+        passed: list[str] = []
+        recalled: list[str] = []
+        for index, row in enumerate(table.to_pylist(), start=first):
+            result = check_row(paths, paths.rel(path), index, row, frozenset(cached))
+            findings.extend(dataclasses.asdict(f) for f in result.findings)
+            if result.passed is not None:
+                (recalled if result.recalled else passed).append(result.passed)
+        out.append({"findings": findings, "passed": passed, "recalled": recalled})
     return out
 
 
+def _cached_by_task(memo: ValidationCache) -> dict[str, list[str]]:
+    by_task: dict[str, list[str]] = {}
+    for key in memo.passed:
+        if key.startswith("archive:"):
+            by_task.setdefault(key.split(":", 3)[3], []).append(key)
+    return by_task
+
+
 def _check_file(paths: RepoPaths, path: Path, report: ValidationReport, task_ids: set[str],
-                workers: int | None) -> None:
-    rel = paths.rel(path)
+                workers: int | None, memo: ValidationCache, used: set[str]) -> None:
     n_rows = pq.ParquetFile(path).metadata.num_rows
+    cached = _cached_by_task(memo) if memo.enabled else {}
+    ids = [str(t) for t in pq.read_table(path, columns=["task_id"])["task_id"]]
+    task_ids.update(ids)
     if workers == 1 or n_rows < PARALLEL_FROM:
-        for index, row in enumerate(iter_rows(path, _COLUMNS)):
-            task_ids.add(row["task_id"])
-            _check_row(paths, rel, index, row, report)
-        return
-    task_ids.update(str(t) for t in pq.read_table(path, columns=["task_id"])["task_id"])
-    items = [[str(paths.root), str(path), first, min(first + _RANGE, n_rows)]
-             for first in range(0, n_rows, _RANGE)]
-    for found in map_in_workers("termgrade.validate.archive_check:check_row_ranges", items,
-                                workers=workers):
-        for finding in found:
+        items = [[str(paths.root), str(path), 0, n_rows,
+                  [k for t in ids for k in cached.get(t, [])]]]
+        results = check_row_ranges(items)
+    else:
+        items = [[str(paths.root), str(path), first, min(first + _RANGE, n_rows),
+                  [k for t in ids[first:first + _RANGE] for k in cached.get(t, [])]]
+                 for first in range(0, n_rows, _RANGE)]
+        results = map_in_workers("termgrade.validate.archive_check:check_row_ranges", items,
+                                 workers=workers)
+    for result in results:
+        for finding in result["findings"]:
             report.add(Finding(**finding))
+        for key in result["recalled"]:
+            memo.hit(key)
+            used.add(key)
+        for key in result["passed"]:
+            memo.remember(key)
+            used.add(key)
 
 
 def check_archives(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport, *,
-                   workers: int | None = None) -> set[str]:
+                   workers: int | None = None, memo: ValidationCache | None = None,
+                   used: set[str] | None = None) -> set[str]:
     """Check every task row (a file of :data:`PARALLEL_FROM` rows or more by ``workers``
     processes, default :func:`termgrade.workers.default_workers`); return the task ids
-    seen."""
+    seen. With ``memo``, a row whose columns and tree are unchanged since it passed is not
+    re-packed; ``used`` collects the cache keys this run relied on or earned."""
+    memo = memo or ValidationCache(paths, enabled=False)
+    used = used if used is not None else set()
     before = len(report.findings)
     task_ids: set[str] = set()
     for info in infos:
         if info.row_schema not in TASK_SCHEMAS:
             continue
         for path in info.files:
-            _check_file(paths, path, report, task_ids, workers)
+            _check_file(paths, path, report, task_ids, workers, memo, used)
     if paths.tasks_dir.is_dir():
         for tree in sorted(p for p in paths.tasks_dir.iterdir() if p.is_dir()):
             if tree.name not in task_ids:

@@ -43,7 +43,7 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     infos = check_rows(paths, configs, report, memo, used)
     if load:
         check_load(paths, infos, report, memo, used)
-    task_ids = check_archives(paths, infos, report)
+    task_ids = check_archives(paths, infos, report, memo=memo, used=used)
     check_registry(paths, task_ids, report)
     if secrets:
         if secrets_baseline is None and paths.secrets_baseline.is_file():
