@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import string
 from pathlib import Path
 
@@ -153,3 +154,57 @@ def test_the_predictions_are_not_vacuous() -> None:
     assert secrets_scan._fails(ConfigFileTransformer(), "plain text\n")
     assert secrets_scan._fails(ConfigFileTransformer(), "[s]\na = 1\nnot an option\n")
     assert not secrets_scan._fails(ConfigFileTransformer(), "[s]\npassword = hunter2\n")
+
+
+def _needled_patterns() -> list[tuple[re.Pattern[str], bool, tuple[str, ...]]]:
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        sieves = secrets_scan._sieves()
+    assert sieves is not None
+    found = []
+    for sieve in sieves:
+        for pattern in sieve.patterns:
+            needles = secrets_scan.required_literals(pattern)
+            if needles is not None:
+                found.append((pattern, sieve.lowered, needles))
+    return found
+
+
+def test_most_plugin_patterns_have_required_strings() -> None:
+    found = _needled_patterns()
+    assert len(found) >= 25, [p.pattern for p, _, _ in found]
+    github = [n for p, _, n in found if p.pattern.startswith("(ghp|")]
+    assert github == [("gho", "ghp", "ghr", "ghs", "ghu")]
+
+
+@pytest.mark.parametrize("index", range(40))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_match_of_a_plugin_pattern_holds_one_of_its_required_strings(
+        index: int, data: st.DataObject) -> None:
+    """The needle test skips a pattern on a text only where the pattern cannot match:
+    texts that hold a match, generated from the pattern itself, always hold a needle."""
+    found = _needled_patterns()
+    if index >= len(found):
+        return
+    pattern, lowered, needles = found[index]
+    text = data.draw(st.from_regex(pattern, fullmatch=False))
+    assert pattern.search(text)
+    folded = lowered or pattern.flags & re.IGNORECASE
+    hay = text.translate(secrets_scan._ASCII_LOWER) if folded and not lowered else text
+    assert any(needle in hay for needle in needles), (pattern.pattern, text)
+
+
+@pytest.mark.parametrize(("pattern", "flags", "needles"), [
+    (r"abc|abd", 0, ("abc", "abd")),
+    (r"x(?:foo|bar)+y", 0, ("bar", "foo")),
+    (r"[ab]cd", 0, ("acd", "bcd")),
+    (r"FOO\d", re.IGNORECASE, ("foo",)),
+    (r"ab?c", 0, None),  # nothing of 3 characters is required
+    (r"(?:abc)?x", 0, None),
+    (r"abc|\d+", 0, None),
+])
+def test_required_literals_of_small_patterns(pattern: str, flags: int,
+                                             needles: tuple[str, ...] | None) -> None:
+    assert secrets_scan.required_literals(re.compile(pattern, flags)) == needles

@@ -11,6 +11,10 @@ when, after the transformers detect-secrets applies (YAML, INI), it
 - holds a run of an entropy plugin's characters whose entropy, by that plugin's own
   function, exceeds its limit (the quoted strings it scores are such runs).
 
+A pattern is not run at all on a text that holds none of the strings every match of it
+must hold (:func:`required_literals`, read from the pattern by ``re``'s own parser), so
+most of the ~45 patterns are one substring test per file.
+
 Only candidates, each with the line before it (the allowlist pragma's context), go
 through detect-secrets' own line processing, so every finding, and every filter and
 allowlist decision, is detect-secrets'. A plugin of a kind not known here turns the gate
@@ -23,6 +27,7 @@ pyproject.toml.
 from __future__ import annotations
 
 import bisect
+import importlib
 import io
 import itertools
 import math
@@ -48,8 +53,10 @@ GATES: dict[str, tuple[tuple[str, ...], bool]] = {
     "SoftlayerDetector": ((_VALUE_AFTER_KEYWORD, r"api\.softlayer\.com"), True),
     "ArtifactoryDetector": ((r"AKC[a-zA-Z0-9]{10}|AP[\dABCDEF][a-zA-Z0-9]{8}",), False),
     "MailchimpDetector": ((r"-us[0-9]",), False),
-    "TelegramBotTokenDetector": ((r"\d:[0-9A-Za-z_-]{35}",), False),
-    "IPPublicDetector": ((r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",), False),
+    # Those below start at a plain character: re finds where to try them at C speed.
+    "TelegramBotTokenDetector": ((r":[0-9A-Za-z_-]{35}",), False),
+    "IPPublicDetector": ((r"\.[0-9]{1,3}\.[0-9]{1,3}\.",), False),
+    "DiscordBotTokenDetector": ((r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}",), False),
     "SlackDetector": ((r"xox[abposr]-", r"hooks\.slack\.com"), True),
     "StripeDetector": ((r"k_live_",), False),
 }
@@ -87,6 +94,69 @@ def _keyword_pattern(words: Iterable[str]) -> str:
 def _compiled(pattern: str) -> re.Pattern[str]:
     """One compiled object per pattern: sieves that share one share its matches."""
     return re.compile(pattern)
+
+
+MIN_NEEDLE = 3
+"""Shorter required strings are in too many texts to be worth looking for."""
+
+
+@cache
+def required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Strings at least one of which every match of ``pattern`` holds, read from its
+    parsed form (``re``'s own parser), or None when no such set of strings of
+    :data:`MIN_NEEDLE` or more ASCII characters is found. For an IGNORECASE pattern they
+    are lowercase and meant for ASCII-lowered text (:data:`_ASCII_LOWER`)."""
+    parser: Any = importlib.import_module("re._parser")
+    ops: Any = importlib.import_module("re._constants")
+    repeats = {ops.MAX_REPEAT, ops.MIN_REPEAT, getattr(ops, "POSSESSIVE_REPEAT", ops.MAX_REPEAT)}
+    fold = bool(pattern.flags & re.IGNORECASE)
+
+    def better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+        if a is None or b is None:
+            return a if b is None else b
+        return max(a, b, key=lambda s: (min(map(len, s)), -len(s)))
+
+    def plain(op: Any, arg: Any) -> list[str] | None:
+        """The strings a character, a class of a few characters, or alternatives of
+        plain strings can match; None for anything else."""
+        if op is ops.LITERAL:
+            return [chr(arg)]
+        if op is ops.IN and len(arg) <= 8 and all(o is ops.LITERAL for o, _ in arg):
+            return [chr(code) for _, code in arg]
+        if op is ops.BRANCH and all(all(o is ops.LITERAL for o, _ in branch)
+                                    for branch in arg[1]):
+            return ["".join(chr(code) for _, code in branch) for branch in arg[1]]
+        return None
+
+    def sequence(items: Any) -> frozenset[str] | None:
+        best: frozenset[str] | None = None
+        run: set[str] = {""}  # the strings a run of plain characters can be
+        for op, arg in [*items, (None, None)]:
+            choices = plain(op, arg) if op is not None else None
+            if choices is not None and len(run) * len(choices) <= 64:
+                run = {head + c for head in run for c in choices}
+                continue
+            if run != {""}:
+                best = better(best, frozenset(run))
+                run = {""}
+            if choices is not None:
+                continue
+            found: frozenset[str] | None = None
+            if op is ops.BRANCH:
+                branches = [sequence(branch) for branch in arg[1]]
+                if all(b is not None for b in branches):
+                    found = frozenset().union(*branches)  # type: ignore[arg-type]
+            elif op in repeats and arg[0] >= 1:
+                found = sequence(arg[2])
+            elif op is ops.SUBPATTERN and not (arg[1] or arg[2]):  # no local flags
+                found = sequence(arg[3])
+            best = better(best, found)
+        return best
+
+    found = sequence(parser.parse(pattern.pattern, pattern.flags).data)
+    if not found or min(map(len, found)) < MIN_NEEDLE or not all(s.isascii() for s in found):
+        return None
+    return tuple(sorted(s.lower() if fold else s for s in found))
 
 
 @lru_cache(maxsize=1)
@@ -161,7 +231,9 @@ def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
             return memo[key]
         searched = lower if on_lowered else text
         lines_hit: set[int] = set()
-        if all(needle not in searched for needle in NEEDLES.get(pattern.pattern, ("",))):
+        needles = NEEDLES.get(pattern.pattern) or required_literals(pattern)
+        hay = lower if on_lowered or pattern.flags & re.IGNORECASE else text
+        if needles and all(needle not in hay for needle in needles):
             memo[key] = lines_hit
             return lines_hit
         for match in pattern.finditer(searched):
