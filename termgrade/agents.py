@@ -100,6 +100,15 @@ def run_model(agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
                     infrastructure_error=transcript.endpoint_error)
 
 
+def require_runnable(agent: Agent, task: Task) -> None:
+    """Refuse, before any container starts, an agent the task cannot run: the oracle of
+    a task that ships no reference solution."""
+    if agent is AgentName.ORACLE and not task.has_solution:
+        raise TaskLoadError(task.paths.solve_script,
+                            "missing: the task ships no reference solution, so the oracle "
+                            "cannot run", fix="add solution/solve.sh, or run another agent")
+
+
 def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
     """Run the agent phase. No ``/tests`` exists in the container while it runs."""
     if agent is AgentName.NOP:
@@ -114,10 +123,7 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
         entry = CONTAINER.solution_dir / agent.script.name
         shown = str(agent.script)
     else:
-        if not task.has_solution:
-            raise TaskLoadError(task.paths.solve_script,
-                                "missing: the task ships no reference solution, so the oracle "
-                                "cannot run", fix="add solution/solve.sh, or run another agent")
+        require_runnable(agent, task)
         sandbox.copy_in(task.paths.solution_dir, CONTAINER.solution_dir)
         entry = PurePosixPath(f"{CONTAINER.solution_dir}/solve.sh")
         shown = str(task.paths.solve_script)

@@ -42,6 +42,16 @@ def _pull(ref: str) -> str | None:
         return None
 
 
+def image_available(ref: str) -> bool:
+    """Whether ``ref`` is here, or pulled now (when pulling is on; TermGrade's own base
+    image is never pulled: it is built)."""
+    if image_exists(ref):
+        return True
+    if ref == SETTINGS.base_image or not SETTINGS.pull:
+        return False
+    return _pull(ref) is None
+
+
 def ensure_from_images(task: Task) -> None:
     """Make every image the task's Dockerfile starts FROM present: the shared base image
     must have been built; any other is pulled when the registry is reachable. Raises

@@ -225,6 +225,46 @@ def test_a_task_from_a_local_third_party_image_builds_and_verifies(
     assert record.verdict is Verdict.VERIFIED, record.error
 
 
+@pytest.mark.docker
+@pytest.mark.usefixtures("no_pull")
+def test_grade_refuses_tasks_whose_base_image_is_missing_before_any_request(
+        tmp_path: Path) -> None:
+    from termgrade.agent import Endpoint, ScaffoldConfig
+    from termgrade.agents import ModelAgent
+    from termgrade.grade import grade_model
+    from termgrade.grade.preflight import apply_image_policy, unavailable_images
+
+    tasks = tmp_path / "tasks"
+    dirs = {"Unreachable_A": termigen_task(tasks, "Unreachable_A"),
+            "Unreachable_B": termigen_task(tasks, "Unreachable_B"),
+            "ours": write_task(tasks, "ours")}
+    registry = "ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"
+    assert unavailable_images(dirs) == {registry: ["Unreachable_A", "Unreachable_B"]}
+    assert apply_image_policy(dirs, "skip") == {"ours": dirs["ours"]}
+    agent = ModelAgent(Endpoint(base_url="http://127.0.0.1:9/v1", model="scripted-none"),
+                       ScaffoldConfig())
+    with pytest.raises(OptionError) as caught:
+        grade_model([tasks], agent, tmp_path / "out", k=1, progress=False,
+                    internet_tasks="offline")
+    message = str(caught.value)
+    assert f"{registry} (2 task(s): Unreachable_A, Unreachable_B)" in message
+    assert "docker load" in message and "--missing-images skip" in message
+    assert not (tmp_path / "out" / "trials.jsonl").exists()
+
+
+def test_the_oracle_of_a_task_without_a_solution_is_refused_before_any_container(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.agents import AgentName
+    from termgrade.grading import trial
+
+    def no_container(*args: object) -> None:
+        raise AssertionError("a container was started")
+    monkeypatch.setattr(trial, "_start", no_container)
+    task = load_task(termigen_task(tmp_path, "No_Solution"))
+    with pytest.raises(TaskLoadError, match="no reference solution"):
+        trial.run_task(task, "termgrade/base:local", AgentName.ORACLE)
+
+
 def test_a_failing_worker_is_a_clear_error() -> None:
     from termgrade.errors import TermGradeError
     from termgrade.workers import map_in_workers

@@ -49,6 +49,10 @@ def register(app: typer.Typer) -> None:
             "refuse", "--internet-tasks", help="Tasks whose task.toml sets allow_internet = "
             "true (TermGrade never gives the network): refuse (stop and list them), skip, or "
             "offline (grade them offline all the same)."),
+        missing_images: str = typer.Option(
+            "refuse", "--missing-images", help="Tasks whose Dockerfile starts FROM an image "
+            "that is neither here nor pullable: refuse (stop and name the image and how to "
+            "provide it) or skip them. Checked up front on a local pool."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
 
@@ -70,13 +74,20 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"{internet_tasks!r}: choose one of "
                                      f"{', '.join(INTERNET_POLICIES)}",
                                      param_hint="--internet-tasks")
+        from termgrade.grade.preflight import IMAGE_POLICIES, ImagePolicy
+
+        if missing_images not in IMAGE_POLICIES:
+            raise typer.BadParameter(f"{missing_images!r}: choose one of "
+                                     f"{', '.join(IMAGE_POLICIES)}",
+                                     param_hint="--missing-images")
         rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
         STDERR.print(f"running {pool.slots} trial(s) at once on {where}")
         report = grade_model(paths or [Path("environments")], ModelAgent(endpoint, config),
                              out_dir, k=k, adaptive=rule, pool=pool,
-                             internet_tasks=cast(InternetPolicy, internet_tasks))
+                             internet_tasks=cast(InternetPolicy, internet_tasks),
+                             missing_images=cast(ImagePolicy, missing_images))
         table = Table(title=f"termgrade grade {model}")
         for column in ("trials", "counted", "passed", "pass rate", "lost", "saved vs fixed k",
                        "wall"):

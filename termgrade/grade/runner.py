@@ -24,6 +24,7 @@ from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSu
 from termgrade.grade.executors import Pool, local_pool
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
+from termgrade.grade.preflight import ImagePolicy, apply_image_policy
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
 from termgrade.progress import track
 from termgrade.records.trial import TrialRecord
@@ -122,18 +123,22 @@ def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
 def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = 8,
           adaptive: AdaptiveRule | None = None, pool: Pool | None = None, workers: int = 4,
           max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
-          internet_tasks: InternetPolicy = "refuse",
+          internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
           run: Callable[[TrialJob], TrialRecord] = run_job) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
     ``pool``: where trials run (default: ``workers`` local threads). ``internet_tasks``:
     what to do with tasks that ask for the network (:mod:`termgrade.task.network`).
+    ``missing_images``: what to do with tasks whose FROM image is neither here nor
+    pullable, checked up front when the trials build here (:mod:`.preflight`).
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
     """
     try:
         task_dirs = apply_internet_policy(
             {path.name: path.resolve() for path in discover_tasks(*task_roots)}, internet_tasks)
+        if run is run_job and (pool is None or pool.where == "local"):
+            task_dirs = apply_image_policy(task_dirs, missing_images)
     except TermGradeError:
         if pool is not None:
             pool.shutdown()

@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from termgrade.agents import Agent, AgentRun, agent_label, grader_paths, run_agent
+from termgrade.agents import (
+    Agent,
+    AgentRun,
+    agent_label,
+    grader_paths,
+    require_runnable,
+    run_agent,
+)
 from termgrade.errors import SandboxError, VerifierError
 from termgrade.grading import attestation as attest
 from termgrade.grading.carry import add_bytes, add_dir, carry_archive, open_archive
@@ -135,6 +142,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
 
     ``keep`` leaves both containers for inspection instead of removing them.
     """
+    require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
     durations: dict[str, float] = {}

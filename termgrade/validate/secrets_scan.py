@@ -159,6 +159,17 @@ def required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     return tuple(sorted(s.lower() if fold else s for s in found))
 
 
+@cache
+def _needles(pattern: re.Pattern[str], on_lowered: bool) -> tuple[tuple[str, ...], bool]:
+    """The strings one of which a text must hold for ``pattern`` to match it (none:
+    always run it), and whether to look for them in the ASCII-lowered text."""
+    given = NEEDLES.get(pattern.pattern)
+    if given is not None:
+        return given, on_lowered
+    return (required_literals(pattern) or (),
+            on_lowered or bool(pattern.flags & re.IGNORECASE))
+
+
 @lru_cache(maxsize=1)
 def _sieves() -> tuple[_Sieve, ...] | None:
     """Every plugin's sieve; None when a plugin is of a kind not known here."""
@@ -231,8 +242,8 @@ def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
             return memo[key]
         searched = lower if on_lowered else text
         lines_hit: set[int] = set()
-        needles = NEEDLES.get(pattern.pattern) or required_literals(pattern)
-        hay = lower if on_lowered or pattern.flags & re.IGNORECASE else text
+        needles, in_lowered = _needles(pattern, on_lowered)
+        hay = lower if in_lowered else text
         if needles and all(needle not in hay for needle in needles):
             memo[key] = lines_hit
             return lines_hit
