@@ -1,0 +1,108 @@
+"""The answer format: strict parsing, confinement to the candidate directory, size caps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from termgrade.generate.answer import MAX_FILE_BYTES, AnswerError, parse_answer, split_blocks
+from termgrade.generate.paths import write_task
+
+BASE = "termgrade/base:local"
+TOML = ('schema_version = "1.4"\n[metadata]\ndomain = "text"\ndifficulty = "easy"\n'
+        'author = "a"\nsource = "generated"\n')
+
+
+def block(path: str, text: str) -> str:
+    return f"=== file: {path} ===\n{text}=== end ===\n"
+
+
+def answer(**overrides: str | None) -> str:
+    files = {"task.toml": TOML, "instruction.md": "Do it.\n",
+             "environment/Dockerfile": f"FROM {BASE}\nWORKDIR /app\n",
+             "tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+             "tests/test_outputs.py": "def test_x():\n    assert True\n",
+             "solution/solve.sh": "#!/bin/bash\ntrue\n"}
+    for key, value in overrides.items():
+        path = key.replace("__", "/").replace("_DOT_", ".")
+        if value is None:
+            files.pop(path, None)
+        else:
+            files[path] = value
+    return "\n".join(block(p, t) for p, t in files.items())
+
+
+def parse(text: str) -> dict[str, str]:
+    return parse_answer(text, base_image=BASE, domain="text", difficulty="easy").files
+
+
+def test_a_well_formed_answer_parses_verbatim() -> None:
+    files = parse(answer())
+    assert files["environment/Dockerfile"] == f"FROM {BASE}\nWORKDIR /app\n"
+    assert set(files) == {"task.toml", "instruction.md", "environment/Dockerfile",
+                          "tests/test.sh", "tests/test_outputs.py", "solution/solve.sh"}
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("Sure! Here is your task.\n" + "=== file: a ===\nx\n=== end ===\n", "outside a file block"),
+    ("```\n=== file: task.toml ===\nx\n=== end ===\n```\n", "outside a file block"),
+    ("=== file: task.toml ===\nx\n", "never ends"),
+    ("=== file: task.toml ===\nx\n=== file: instruction.md ===\n", "before task.toml ended"),
+    ("=== file: task.toml ===\n=== end ===\n=== file: task.toml ===\n=== end ===\n", "twice"),
+    ("", "no file block"),
+    ("I cannot help with that.", "outside a file block"),
+])
+def test_malformed_answers_are_answer_errors(text: str, reason: str) -> None:
+    with pytest.raises(AnswerError, match=reason):
+        parse(text)
+
+
+@pytest.mark.parametrize("path", ["../escape.txt", "/etc/passwd", "tests/../../x",
+                                  "environment/.hidden", "notes.txt", "home/x.py",
+                                  "tests\\x.py", "tests/a b.py", "solution/~/x"])
+def test_paths_outside_the_task_are_refused(path: str) -> None:
+    with pytest.raises(AnswerError, match="only|absolute|part|top-level|files go"):
+        parse(answer() + block(path, "x\n"))
+
+
+def test_sizes_are_capped() -> None:
+    with pytest.raises(AnswerError, match=f"at most {MAX_FILE_BYTES}"):
+        parse(answer(instruction_DOT_md="x" * (MAX_FILE_BYTES + 1) + "\n"))
+    many = answer() + "".join(block(f"environment/d{i}.txt", "x\n") for i in range(40))
+    with pytest.raises(AnswerError, match="at most 32"):
+        parse(many)
+    big = answer() + "".join(block(f"environment/d{i}.txt", "x" * 60_000 + "\n") for i in range(5))
+    with pytest.raises(AnswerError, match="the task is"):
+        parse(big)
+
+
+def test_required_files_base_image_and_metadata() -> None:
+    with pytest.raises(AnswerError, match="solution/solve.sh"):
+        parse(answer(solution__solve_DOT_sh=None))
+    with pytest.raises(AnswerError, match="FROM ubuntu:22.04"):
+        parse(answer(environment__Dockerfile="FROM ubuntu:22.04\n"))
+    with pytest.raises(AnswerError, match="difficulty is 'hard'"):
+        parse(answer(task_DOT_toml=TOML.replace('"easy"', '"hard"')))
+    with pytest.raises(AnswerError, match="not valid TOML"):
+        parse(answer(task_DOT_toml="[metadata\n"))
+    with pytest.raises(AnswerError, match="allow_internet"):
+        parse(answer(task_DOT_toml=TOML + "[environment]\nallow_internet = true\n"))
+
+
+def test_blocks_keep_text_verbatim() -> None:
+    text = "=== file: instruction.md ===\n  indented\n\nlast line\n=== end ===\n\n"
+    assert split_blocks(text) == {"instruction.md": "  indented\n\nlast line\n"}
+
+
+def test_write_task_replaces_the_directory_and_stays_inside(tmp_path: Path) -> None:
+    target = tmp_path / "work" / "gen-x"
+    write_task(parse_answer(answer(), base_image=BASE, domain="text", difficulty="easy"),
+               target)
+    (target / "stale.txt").write_text("from an earlier round")
+    write_task(parse_answer(answer(), base_image=BASE, domain="text", difficulty="easy"),
+               target)
+    assert not (target / "stale.txt").exists()
+    assert (target / "tests" / "test.sh").stat().st_mode & 0o111
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["gen-x"]
+    assert not list(tmp_path.glob("escape*"))
