@@ -62,7 +62,7 @@ def test_malformed_answers_are_answer_errors(text: str, reason: str) -> None:
                                   "environment/.hidden", "notes.txt", "home/x.py",
                                   "tests\\x.py", "tests/a b.py", "solution/~/x"])
 def test_paths_outside_the_task_are_refused(path: str) -> None:
-    with pytest.raises(AnswerError, match="only|absolute|part|top-level|files go"):
+    with pytest.raises(AnswerError, match=r"only|absolute|part|top-level|files go"):
         parse(answer() + block(path, "x\n"))
 
 
@@ -78,9 +78,9 @@ def test_sizes_are_capped() -> None:
 
 
 def test_required_files_base_image_and_metadata() -> None:
-    with pytest.raises(AnswerError, match="solution/solve.sh"):
+    with pytest.raises(AnswerError, match=r"solution/solve\.sh"):
         parse(answer(solution__solve_DOT_sh=None))
-    with pytest.raises(AnswerError, match="FROM ubuntu:22.04"):
+    with pytest.raises(AnswerError, match=r"FROM ubuntu:22\.04"):
         parse(answer(environment__Dockerfile="FROM ubuntu:22.04\n"))
     with pytest.raises(AnswerError, match="difficulty is 'hard'"):
         parse(answer(task_DOT_toml=TOML.replace('"easy"', '"hard"')))
