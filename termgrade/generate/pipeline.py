@@ -34,6 +34,7 @@ from termgrade.generate.records import CandidateRecord, Outcome
 from termgrade.generate.spec import CandidateSpec
 from termgrade.journal import JsonlJournal
 from termgrade.progress import track
+from termgrade.retry import RetryPolicy
 from termgrade.settings import SETTINGS
 from termgrade.verify.runner import safe_verify_task
 
@@ -80,11 +81,14 @@ def generate_tasks(
     params: dict[str, Any] | None = None,
     verify: Verifier | None = None,
     audit_settings: AuditSettings | None = None,
+    retry: RetryPolicy | None = None,
 ) -> GenerationReport:
     """Generate, verify, repair and audit every candidate of ``specs`` into ``out_dir``.
 
     ``verify``: replaces the Docker execution filter
-    (:func:`~termgrade.verify.runner.safe_verify_task` with ``repeat`` oracle runs)."""
+    (:func:`~termgrade.verify.runner.safe_verify_task` with ``repeat`` oracle runs);
+    ``retry``: the client's retry policy for infrastructure failures (default: the
+    client's)."""
     if max_repairs < 0 or max_requests < 1 or max_containers < 1:
         raise OptionError("max_repairs must be >= 0, max_requests and max_containers >= 1",
                           fix="pass --max-repairs 0 or more, --max-requests/--max-containers "
@@ -92,7 +96,8 @@ def generate_tasks(
     began = time.monotonic()
     paths = GenerationPaths(Path(out_dir))
     prompts = Prompts.load(prompts_version)
-    client = ChatClient(replace(endpoint, max_in_flight=max_requests))
+    client = ChatClient(replace(endpoint, max_in_flight=max_requests),
+                        **({"retry": retry} if retry is not None else {}))
     settings = LoopSettings(
         client=client, prompts=prompts, paths=paths,
         verify=verify or (lambda path: safe_verify_task(path, repeat=repeat)),

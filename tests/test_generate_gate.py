@@ -1,0 +1,96 @@
+"""Without Docker: the audit gate over written candidates, and an endpoint failure
+recorded (not raised) and redone on resume, against a real loopback server."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from termgrade.agent.client import Endpoint
+from termgrade.generate import expand, generate_tasks, load_spec, parse_answer
+from termgrade.generate.funnel import stages_reached
+from termgrade.generate.gate import audit_candidates
+from termgrade.generate.paths import write_task
+from termgrade.retry import RetryPolicy
+from termgrade.verify.record import VerifyRecord
+from tests.support.scripted_generators import (
+    BASE,
+    DIFFICULTY,
+    DOMAIN,
+    IMPORTS_SOLUTION,
+    REPO,
+    VALID,
+    ScriptedGenerators,
+    corpus_copy,
+    spec_yaml,
+)
+
+
+def written(tmp_path: Path, name: str, text: str) -> Path:
+    target = tmp_path / "work" / name
+    write_task(parse_answer(text, base_image=BASE, domain=DOMAIN, difficulty=DIFFICULTY),
+               target)
+    return target
+
+
+def test_gate_drops_in_process_imports_copies_and_the_second_of_a_pair(tmp_path: Path) -> None:
+    dirs = [written(tmp_path, "gen-a", VALID), written(tmp_path, "gen-b", VALID),
+            written(tmp_path, "gen-c", IMPORTS_SOLUTION),
+            written(tmp_path, "gen-d", corpus_copy(REPO / "environments" / "word-frequency"))]
+    findings = audit_candidates(dirs, corpus=[REPO / "environments"])
+    assert findings["gen-a"] == []  # the first of a near-duplicate pair is kept
+    assert any("near-duplicate of candidate gen-a" in f for f in findings["gen-b"])
+    assert any(f.startswith("agent_code_isolated:") for f in findings["gen-c"])
+    assert any("near-duplicate of corpus task word-frequency" in f for f in findings["gen-d"])
+    assert audit_candidates(dirs[2:3], against=[REPO / "environments"])["gen-c"] == [
+        f for f in findings["gen-c"] if f.startswith("agent_code_isolated")]
+    bench = tmp_path / "bench"
+    written(bench, "tb-sum", VALID)
+    flagged = audit_candidates(dirs[:1], against=[bench / "work"])
+    assert any(f.startswith("contamination:") and "tb-sum" in f for f in flagged["gen-a"])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def never_verify(path: Path) -> VerifyRecord:
+    raise AssertionError(f"nothing should be verified: {path}")
+
+
+def test_endpoint_failure_is_a_record_and_resume_redoes_it(tmp_path: Path) -> None:
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(spec_yaml(["scripted-valid", "scripted-garbage"]))
+    specs = expand(load_spec(spec_file))
+    with ScriptedGenerators() as server:
+        wrong = Endpoint(f"http://127.0.0.1:{free_port()}/v1", server.model, api_key_env=None)
+        report = generate_tasks(specs, endpoint=wrong, out_dir=tmp_path / "out",
+                                max_repairs=1, progress=False, verify=never_verify,
+                                retry=RetryPolicy(attempts=2, base_s=0.01, max_s=0.01))
+        assert [r.outcome for r in report.records] == ["endpoint_error", "endpoint_error"]
+        assert "gave up after 2 tries" in (report.records[0].rounds[0].endpoint_error or "")
+        assert [stages_reached(r) for r in report.records] == [1, 1]
+        assert report.funnel.counts["kept"] == 0 and report.funnel.drops == {
+            "endpoint_error": 2}
+        assert (tmp_path / "out" / "funnel.png").is_file()
+        # Resumed against the right endpoint, the failed candidate is redone (the garbage
+        # generator: no Docker needed).
+        right = Endpoint(server.url, server.model, api_key_env=None)
+        again = generate_tasks(specs[1:], endpoint=right, out_dir=tmp_path / "out",
+                               max_repairs=1, progress=False, resume=True,
+                               verify=never_verify)
+        assert again.resumed == 0
+        assert [r.outcome for r in again.records] == ["unparsable"]
+        assert len(again.records[0].rounds) == 2
+
+
+def test_bad_limits_are_refused(tmp_path: Path) -> None:
+    from termgrade.errors import OptionError
+
+    with pytest.raises(OptionError, match="max_requests"):
+        generate_tasks([], endpoint=Endpoint("http://127.0.0.1:9/v1", "m"),
+                       out_dir=tmp_path, max_requests=0)
