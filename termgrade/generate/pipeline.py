@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from termgrade.agent.client import ChatClient, Endpoint
+from termgrade.agent.client import DEFAULT_RETRY, ChatClient, Endpoint
 from termgrade.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from termgrade.audit import AuditSettings
 from termgrade.errors import OptionError
@@ -97,7 +97,7 @@ def generate_tasks(
     paths = GenerationPaths(Path(out_dir))
     prompts = Prompts.load(prompts_version)
     client = ChatClient(replace(endpoint, max_in_flight=max_requests),
-                        **({"retry": retry} if retry is not None else {}))
+                        retry=retry or DEFAULT_RETRY)
     settings = LoopSettings(
         client=client, prompts=prompts, paths=paths,
         verify=verify or (lambda path: safe_verify_task(path, repeat=repeat)),
