@@ -12,6 +12,8 @@ import pytest
 from termgrade.agent.client import Endpoint
 from termgrade.generate import expand, generate_tasks, load_spec
 from termgrade.generate.records import CandidateRecord
+from termgrade.sandbox.engine import image_exists
+from termgrade.task.model import image_tag_for
 from tests.support.scripted_generators import (
     GARBAGE,
     REPO,
@@ -93,6 +95,9 @@ def test_scripted_generators_through_verify_and_audit(tmp_path: Path) -> None:
         assert sorted(p.name for p in (out / "kept").iterdir()) == sorted(
             [valid.candidate_id, repaired.candidate_id])
         assert (out / "kept" / valid.candidate_id / "environment" / "numbers.txt").is_file()
+
+        # Each candidate's image was removed after its verify.
+        assert not image_exists(image_tag_for(valid.candidate_id))
 
         # Resume: every candidate comes from the journal, no request is sent again.
         again = generate_tasks(specs, endpoint=endpoint, out_dir=out, max_repairs=1,

@@ -84,6 +84,8 @@ def register(app: typer.Typer) -> None:
                                               help="Completion tokens per answer."),
         api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
                                         help="Environment variable holding the API key."),
+        keep_images: bool = typer.Option(False, "--keep-images", help="Keep each candidate's "
+                                         "image after verify (default: removed)."),
         as_json: bool = typer.Option(False, "--json", help="Print funnel.json on stdout."),
     ) -> None:
         """Generate tasks with a model, repair them against the execution filter, audit.
@@ -102,7 +104,8 @@ def register(app: typer.Typer) -> None:
             expand(load_spec(spec)), endpoint=endpoint, out_dir=out_dir,
             max_repairs=max_repairs, repeat=repeat, corpus=corpus, against=against,
             max_requests=max_requests, max_containers=max_containers, resume=resume,
-            prompts_version=prompts, min_tests=min_tests, params=params)
+            prompts_version=prompts, min_tests=min_tests, params=params,
+            keep_images=keep_images)
         if as_json:
             typer.echo(json.dumps(report.funnel.model_dump(mode="json"), sort_keys=True))
         render(report)

@@ -11,6 +11,7 @@ histories, records and funnel are written.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import threading
@@ -36,6 +37,8 @@ from termgrade.journal import JsonlJournal
 from termgrade.progress import track
 from termgrade.retry import RetryPolicy
 from termgrade.settings import SETTINGS
+from termgrade.task.model import image_tag_for
+from termgrade.verify.record import VerifyRecord
 from termgrade.verify.runner import safe_verify_task
 
 
@@ -57,10 +60,25 @@ class GenerationReport:
         return done * 3600.0 / self.wall_s if self.wall_s > 0 else 0.0
 
 
-def _same_request(old: CandidateRecord, spec: CandidateSpec, model: str, version: str) -> bool:
+def _same_request(old: CandidateRecord, spec: CandidateSpec, model: str, version: str,
+                  paths: GenerationPaths) -> bool:
+    """A journaled candidate can be kept: it asked for the same thing, did not fail on the
+    endpoint, and (verified) its task directory is still there for the audit."""
     return (old.domain, old.difficulty, old.topic, old.model, old.prompts_version) == (
         spec.domain, spec.difficulty, spec.topic, model, version) \
-        and old.outcome != Outcome.ENDPOINT_ERROR.value
+        and old.outcome != Outcome.ENDPOINT_ERROR.value \
+        and (not old.verified or paths.task_dir(old.candidate_id).is_dir())
+
+
+def verify_and_clean(path: Path, *, repeat: int, keep_images: bool = False) -> VerifyRecord:
+    """The execution filter on one candidate; its image is removed afterwards (a run of
+    thousands of candidates would otherwise fill the disk) unless ``keep_images``."""
+    record = safe_verify_task(path, repeat=repeat)
+    if not keep_images:
+        from termgrade.sandbox.engine import remove_image
+
+        remove_image(image_tag_for(path.name))
+    return record
 
 
 def generate_tasks(
@@ -82,11 +100,13 @@ def generate_tasks(
     verify: Verifier | None = None,
     audit_settings: AuditSettings | None = None,
     retry: RetryPolicy | None = None,
+    keep_images: bool = False,
 ) -> GenerationReport:
     """Generate, verify, repair and audit every candidate of ``specs`` into ``out_dir``.
 
     ``verify``: replaces the Docker execution filter
     (:func:`~termgrade.verify.runner.safe_verify_task` with ``repeat`` oracle runs);
+    ``keep_images``: keep each candidate's image after verify (default: removed).
     ``retry``: the client's retry policy for infrastructure failures (default: the
     client's)."""
     if max_repairs < 0 or max_requests < 1 or max_containers < 1:
@@ -100,7 +120,8 @@ def generate_tasks(
                         retry=retry or DEFAULT_RETRY)
     settings = LoopSettings(
         client=client, prompts=prompts, paths=paths,
-        verify=verify or (lambda path: safe_verify_task(path, repeat=repeat)),
+        verify=verify or functools.partial(verify_and_clean, repeat=repeat,
+                                           keep_images=keep_images),
         base_image=SETTINGS.base_image, max_repairs=max_repairs, min_tests=min_tests,
         containers=threading.BoundedSemaphore(max_containers), params=dict(params or {}))
     journal = JsonlJournal(paths.journal, CandidateRecord, key="candidate_id")
@@ -111,7 +132,7 @@ def generate_tasks(
     todo = []
     for spec in specs:
         old = done.get(spec.candidate_id)
-        if old is not None and _same_request(old, spec, endpoint.model, prompts.version):
+        if old is not None and _same_request(old, spec, endpoint.model, prompts.version, paths):
             results[spec.candidate_id] = old.model_copy(
                 update={"audit_findings": [], "audited": False})
         else:
