@@ -3,9 +3,11 @@ recorded (not raised) and redone on resume, against a real loopback server."""
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from termgrade.agent.client import Endpoint
@@ -14,6 +16,7 @@ from termgrade.generate.funnel import stages_reached
 from termgrade.generate.gate import audit_candidates
 from termgrade.generate.paths import write_task
 from termgrade.retry import RetryPolicy
+from termgrade.schemas import load_schema, stale_schemas
 from termgrade.verify.record import VerifyRecord
 from tests.support.scripted_generators import (
     BASE,
@@ -77,6 +80,13 @@ def test_endpoint_failure_is_a_record_and_resume_redoes_it(tmp_path: Path) -> No
         assert report.funnel.counts["kept"] == 0 and report.funnel.drops == {
             "endpoint_error": 2}
         assert (tmp_path / "out" / "funnel.png").is_file()
+        # The written records agree with their JSON Schemas (generated from the models).
+        assert not {"candidate.schema.json", "generation_funnel.schema.json"} & set(
+            stale_schemas())
+        history = tmp_path / "out" / "history" / f"{specs[0].candidate_id}.json"
+        jsonschema.validate(json.loads(history.read_text()), load_schema("candidate"))
+        jsonschema.validate(json.loads((tmp_path / "out" / "funnel.json").read_text()),
+                            load_schema("generation_funnel"))
         # Resumed against the right endpoint, the failed candidate is redone (the garbage
         # generator: no Docker needed).
         right = Endpoint(server.url, server.model, api_key_env=None)
