@@ -90,6 +90,22 @@ def test_required_files_base_image_and_metadata() -> None:
         parse(answer(task_DOT_toml=TOML + "[environment]\nallow_internet = true\n"))
 
 
+@pytest.mark.parametrize("table, line", [
+    ("environment", "build_timeout_sec = 99999.0"), ("verifier", "timeout_sec = 1e9"),
+    ("environment", "memory_mb = 65536"), ("environment", "cpus = 0"),
+    ("agent", 'timeout_sec = "forever"'),
+])
+def test_resource_asks_are_capped(table: str, line: str) -> None:
+    with pytest.raises(AnswerError, match=rf"\[{table}\] {line.split()[0]}"):
+        parse(answer(task_DOT_toml=TOML + f"[{table}]\n{line}\n"))
+    assert parse(answer(task_DOT_toml=TOML + "[verifier]\ntimeout_sec = 120.0\n"))
+
+
+def test_text_that_is_not_unicode_is_an_answer_error() -> None:
+    with pytest.raises(AnswerError, match="not valid Unicode"):
+        parse(answer(instruction_DOT_md="bad \ud800 surrogate\n"))
+
+
 def test_blocks_keep_text_verbatim() -> None:
     text = "=== file: instruction.md ===\n  indented\n\nlast line\n=== end ===\n\n"
     assert split_blocks(text) == {"instruction.md": "  indented\n\nlast line\n"}

@@ -37,6 +37,15 @@ MAX_FILE_BYTES = 64 * 1024
 MAX_TOTAL_BYTES = 256 * 1024
 """Largest generated task, all files together."""
 MAX_FILES = 32
+LIMITS: dict[tuple[str, str], float] = {
+    ("environment", "build_timeout_sec"): 600.0,
+    ("environment", "cpus"): 2.0,
+    ("environment", "memory_mb"): 4096.0,
+    ("environment", "storage_mb"): 10240.0,
+    ("verifier", "timeout_sec"): 600.0,
+    ("agent", "timeout_sec"): 3600.0,
+}
+"""The most a generated task.toml may ask for (its build and verify run on our machines)."""
 TOP_FILES = ("task.toml", "instruction.md")
 TOP_DIRS = ("environment", "tests", "solution")
 REQUIRED = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh",
@@ -111,7 +120,8 @@ def split_blocks(text: str) -> dict[str, str]:
 
 def check_files(files: dict[str, str], *, base_image: str, domain: str,
                 difficulty: str) -> None:
-    """Confinement, sizes, required files, the Dockerfile's base, task.toml's metadata."""
+    """Confinement, sizes, required files, the Dockerfile's base, task.toml's metadata and
+    limits (:data:`LIMITS`)."""
     if not files:
         raise AnswerError("the answer holds no file block",
                           fix="answer with file blocks ('=== file: PATH ===' ... '=== end ===')")
@@ -121,7 +131,11 @@ def check_files(files: dict[str, str], *, base_image: str, domain: str,
         problem = path_problem(path)
         if problem is not None:
             raise AnswerError(problem, fix="write only inside the task directory")
-        size = len(text.encode("utf-8"))
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise AnswerError(f"{path} is not valid Unicode text ({exc.reason})",
+                              fix="write UTF-8 text only") from exc
         if size > MAX_FILE_BYTES:
             raise AnswerError(f"{path} is {size} bytes; at most {MAX_FILE_BYTES}",
                               fix="keep files small; generate big data in solve.sh or tests")
@@ -161,6 +175,14 @@ def _check_toml(text: str, *, domain: str, difficulty: str) -> None:
     if isinstance(env, dict) and env.get("allow_internet") is True:
         raise AnswerError("task.toml [environment] allow_internet = true",
                           fix="tasks run without network: remove it")
+    for (table, key), cap in LIMITS.items():
+        section = raw.get(table)
+        value = section.get(key) if isinstance(section, dict) else None
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= cap:
+            raise AnswerError(f"task.toml [{table}] {key} = {value!r}: a generated task may ask "
+                              f"for at most {cap:g}", fix=f"set {key} between 0 and {cap:g}")
 
 
 def parse_answer(text: str, *, base_image: str, domain: str, difficulty: str) -> GeneratedTask:
