@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from pathlib import Path
 
 import jsonschema
@@ -18,6 +20,7 @@ from termgrade.generate.paths import write_task
 from termgrade.retry import RetryPolicy
 from termgrade.schemas import load_schema, stale_schemas
 from termgrade.verify.record import VerifyRecord
+from termgrade.verify.verdict import Verdict
 from tests.support.scripted_generators import (
     BASE,
     DIFFICULTY,
@@ -104,3 +107,41 @@ def test_bad_limits_are_refused(tmp_path: Path) -> None:
     with pytest.raises(OptionError, match="max_requests"):
         generate_tasks([], endpoint=Endpoint("http://127.0.0.1:9/v1", "m"),
                        out_dir=tmp_path, max_requests=0)
+
+
+class CountingVerifier:
+    """A stand-in for the execution filter that only counts how many run at once (the
+    behaviour under test is the bound, not the verdict): it says ``verified``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+        self.calls = 0
+
+    def __call__(self, path: Path) -> VerifyRecord:
+        with self.lock:
+            self.now += 1
+            self.calls += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.2)
+        with self.lock:
+            self.now -= 1
+        return VerifyRecord(task_id=path.name, task_digest="x", verdict=Verdict.VERIFIED,
+                            oracle_rewards=[1.0, 1.0], nop_reward=0.0, n_assertions=10,
+                            tests=[], tampered=[], durations={"build": 0.0}, error=None)
+
+
+def test_requests_and_containers_are_bounded(tmp_path: Path) -> None:
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(spec_yaml(["scripted-valid"] * 8))
+    verifier = CountingVerifier()
+    with ScriptedGenerators(delay_s=0.2) as server:
+        report = generate_tasks(
+            expand(load_spec(spec_file)), out_dir=tmp_path / "out", progress=False,
+            endpoint=Endpoint(server.url, server.model, api_key_env=None),
+            max_requests=2, max_containers=1, verify=verifier)
+        assert len(server.requests) == 8 and verifier.calls == 8
+        assert server.max_in_flight == 2 and verifier.most == 1
+    # Eight copies of one task: the audit keeps the first, drops the rest as duplicates.
+    assert report.funnel.counts["not_flaky"] == 8 and report.funnel.counts["kept"] == 1

@@ -21,6 +21,8 @@ The generators (seed topic -> behaviour):
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -218,9 +220,26 @@ _TOPIC = re.compile(r"^Topic: (\S+)$", re.MULTILINE)
 class ScriptedGenerators(ScriptedLLM):
     """One loopback server for many scripted generators, routed by the seed topic."""
 
-    def __init__(self, scripts: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(self, scripts: Mapping[str, Sequence[str]] | None = None, *,
+                 delay_s: float = 0.0) -> None:
         self.scripts = {k: tuple(v) for k, v in (scripts or generators()).items()}
+        self.delay_s = delay_s
+        """Each answer takes this long (a slow model), to observe requests in flight."""
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._gauge = threading.Lock()
         super().__init__([GARBAGE], model="scripted-generators")
+
+    def completion(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._gauge:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            time.sleep(self.delay_s)
+            return super().completion(request)
+        finally:
+            with self._gauge:
+                self.in_flight -= 1
 
     def reply_for(self, messages: Sequence[dict[str, Any]]) -> str:
         first_user = next((str(m.get("content")) for m in messages if m.get("role") == "user"),
