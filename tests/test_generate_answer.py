@@ -5,8 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from termgrade.generate.answer import MAX_FILE_BYTES, AnswerError, parse_answer, split_blocks
+from termgrade.generate.answer import (
+    MAX_FILE_BYTES,
+    OPEN,
+    AnswerError,
+    parse_answer,
+    split_blocks,
+)
 from termgrade.generate.paths import write_task
 
 BASE = "termgrade/base:local"
@@ -122,3 +130,24 @@ def test_write_task_replaces_the_directory_and_stays_inside(tmp_path: Path) -> N
     assert (target / "tests" / "test.sh").stat().st_mode & 0o111
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["gen-x"]
     assert not list(tmp_path.glob("escape*"))
+
+
+_SAFE_PATHS = st.sampled_from(["instruction.md", "task.toml", "environment/Dockerfile",
+                               "environment/data/in.txt", "tests/test.sh",
+                               "tests/test_outputs.py", "solution/solve.sh",
+                               "solution/lib/helper.py"])
+_TEXT = st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc"]),
+                         max_size=40), max_size=6).map(lambda lines: "".join(
+                             f"{line}\n" for line in lines))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_SAFE_PATHS, _TEXT, min_size=1))
+def test_blocks_round_trip_any_text_that_is_not_a_delimiter(files: dict[str, str]) -> None:
+    lines = [line for text in files.values() for line in text.splitlines()]
+    assume(not any(line == "=== end ===" or OPEN.match(line) for line in lines))
+    assert split_blocks(block_all(files)) == files
+
+
+def block_all(files: dict[str, str]) -> str:
+    return "\n".join(block(path, text) for path, text in files.items())
