@@ -67,3 +67,12 @@ def test_prompts_are_versioned_files_rendered_with_the_spec() -> None:
     assert "verdict: flaky" in repair and "round 1 of at most 2" in repair
     with pytest.raises(OptionError, match="no prompt version"):
         Prompts.load("v999")
+
+
+def test_feedback_and_table_lines_drop_colour_codes_and_keep_the_end() -> None:
+    from termgrade.text import brief, strip_ansi
+
+    log = "building failed:\n\x1b[91mTraceback\x1b[0m\n  step 1\n\nURLError: no name\n  fix: x"
+    assert "\x1b" not in strip_ansi(log)
+    assert brief(log) == "building failed: ... URLError: no name fix: x"
+    assert brief("one line") == "one line"

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.progress import STDERR
+from termgrade.text import brief
 
 if TYPE_CHECKING:
     from termgrade.generate import GenerationReport
@@ -37,7 +38,7 @@ def render(report: GenerationReport) -> None:
             drops.add_column(column, overflow="fold")
         for record in dropped[:MAX_DROP_ROWS]:
             drops.add_row(escape(record.candidate_id), str(len(record.rounds)),
-                          escape((record.drop_reason or "")[:200]))
+                          escape(brief(record.drop_reason or "")[:300]))
         STDERR.print(drops)
     s = report.funnel.seconds
     STDERR.print(f"seconds: model {s['model']:.1f}, build {s['build']:.1f}, verify "

@@ -11,9 +11,10 @@ A generated task comes back as file blocks and nothing else::
     === end ===
 
 Between blocks only blank lines are allowed; a block's text is kept verbatim (its last
-newline included), and may hold any line but the two delimiters themselves. Anything else (prose, a code fence, an unterminated block, a path that
-leaves the task, an oversized file) makes the whole answer unparsable: an
-:class:`AnswerError` whose message is fed back to the model, never a crash.
+newline included), and may hold any line but the two delimiters themselves. Anything
+else (prose, a code fence, an unterminated block, a path that leaves the task, an
+oversized file) makes the whole answer unparsable: an :class:`AnswerError` whose message
+is fed back to the model, never a crash.
 
 Paths are relative POSIX paths into the task directory: ``task.toml``,
 ``instruction.md``, or a file under ``environment/``, ``tests/`` or ``solution/``; no

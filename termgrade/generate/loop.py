@@ -28,6 +28,7 @@ from termgrade.generate.prompting import Prompts
 from termgrade.generate.records import CandidateRecord, Outcome, Round
 from termgrade.generate.spec import CandidateSpec
 from termgrade.records.verdict import Outcome as TestOutcome
+from termgrade.text import head_and_tail, strip_ansi
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 
@@ -67,8 +68,8 @@ def verify_feedback(record: VerifyRecord) -> str:
     if failing and record.verdict is not Verdict.VACUOUS:
         lines.append("tests not passed by the reference solution: " + ", ".join(failing[:30]))
     if record.error:
-        lines.append(record.error)
-    return "\n".join(lines)[:MAX_FEEDBACK_CHARS]
+        lines.append(strip_ansi(record.error))
+    return head_and_tail("\n".join(lines), MAX_FEEDBACK_CHARS)
 
 
 def _ask(settings: LoopSettings, messages: list[dict[str, str]], round_: Round) -> str | None:
