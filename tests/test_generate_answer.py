@@ -114,6 +114,26 @@ def test_text_that_is_not_unicode_is_an_answer_error() -> None:
         parse(answer(instruction_DOT_md="bad \ud800 surrogate\n"))
 
 
+@pytest.mark.parametrize("line", [
+    "ADD https://example.com/data.csv /app/data.csv",
+    "ADD http://127.0.0.1:8000/secret /app/s",
+    "ADD git@github.com:org/repo.git /src",
+    "COPY --from=alpine:3.19 /bin/busybox /app/busybox",
+    "RUN --mount=type=bind,from=busybox:latest,target=/b cp /b/bin/sh /app/sh",
+])
+def test_what_the_daemon_itself_would_fetch_is_refused(line: str) -> None:
+    dockerfile = f"FROM {BASE}\nWORKDIR /app\n{line}\n"
+    with pytest.raises(AnswerError, match="reaches the network"):
+        parse(answer(environment__Dockerfile=dockerfile))
+
+
+def test_earlier_stages_may_be_copied_from() -> None:
+    dockerfile = (f"FROM {BASE} AS build\nRUN echo hi > /hi\nFROM {BASE}\n"
+                  "COPY --from=build /hi /app/hi\nCOPY --from=0 /hi /app/hi0\n"
+                  "ADD data.tar /app/\n")
+    assert parse(answer(environment__Dockerfile=dockerfile))
+
+
 def test_blocks_keep_text_verbatim() -> None:
     text = "=== file: instruction.md ===\n  indented\n\nlast line\n=== end ===\n\n"
     assert split_blocks(text) == {"instruction.md": "  indented\n\nlast line\n"}

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from termgrade.errors import TermGradeError
-from termgrade.task.dockerfile import base_images
+from termgrade.task.dockerfile import base_images, instructions
 
 OPEN = re.compile(r"^=== file: (?P<path>\S+) ===$")
 CLOSE = "=== end ==="
@@ -52,6 +52,9 @@ TOP_DIRS = ("environment", "tests", "solution")
 REQUIRED = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh",
             "solution/solve.sh")
 _PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_REMOTE = re.compile(r"^([a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
+_FROM_FLAG = re.compile(r"^--from=(\S+)$", re.IGNORECASE)
+_MOUNT_FROM = re.compile(r"^--mount=\S*\bfrom=([^,\s]+)", re.IGNORECASE)
 
 
 class AnswerError(TermGradeError, ValueError):
@@ -85,6 +88,29 @@ def path_problem(path: str) -> str | None:
     if len(parts) > 5:
         return f"{path!r} is nested too deep (at most 4 folders)"
     return None
+
+
+def daemon_fetches(dockerfile: str) -> list[str]:
+    """What the Docker daemon itself would fetch while building, whatever the build's
+    network mode: ``ADD`` of a URL (any host, loopback included) and ``COPY``/``ADD``
+    ``--from`` or ``RUN --mount=...,from=`` an image that is not an earlier stage (a pull)."""
+    stages: set[str] = set()
+    found: list[str] = []
+    for keyword, rest in instructions(dockerfile):
+        words = rest.split()
+        if keyword == "FROM":
+            plain = [w for w in words if not w.startswith("--")]
+            stages.add(str(len(stages)))
+            if len(plain) >= 3 and plain[1].lower() == "as":
+                stages.add(plain[2].lower())
+        if keyword == "ADD":
+            found += [f"ADD {w}: the daemon downloads it" for w in words if _REMOTE.match(w)]
+        for word in words:
+            source = _FROM_FLAG.match(word) or _MOUNT_FROM.match(word)
+            if source and source.group(1).lower() not in stages:
+                found.append(f"{keyword} {word}: the daemon pulls the image "
+                             f"{source.group(1)}")
+    return found
 
 
 def split_blocks(text: str) -> dict[str, str]:
@@ -157,6 +183,10 @@ def check_files(files: dict[str, str], *, base_image: str, domain: str,
     if not froms or any(ref != base_image for ref in froms):
         raise AnswerError(f"environment/Dockerfile starts FROM {', '.join(froms) or 'nothing'}",
                           fix=f"start FROM {base_image} (the shared base image) only")
+    fetches = daemon_fetches(files["environment/Dockerfile"])
+    if fetches:
+        raise AnswerError(f"environment/Dockerfile reaches the network: {'; '.join(fetches)}",
+                          fix="the build runs offline: COPY files written under environment/")
     _check_toml(files["task.toml"], domain=domain, difficulty=difficulty)
 
 
