@@ -4,6 +4,7 @@ recorded (not raised) and redone on resume, against a real loopback server."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 import time
@@ -145,3 +146,26 @@ def test_requests_and_containers_are_bounded(tmp_path: Path) -> None:
         assert server.max_in_flight == 2 and verifier.most == 1
     # Eight copies of one task: the audit keeps the first, drops the rest as duplicates.
     assert report.funnel.counts["not_flaky"] == 8 and report.funnel.counts["kept"] == 1
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(tmp_path: Path) -> None:
+    """The first run stands for a run stopped after two candidates; the resumed run of the
+    full spec asks only for the rest. A verified candidate whose directory is gone is redone
+    (the audit needs its files)."""
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(spec_yaml(["scripted-valid", "scripted-garbage"] * 2))
+    specs = expand(load_spec(spec_file))
+    verifier = CountingVerifier()
+    with ScriptedGenerators() as server:
+        endpoint = Endpoint(server.url, server.model, api_key_env=None)
+        common = {"endpoint": endpoint, "out_dir": tmp_path / "out", "max_repairs": 0,
+                  "progress": False, "verify": verifier}
+        first = generate_tasks(specs[:2], **common)
+        assert [r.outcome for r in first.records] == ["verified", "unparsable"]
+        assert len(server.requests) == 2
+        rest = generate_tasks(specs, resume=True, **common)
+        assert rest.resumed == 2 and len(server.requests) == 4 and verifier.calls == 2
+        assert [r.outcome for r in rest.records] == ["verified", "unparsable"] * 2
+        shutil.rmtree(tmp_path / "out" / "work" / specs[0].candidate_id)
+        again = generate_tasks(specs, resume=True, **common)
+        assert again.resumed == 3 and len(server.requests) == 5 and verifier.calls == 3
