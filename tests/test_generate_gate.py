@@ -146,6 +146,7 @@ def test_requests_and_containers_are_bounded(tmp_path: Path) -> None:
         assert server.max_in_flight == 2 and verifier.most == 1
     # Eight copies of one task: the audit keeps the first, drops the rest as duplicates.
     assert report.funnel.counts["not_flaky"] == 8 and report.funnel.counts["kept"] == 1
+    assert report.funnel.drops == {"audit:near-duplicate": 7}
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(tmp_path: Path) -> None:

@@ -81,6 +81,9 @@ def test_scripted_generators_through_verify_and_audit(tmp_path: Path) -> None:
         assert counts == {"candidates": 8, "parsed": 7, "built": 6, "oracle_passed": 4,
                           "nop_failed": 3, "not_flaky": 3, "audit_clean": 2, "kept": 2}
         assert report.funnel.share_kept == pytest.approx(2 / 8)
+        assert report.funnel.drops == {"audit:near-duplicate": 1, "build_failed": 1,
+                                       "error": 1, "unparsable": 1, "unsatisfiable": 1,
+                                       "vacuous": 1}
         assert requests == 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2
 
         # Outputs: the funnel as JSON and PNG, a history per candidate, the kept tasks.

@@ -52,6 +52,18 @@ def stages_reached(record: CandidateRecord) -> int:
     return 8 if record.kept else 6
 
 
+def _drop_kind(record: CandidateRecord) -> str:
+    """The outcome, or for a verified candidate the audit's first finding's kind
+    (``audit:near-duplicate``, ``audit:contamination``, ``audit:<static check>``)."""
+    if not record.verified:
+        return record.outcome
+    if not record.audit_findings:
+        return "audit:not audited"
+    first = record.audit_findings[0]
+    return "audit:" + ("near-duplicate" if first.startswith("near-duplicate")
+                       else first.split(":", 1)[0])
+
+
 class FunnelStage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     stage: str
@@ -67,7 +79,8 @@ class Funnel(BaseModel):
     stages: list[FunnelStage]
     share_kept: float = Field(description="kept / candidates.")
     paper_share_kept: float = Field(PAPER_SHARE_KEPT, description="1,004 / 66,165.")
-    drops: dict[str, int] = Field(description="Candidates not kept, by outcome.")
+    drops: dict[str, int] = Field(
+        description="Candidates not kept, by outcome (verified ones by audit finding kind).")
     seconds: dict[str, float] = Field(
         description="Summed over candidates: model, build, verify, container_wait.")
 
@@ -83,7 +96,7 @@ def funnel(records: Sequence[CandidateRecord]) -> Funnel:
                           share=round(sum(1 for n in reached if n > i) / total, 6)
                           if total else 0.0)
               for i, name in enumerate(STAGES)]
-    drops = Counter("audit" if r.verified else r.outcome for r in records if not r.kept)
+    drops = Counter(_drop_kind(r) for r in records if not r.kept)
     seconds = {key: round(sum(r.seconds(f"{key}_s") for r in records), 3)
                for key in ("model", "build", "verify", "container_wait")}
     return Funnel(stages=stages, share_kept=stages[-1].share, drops=dict(sorted(drops.items())),
