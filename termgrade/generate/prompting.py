@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from string import Template
 from typing import Any
 
@@ -20,8 +21,12 @@ DEFAULT_VERSION = "v1"
 FILES = ("system.md", "task.md", "repair.md", "test.sh")
 
 
+def _root() -> Traversable:
+    return resources.files("termgrade.generate").joinpath("prompts")
+
+
 def versions() -> list[str]:
-    root = resources.files("termgrade.generate.prompts")
+    root = _root()
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("_"))
 
 
@@ -32,7 +37,7 @@ class Prompts:
 
     @classmethod
     def load(cls, version: str = DEFAULT_VERSION) -> Prompts:
-        folder = resources.files("termgrade.generate.prompts").joinpath(version)
+        folder = _root().joinpath(version)
         if not folder.is_dir():
             raise OptionError(f"no prompt version {version!r}",
                               fix=f"choose one of {', '.join(versions())} (--prompts)")

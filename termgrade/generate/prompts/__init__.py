@@ -1,1 +1,0 @@
-"""Versioned prompt templates, shipped as package data (one folder per version)."""
