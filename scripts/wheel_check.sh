@@ -21,6 +21,10 @@ cd "$work/elsewhere"
 if "$work/venv/bin/python" -c 'import termgrade.testing' 2>/dev/null; then
   log "test doubles are installed with the package"; exit 1
 fi
+log "the generation prompt templates ship in the wheel"
+"$work/venv/bin/python" -c 'from termgrade.generate.prompting import Prompts, versions
+assert "v1" in versions(), versions()
+assert "=== file: PATH ===" in Prompts.load("v1").texts["system.md"]'
 log "termgrade build environments + validate from $(pwd)"
 "$work/venv/bin/termgrade" build environments -t "$repo/environments" -o out/env
 "$work/venv/bin/termgrade" validate out/env

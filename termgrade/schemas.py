@@ -11,6 +11,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from termgrade.atomic import atomic_write_text
+from termgrade.generate.funnel import Funnel
+from termgrade.generate.records import CandidateRecord
 from termgrade.package_data import data_path, repo_root, sync
 from termgrade.verify.record import VerifyRecord
 
@@ -25,6 +27,8 @@ def default_schema_dir() -> Path:
 
 MODELS: dict[str, type[BaseModel]] = {
     "verify_record": VerifyRecord,
+    "candidate": CandidateRecord,
+    "generation_funnel": Funnel,
 }
 
 

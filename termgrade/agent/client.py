@@ -132,8 +132,11 @@ class ChatClient:
 
     def complete(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]],
                  params: dict[str, Any] | None = None) -> Completion:
-        body = {"model": self.endpoint.model, "messages": list(messages), "tools": list(tools),
-                "tool_choice": "auto", **dict(self.endpoint.extra_body), **(params or {})}
+        # No tools (plain text generation): neither field is sent, as providers refuse a
+        # tool_choice without tools.
+        offered = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
+        body = {"model": self.endpoint.model, "messages": list(messages), **offered,
+                **dict(self.endpoint.extra_body), **(params or {})}
         payload = json.dumps(body).encode("utf-8")
         began = time.monotonic()
         for attempt in range(1, self.retry.attempts + 1):

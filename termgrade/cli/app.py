@@ -22,6 +22,8 @@ from termgrade.settings import SETTINGS
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify", "Execution filtering: one verdict per task (exit 0 iff all are "
                          "verified)."),
+    "generate": ("generate", "Generate tasks with a model, repair them against the execution "
+                             "filter, audit."),
     "grade": ("grade", "Grade a model on the tasks, k attempts each, in the bash tool-calling "
                        "scaffold."),
     "run": ("run", "Build the task, run an agent phase, copy the tests in, verify, print the "

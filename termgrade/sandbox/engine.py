@@ -41,6 +41,18 @@ def image_exists(tag: str) -> bool:
     return True
 
 
+def remove_image(tag: str) -> bool:
+    """Untag ``tag`` (its layers go when nothing else uses them); False when it was absent
+    or is still in use. Never raises for that: a leftover image is only disk."""
+    from docker.errors import DockerException
+
+    try:
+        docker_client().images.remove(tag, noprune=False)
+    except DockerException:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class BuiltImage:
     tag: str

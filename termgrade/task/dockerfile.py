@@ -39,6 +39,11 @@ def _instructions(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def instructions(text: str) -> list[tuple[str, str]]:
+    """(KEYWORD, arguments) per instruction: comments dropped, continuations joined."""
+    return _instructions(text)
+
+
 def _substitute(value: str, args: dict[str, str]) -> str:
     def one(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)

@@ -14,6 +14,11 @@ from termgrade.task.ids import safe_name, task_id_problem
 from termgrade.task.paths import TaskPaths
 
 
+def image_tag_for(task_id: str) -> str:
+    """The tag a task's image is built as."""
+    return f"termgrade/task-{safe_name(task_id)}:local"
+
+
 @dataclass(frozen=True)
 class Task:
     task_id: str
@@ -28,7 +33,7 @@ class Task:
 
     @property
     def image_tag(self) -> str:
-        return f"termgrade/task-{self.safe_name}:local"
+        return image_tag_for(self.task_id)
 
     @property
     def has_solution(self) -> bool:
