@@ -50,8 +50,8 @@ class GrpoRecipe(BaseModel):
     # -- dynamic sampling ----------------------------------------------------------------
     filter_groups: bool = Field(True, description="paper: drop all-pass / all-fail groups.")
     filter_metric: str = Field(
-        "acc", description="choice: the binary reward the agent loop reports in "
-                           "reward_extra_info (equal to the canonical reward).")
+        "reward", description="choice: verl's canonical reward (the agent loop's reward_score, "
+                              "the binary verifier reward).")
     max_num_gen_batches: int = Field(
         10, description="paper: at most 10 generation batches per step. verl 0.9.1 V1 ignores "
                         "the key: rendered as 0, enforced as the monitor's regrade warning.")
