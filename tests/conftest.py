@@ -123,7 +123,7 @@ def verl() -> Any:
     takes about 20 s here, so only the training tests, which take this fixture, pay it."""
     import verl
     import verl.experimental.agent_loop.agent_loop
-    import verl.trainer.ppo.core_algos  # noqa: F401
+    import verl.trainer.ppo.core_algos
 
     return verl
 

@@ -88,7 +88,7 @@ def test_a_value_verl_refuses_fails_in_its_dataclass(verl: Any) -> None:
     """verl's own validation runs: an unknown loss aggregation mode is refused."""
     composed = compose_verl_config(as_hydra(recipe_overrides(
         GrpoRecipe(loss_agg_mode="token-median"))))
-    with pytest.raises(Exception, match="token-median|loss_agg_mode"):
+    with pytest.raises(Exception, match=r"token-median|loss_agg_mode"):
         typed_sections(composed)
 
 
