@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +54,7 @@ from termgrade.agents import AgentRun, PolicyAgent
 from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.sandbox.base import Sandbox
 from termgrade.task import Task, load_task
+from termgrade.training.launch import RUN_DIR_VAR
 from termgrade.training.recipe import AGENT_NAME
 
 POLICY_LABEL = "policy"
@@ -91,12 +93,20 @@ class Trajectory:
 
 
 def task_from_extra(extra: dict[str, Any]) -> Task:
-    """The task a prompt row names (``extra_info.task_dir``, written by ``train prepare``)."""
+    """The task a prompt row names: ``extra_info.task_dir``, relative to the run directory
+    (``$TERMGRADE_RUN_DIR``, exported by launch.sh) unless absolute."""
     task_dir = extra.get("task_dir")
     if not task_dir:
         raise ValueError("the prompt row's extra_info has no task_dir: write the data with "
                          "`termgrade train prepare`")
-    return load_task(Path(str(task_dir)))
+    path = Path(str(task_dir))
+    if not path.is_absolute():
+        run_dir = os.environ.get(RUN_DIR_VAR)
+        if not run_dir:
+            raise ValueError(f"task_dir {path} is relative and ${RUN_DIR_VAR} is not set: "
+                             "start the run with its launch.sh")
+        path = Path(run_dir) / path
+    return load_task(path)
 
 
 def _image_for(task: Task) -> str:

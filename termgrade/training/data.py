@@ -8,8 +8,10 @@ task archive. Each task is unpacked into the run (the safe, manifest-checked unp
 * ``data_source``, ``ability``, ``prompt`` (the scaffold's system prompt, the
   instruction), ``reward_model`` (``rule``, the task id: the task's own verifier);
 * ``agent_name``: the bash agent loop (:data:`termgrade.training.recipe.AGENT_NAME`);
-* ``extra_info``: ``split``, ``index``, ``task_id``, ``task_dir`` and ``tests_dir`` (on the
-  node), ``image`` (the tag the grader builds), ``archive_sha256``, ``base_pass_rate``.
+* ``extra_info``: ``split``, ``index``, ``task_id``, ``task_dir`` and ``tests_dir``
+  (relative to the run directory, which launch.sh exports as ``TERMGRADE_RUN_DIR``, so
+  the run can move to the node), ``image`` (the tag the grader builds),
+  ``archive_sha256``, ``base_pass_rate``.
 """
 
 from __future__ import annotations
@@ -123,8 +125,8 @@ def prepare_split(repo: Path, paths: RunPaths, split: str) -> SplitData:
         if not target.exists():
             unpack_row(find_row(str(repo), task_id), target)
         loaded = load_task(target)
-        rows.append(prompt_row(task, split=split, index=index, task_dir=target.absolute(),
-                               image=loaded.image_tag))
+        rows.append(prompt_row(task, split=split, index=index,
+                               task_dir=target.relative_to(paths.root), image=loaded.image_tag))
     return SplitData(split, rows)
 
 

@@ -77,6 +77,10 @@ class GrpoRecipe(BaseModel):
     max_tokens_per_turn: int = Field(
         8192, description="choice: the per-turn completion cap the agent loop enforces "
                           "(verl's sampling params carry none).")
+    tool_format: str = Field(
+        "gemma4", description="choice: verl's tool-call parser for the base model's syntax.")
+    max_concurrent_trajectories: int = Field(
+        64, description="choice: trajectories holding containers at once, per agent worker.")
     # -- the node ------------------------------------------------------------------------------
     n_gpus_per_node: int = Field(8, description="paper: one node of 8 x H200.")
     nnodes: int = Field(1, description="paper: one node.")
