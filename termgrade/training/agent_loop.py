@@ -122,6 +122,16 @@ def _bash_reply(box: Sandbox, task: Task, command: str, scaffold: ScaffoldConfig
     return truncate_output(result.reply(scaffold.command_timeout_s), scaffold.max_output_chars)
 
 
+def _failure(outcome: RunOutcome) -> str:
+    """Why the grader gave 0: its failure, else the tests that did not pass; "" for a 1."""
+    if outcome.failure:
+        return outcome.failure
+    if outcome.reward == 1.0 or outcome.verifier is None:
+        return ""
+    failed = [t.name for t in outcome.verifier.tests if t.outcome != "passed"]
+    return ("tests failed: " + ", ".join(failed)) if failed else "reward 0 from the verifier"
+
+
 @register(AGENT_NAME)
 class BashAgentLoop(AgentLoopBase):
     """verl agent loop: see the module docstring. Extra keyword arguments come from the
@@ -229,7 +239,7 @@ class BashAgentLoop(AgentLoopBase):
         logprobs = list(output.log_probs) if output.log_probs else None
         merged, mask, merged_logprobs = await self.ct_merge_assistant_token(
             state.tokens, list(output.token_ids), state.mask,
-            state.logprobs if (state.logprobs or logprobs) else None,
+            (state.logprobs or []) if (state.logprobs or logprobs) else None,
             assistant_logprobs=logprobs)
         state.tokens, state.mask = list(merged.token_ids), list(mask)
         if merged_logprobs is not None:
@@ -280,7 +290,7 @@ class BashAgentLoop(AgentLoopBase):
         unscored = outcome.reward is None
         if unscored:
             mask = [0] * len(mask)
-        failure = outcome.error if unscored else (outcome.failure or "")
+        failure = outcome.error if unscored else _failure(outcome)
         reward = 0.0 if unscored else float(outcome.reward or 0.0)
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
