@@ -34,7 +34,7 @@ def config(verl: Any) -> Any:
     return compose_verl_config(as_hydra(recipe_overrides(RECIPE)))
 
 
-def _run(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
+def run_loop(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
          recipe: GrpoRecipe = RECIPE) -> Any:
     import hydra
     from omegaconf import OmegaConf
@@ -86,7 +86,7 @@ def _split(out: Any, tokenizer: Any) -> tuple[str, str]:
 def test_a_trajectory_that_solves_the_task_gets_1(config: Any, make_task: MakeTask) -> None:
     task = make_task("tg13-loop-solves")
     policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("echo hello > /app/out.txt"), FINISH])
-    out = _run(config, policy, task)
+    out = run_loop(config, policy, task)
     assert out.reward_score == 1.0
     assert out.extra_fields["termgrade_failure"] == ""
     assert out.extra_fields["reward_extra_info"] == {"acc": 1.0, "unscored": 0.0,
@@ -106,7 +106,7 @@ def test_a_trajectory_that_solves_the_task_gets_1(config: Any, make_task: MakeTa
 def test_a_trajectory_that_does_not_solve_it_gets_0(config: Any, make_task: MakeTask) -> None:
     task = make_task("tg13-loop-fails")
     policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("echo bye > /app/out.txt"), FINISH])
-    out = _run(config, policy, task)
+    out = run_loop(config, policy, task)
     assert out.reward_score == 0.0
     assert out.extra_fields["reward_extra_info"]["unscored"] == 0.0
     assert out.extra_fields["termgrade_failure"] == "tests failed: test_output_content"
@@ -121,7 +121,7 @@ def test_the_per_turn_cap_cuts_a_long_turn(config: Any, make_task: MakeTask) -> 
     task = make_task("tg13-loop-capped")
     capped = RECIPE.model_copy(update={"max_tokens_per_turn": 6})
     policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("echo hello > /app/out.txt")])
-    out = _run(config, policy, task, recipe=capped)
+    out = run_loop(config, policy, task, recipe=capped)
     assert all(len(g) <= 6 for g in policy.generated)
     assert {r["max_tokens"] for r in policy.requests} == {6}
     assert len(policy.requests) == 5  # ScaffoldConfig.max_invalid_turns
@@ -134,7 +134,7 @@ def test_the_per_turn_cap_cuts_a_long_turn(config: Any, make_task: MakeTask) -> 
 def test_a_task_that_cannot_load_is_unscored_with_no_gradient(config: Any,
                                                               tmp_path: Path) -> None:
     policy = ScriptedPolicy(tiny_tokenizer(), [FINISH])
-    out = _run(config, policy, tmp_path / "no-such-task")
+    out = run_loop(config, policy, tmp_path / "no-such-task")
     assert policy.requests == []  # the agent never acted
     assert out.extra_fields["reward_extra_info"]["unscored"] == 1.0
     assert out.reward_score == 0.0 and set(out.response_mask) <= {0}
