@@ -160,3 +160,29 @@ def test_monitor_names_a_broken_metrics_file(bandcentral: Path, tmp_path: Path,
     (run / "metrics.jsonl").write_text(json.dumps({"step": 1}) + "\n")
     with pytest.raises(OptionError, match=r"metrics.jsonl:1: not a verl file-logger line"):
         monitor_run(run)
+
+
+def test_the_checkpoint_card_comes_from_the_run(verl: Any, bandcentral: Path,
+                                                tmp_path: Path) -> None:
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    not_run = (build_checkpoint_card(tmp_path / "card0", run=run) / "README.md").read_text()
+    assert "_This run has produced no training metrics_" in not_run
+    assert "This repo holds no adapter yet" in not_run
+    _log_steps(run / "metrics.jsonl", [
+        {"critic/score/mean": 0.375, "num_turns/mean": 12.0,
+         "training/filter_groups/evicted_samples": 16,
+         "training/filter_groups/discarded_surplus_samples": 0}])
+    card = build_checkpoint_card(tmp_path / "card1", run=run)
+    text = (card / "README.md").read_text()
+    assert "## Training run" in text and "1 update(s) logged by verl" in text
+    assert "| 1 | 0.375 | - | 12.0 | 16 | 16 | 2.00 |" in text
+    config = yaml.safe_load((card / "training_config.yaml").read_text())
+    assert config["recipe"]["lora_rank"] == 32 and config["dataset"] == str(bandcentral)
+    assert config["verl_overrides"] == read_record(run / "run.json").overrides
+    assert any("max_num_gen_batches" in d for d in config["deviations_from_the_paper"])
+    result = CliRunner().invoke(app, ["build", "checkpoint-card", "-o", str(tmp_path / "c2"),
+                                      "--run", str(run), "--config", str(run / "run.json")])
+    assert result.exit_code == 1 and "--config and --run both given" in result.output
