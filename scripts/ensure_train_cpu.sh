@@ -23,6 +23,31 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# verl 0.9.1 and TransferQueue ship their own test suites as a top-level `tests` package
+# into site-packages, which would shadow this repository's tests/ (a namespace package):
+# remove it when (and only when) those distributions own it.
+.venv/bin/python - <<'PY'
+import importlib.metadata as md
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+site = Path(sysconfig.get_paths()["purelib"])
+stray = site / "tests"
+owners = []
+for dist in ("verl", "TransferQueue"):
+    try:
+        files = md.distribution(dist).files or []
+    except md.PackageNotFoundError:
+        continue
+    if any(str(f) == "tests/__init__.py" for f in files):
+        owners.append(dist)
+if owners and stray.is_dir():
+    shutil.rmtree(stray)
+    print(f"[train-cpu] removed {stray} (installed by {', '.join(owners)})", file=sys.stderr)
+PY
+
 if ! command -v shellcheck >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
     log "installing shellcheck with apt-get"

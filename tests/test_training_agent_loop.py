@@ -59,11 +59,13 @@ def run_loop(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
 
 
 def _containers(task_id: str) -> list[Any]:
+    """The trial's agent and scoring containers still on the engine (one listing call, no
+    per-container inspect that a removal in between could fail)."""
     from termgrade.sandbox.engine import docker_client
 
-    labels = {f"{task_id}-policy", f"{task_id}-policy-score"}
-    return [c for c in docker_client().containers.list(all=True, filters={"label": "termgrade"})
-            if c.labels.get("termgrade.label") in labels]
+    api = docker_client().api
+    return [c for label in (f"{task_id}-policy", f"{task_id}-policy-score")
+            for c in api.containers(all=True, filters={"label": f"termgrade.label={label}"})]
 
 
 def _assert_removed(task_id: str) -> None:
@@ -85,8 +87,11 @@ def _split(out: Any, tokenizer: Any) -> tuple[str, str]:
 @pytest.mark.docker
 def test_a_trajectory_that_solves_the_task_gets_1(config: Any, make_task: MakeTask) -> None:
     task = make_task("tg13-loop-solves")
-    policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("echo hello > /app/out.txt"), FINISH])
+    seen: list[int] = []
+    policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("echo hello > /app/out.txt"), FINISH],
+                            on_request=lambda: seen.append(len(_containers(task.name))))
     out = run_loop(config, policy, task)
+    assert seen == [2, 2]  # the agent's and the scoring container exist while it acts
     assert out.reward_score == 1.0
     assert out.extra_fields["termgrade_failure"] == ""
     assert out.extra_fields["reward_extra_info"] == {"acc": 1.0, "unscored": 0.0,

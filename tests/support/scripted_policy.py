@@ -8,6 +8,7 @@ tokenized by the test's tokenizer and ended by the end-of-turn token. It honours
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -24,9 +25,12 @@ FINISH = '<tool_call>\n{"name": "finish", "arguments": {}}\n</tool_call>'
 class ScriptedPolicy:
     """Not a dataclass: ``hydra.utils.instantiate`` would turn one into a config node."""
 
-    def __init__(self, tokenizer: Any, replies: list[str]) -> None:
+    def __init__(self, tokenizer: Any, replies: list[str],
+                 on_request: Callable[[], None] | None = None) -> None:
         self.tokenizer = tokenizer
         self.replies = replies
+        self.on_request = on_request
+        """Called at each request (a test looks at the world mid-episode)."""
         self.requests: list[dict[str, Any]] = []
         self.generated: list[list[int]] = []
 
@@ -34,6 +38,8 @@ class ScriptedPolicy:
                        sampling_params: dict[str, Any], **_: Any) -> Any:
         from verl.workers.rollout.replica import TokenOutput
 
+        if self.on_request is not None:
+            self.on_request()
         turn = len(self.requests)
         self.requests.append({"prompt_ids": list(prompt_ids), **sampling_params})
         text = self.replies[min(turn, len(self.replies) - 1)]
