@@ -144,3 +144,20 @@ def test_a_task_that_cannot_load_is_unscored_with_no_gradient(config: Any,
     assert out.extra_fields["reward_extra_info"]["unscored"] == 1.0
     assert out.reward_score == 0.0 and set(out.response_mask) <= {0}
     assert "before the agent started" in out.extra_fields["termgrade_failure"]
+
+
+@pytest.mark.docker
+def test_the_tasks_agent_timeout_bounds_the_commands(config: Any, make_task: MakeTask) -> None:
+    """[agent] timeout_sec = 3: a `sleep 30` is killed at the budget, and the episode ends
+    there (the policy would go on asking)."""
+    toml = ('schema_version = "1.4"\n[metadata]\ndifficulty = "easy"\n[verifier]\n'
+            'timeout_sec = 60.0\n[agent]\ntimeout_sec = 3.0\n')
+    task = make_task("tg13-loop-timeout", toml=toml)
+    policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("sleep 30")])
+    began = time.monotonic()
+    out = run_loop(config, policy, task)
+    assert time.monotonic() - began < 25
+    assert len(policy.requests) == 1 and out.reward_score == 0.0
+    _, tools = _split(out, policy.tokenizer)
+    assert tools == ""  # the episode ended at the budget: no reply follows
+    _assert_removed("tg13-loop-timeout")

@@ -50,7 +50,7 @@ from termgrade.agent.scaffold import (
     truncate_output,
 )
 from termgrade.agent.shell import run_command
-from termgrade.agents import AgentRun, PolicyAgent
+from termgrade.agents import DEFAULT_AGENT_TIMEOUT_S, AgentRun, PolicyAgent
 from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.sandbox.base import Sandbox
 from termgrade.task import Task, load_task
@@ -85,6 +85,8 @@ class Trajectory:
     tool_calls: int = 0
     generate_s: float = 0.0
     tools_s: float = 0.0
+    command_s: float = 0.0
+    """Seconds the bash commands took (the episode's time budget counts these)."""
     out_of_budget: bool = False
 
     @property
@@ -115,11 +117,19 @@ def _image_for(task: Task) -> str:
     return image_for(task)
 
 
-def _bash_reply(box: Sandbox, task: Task, command: str, scaffold: ScaffoldConfig) -> str:
+def _bash_reply(box: Sandbox, task: Task, command: str, scaffold: ScaffoldConfig,
+                timeout_s: float) -> str:
     workdir = task.config.environment.workdir or "/app"
-    result = run_command(box, command, timeout_s=scaffold.command_timeout_s, workdir=workdir,
+    result = run_command(box, command, timeout_s=timeout_s, workdir=workdir,
                          env=dict(task.config.environment.env) or None)
-    return truncate_output(result.reply(scaffold.command_timeout_s), scaffold.max_output_chars)
+    return truncate_output(result.reply(timeout_s), scaffold.max_output_chars)
+
+
+def time_limit_s(task: Task, scaffold: ScaffoldConfig) -> float:
+    """The episode's budget for commands: the scaffold's wall clock, else the task's
+    ``[agent] timeout_sec``. Model time does not count: in training it depends on how
+    verl batches requests, not on the policy."""
+    return scaffold.wall_clock_s or task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
 
 
 def _failure(outcome: RunOutcome) -> str:
@@ -187,6 +197,7 @@ class BashAgentLoop(AgentLoopBase):
     def _episode(self, box: Sandbox, task: Task, state: Trajectory, params: dict[str, Any],
                  loop: asyncio.AbstractEventLoop) -> None:
         invalid = 0
+        budget = time_limit_s(task, self.scaffold)
         for _ in range(self.scaffold.max_turns):
             calls = asyncio.run_coroutine_threadsafe(self._generate(state, params),
                                                      loop).result()
@@ -203,13 +214,20 @@ class BashAgentLoop(AgentLoopBase):
                 elif name == BASH_TOOL and isinstance(arguments.get("command"), str):
                     state.tool_calls += 1
                     valid = True
-                    reply = _bash_reply(box, task, arguments["command"], self.scaffold)
+                    left = budget - state.command_s
+                    if left <= 1:
+                        reply = "Not run: the episode's time limit is reached."
+                    else:
+                        began = time.monotonic()
+                        reply = _bash_reply(box, task, arguments["command"], self.scaffold,
+                                            min(self.scaffold.command_timeout_s, left))
+                        state.command_s += time.monotonic() - began
                 else:
                     reply = (f"Invalid call of `{name}`: the tools are `bash` (with a string "
                              "`command`) and `finish`.")
                 replies.append({"role": "tool", "tool_call_id": call_id, "name": name,
                                 "content": reply})
-            if finished:
+            if finished or budget - state.command_s <= 1:
                 return
             invalid = 0 if valid else invalid + 1
             if invalid >= self.scaffold.max_invalid_turns:
