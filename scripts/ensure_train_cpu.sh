@@ -16,10 +16,29 @@ want="$TORCH_CPU $VERL_CORE $PEFT"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing $want into .venv"
   .venv/bin/python -m pip install -q "$TORCH_CPU"
-  # the constraint keeps the CPU torch: verl-core's own dependencies must not replace it
-  cons=$(mktemp); trap 'rm -f "$cons"' EXIT
-  .venv/bin/python -c 'import torch; print(f"torch=={torch.__version__}")' > "$cons"
-  .venv/bin/python -m pip install -q -c "$cons" "$VERL_CORE" "$PEFT"
+  # verl 0.9.1 caps transformers below 5.11, whose releases need huggingface_hub < 2, while
+  # TermGrade needs huggingface_hub >= 2.4: no resolver can satisfy both. verl goes in
+  # without its dependencies, then its verl-core dependencies except transformers (the
+  # one TermGrade's huggingface_hub needs stays); the torch constraint keeps the CPU wheel.
+  .venv/bin/python -m pip install -q --no-deps "${VERL_CORE/\[verl-core\]/}"
+  deps=$(mktemp); cons=$(mktemp); trap 'rm -f "$deps" "$cons"' EXIT
+  .venv/bin/python - "$deps" "$cons" <<'PY'
+import importlib.metadata as md
+import sys
+
+from packaging.requirements import Requirement
+
+wanted = []
+for text in md.requires("verl") or []:
+    req = Requirement(text)
+    extra_ok = req.marker is None or req.marker.evaluate({"extra": "verl-core"})
+    if extra_ok and req.name.lower() != "transformers":
+        req.marker = None
+        wanted.append(str(req))
+open(sys.argv[1], "w").write("\n".join(sorted(set(wanted))) + "\n")
+open(sys.argv[2], "w").write(f"torch=={md.version('torch')}\n")
+PY
+  .venv/bin/python -m pip install -q -c "$cons" -r "$deps" "$PEFT"
   echo "$want" > "$stamp"
 fi
 

@@ -55,7 +55,7 @@ try:
     md.version("termgrade")
 except md.PackageNotFoundError:
     sys.exit("launch.sh: termgrade is not installed here (the agent loop is its code): "
-             "pip install -e '.[train]' from a TermGrade checkout")
+             "pip install -e '.[train]' from a TermGrade checkout, then TERMGRADE_INSTALL=1")
 PY
 if ! command -v nvidia-smi >/dev/null; then
   echo "launch.sh: no nvidia-smi: run it on the GPU node" >&2; exit 1
