@@ -4,6 +4,7 @@ monitor reading what verl's own file logger writes."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -186,3 +187,21 @@ def test_the_checkpoint_card_comes_from_the_run(verl: Any, bandcentral: Path,
     result = CliRunner().invoke(app, ["build", "checkpoint-card", "-o", str(tmp_path / "c2"),
                                       "--run", str(run), "--config", str(run / "run.json")])
     assert result.exit_code == 1 and "--config and --run both given" in result.output
+
+
+def test_launch_and_eval_commands(verl: Any, bandcentral: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    runner = CliRunner()
+    dry = runner.invoke(app, ["train", "launch", str(run), "--dry-run"])
+    assert dry.exit_code == 0 and dry.output.strip() == f"bash {run / 'launch.sh'}"
+    if shutil.which("nvidia-smi") is None:  # this CPU machine: refused, naming the fix
+        here = runner.invoke(app, ["train", "launch", str(run)])
+        assert here.exit_code == 1 and "no GPU here" in here.output
+    missing = runner.invoke(app, ["train", "launch", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 1 and "train prepare" in missing.output
+    plan = runner.invoke(app, ["train", "eval", "--model", "openai/adapter", "--dry-run"])
+    assert plan.exit_code == 0
+    assert ("harbor run -y -d terminal-bench@2.1 -a terminus-2 -m openai/adapter "
+            "--ak api_base=http://127.0.0.1:8000/v1 -k 3") in plan.output
+    assert "89 tasks" in plan.output and "2 h per task" in plan.output
