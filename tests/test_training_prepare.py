@@ -84,6 +84,28 @@ def test_prepare_writes_everything_a_verl_run_needs(verl: Any, bandcentral: Path
         prepare_run(str(bandcentral), run)
 
 
+def test_verls_dataset_reads_the_prompt_rows(verl: Any, bandcentral: Path,
+                                             tmp_path: Path) -> None:
+    """verl's own RLHFDataset (what the trainer's dataloader uses) reads the parquet and
+    hands the agent loop what it needs (tokenizer: the tiny local one)."""
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from termgrade.training.recipe import GrpoRecipe, as_hydra, recipe_overrides
+    from termgrade.training.verl_config import compose_verl_config
+    from tests.support.tiny_tokenizer import tiny_tokenizer
+
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    config = compose_verl_config(as_hydra(recipe_overrides(GrpoRecipe())))
+    dataset = RLHFDataset(data_files=[str(run / "data" / "train.parquet")],
+                          tokenizer=tiny_tokenizer(), config=config.data)
+    assert len(dataset) == 2
+    item = dataset[1]
+    assert item["agent_name"] == AGENT_NAME and item["data_source"] == "termgrade"
+    assert [m["role"] for m in item["raw_prompt"]] == ["system", "user"]
+    assert item["extra_info"]["task_dir"] == "tasks/bravo" and item["index"] == 1
+
+
 def test_the_launch_script_refuses_a_node_with_other_versions(verl: Any, bandcentral: Path,
                                                               tmp_path: Path) -> None:
     """Run for real here: this venv has verl 0.9.1 but no vLLM and a CPU torch 2.13."""
