@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from termgrade.atomic import atomic_write_bytes
 from termgrade.errors import BuildError
 from termgrade.materialize import find_row, unpack_row
+from termgrade.progress import track
 from termgrade.task import load_task
 from termgrade.training.paths import RunPaths
 from termgrade.training.prompts import ABILITY, BASH_SYSTEM_PROMPT, DATA_SOURCE, REWARD_STYLE
@@ -117,16 +118,19 @@ def prompt_row(task: dict[str, Any], *, split: str, index: int, task_dir: Path,
 
 def prepare_split(repo: Path, paths: RunPaths, split: str) -> SplitData:
     """Unpack the split's tasks into the run and build its prompt rows."""
-    files = split_files(repo, split)
+    tasks = _read_rows(split_files(repo, split))
     rows = []
-    for index, task in enumerate(_read_rows(files)):
-        task_id = str(task["task_id"])
-        target = paths.task_dir(task_id)
-        if not target.exists():
-            unpack_row(find_row(str(repo), task_id), target)
-        loaded = load_task(target)
-        rows.append(prompt_row(task, split=split, index=index,
-                               task_dir=target.relative_to(paths.root), image=loaded.image_tag))
+    with track(f"{split}: unpacking tasks", len(tasks)) as progress:
+        for index, task in enumerate(tasks):
+            task_id = str(task["task_id"])
+            target = paths.task_dir(task_id)
+            if not target.exists():
+                unpack_row(find_row(str(repo), task_id), target)
+            loaded = load_task(target)
+            rows.append(prompt_row(task, split=split, index=index,
+                                   task_dir=target.relative_to(paths.root),
+                                   image=loaded.image_tag))
+            progress.advance()
     return SplitData(split, rows)
 
 
