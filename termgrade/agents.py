@@ -10,6 +10,7 @@ trusts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -56,7 +57,17 @@ class ModelAgent:
         return self.endpoint.model
 
 
-Agent = AgentName | ScriptAgent | ModelAgent
+@dataclass(frozen=True)
+class PolicyAgent:
+    """A policy the caller drives itself, in process: ``act`` gets the agent's container
+    and the task and returns the agent phase. verl's agent loop (training) is one: it
+    samples tokens from the policy being trained and runs its bash calls here."""
+
+    name: str
+    act: Callable[[Sandbox, Task], AgentRun]
+
+
+Agent = AgentName | ScriptAgent | ModelAgent | PolicyAgent
 
 
 def agent_label(agent: Agent) -> str:
@@ -65,7 +76,7 @@ def agent_label(agent: Agent) -> str:
 
 def grader_paths(agent: Agent) -> tuple[str, ...]:
     """What the grader put into the agent's container for this agent."""
-    if agent is AgentName.NOP or isinstance(agent, ModelAgent):
+    if agent is AgentName.NOP or isinstance(agent, ModelAgent | PolicyAgent):
         return ()
     return (str(CONTAINER.solution_dir),)
 
@@ -115,6 +126,8 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
         return AgentRun(result=None)
     if isinstance(agent, ModelAgent):
         return run_model(agent, sandbox, task)
+    if isinstance(agent, PolicyAgent):
+        return agent.act(sandbox, task)
     timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
     if isinstance(agent, ScriptAgent):
         timeout = min(timeout, agent.timeout_s or timeout)

@@ -117,6 +117,17 @@ def harbor() -> Harbor:
         pytest.fail(str(exc))
 
 
+@pytest.fixture(scope="session")
+def verl() -> Any:
+    """verl 0.9.1 (verl[verl-core] on a CPU torch), imported once per session: the import
+    takes about 20 s here, so only the training tests, which take this fixture, pay it."""
+    import verl
+    import verl.experimental.agent_loop.agent_loop
+    import verl.trainer.ppo.core_algos
+
+    return verl
+
+
 @pytest.fixture
 def battery() -> list[Any]:
     """The shipped attack battery (termgrade/attacks/scripts)."""

@@ -133,7 +133,7 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
                            repo_id: str, has_adapter: bool = False,
-                           prose: CardProse | None = None) -> str:
+                           prose: CardProse | None = None, run_section: str = "") -> str:
     base_model = str(config.get("base_model", "BASE_MODEL"))
     dataset = str(config.get("dataset", "DATASET"))
     adapter = config.get("adapter") if isinstance(config.get("adapter"), dict) else {}
@@ -154,6 +154,7 @@ def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
         "checkpoint-card --results`; `delta` is this adapter minus the base.",
         "config_table": markdown_table(("setting", "value"), _flat(config)),
         "config_yaml": yaml.safe_dump(config, sort_keys=False),
+        "run_section": ("## Training run\n\n" + run_section) if run_section else "",
     }
     meta = {
         "base_model": base_model,
@@ -170,12 +171,26 @@ def render_checkpoint_card(config: dict[str, Any], results: list[ResultRow], *,
 
 def build_checkpoint_card(out: Path, *, config: Path | None = None, results: Path | None = None,
                           adapter: Path | None = None, repo_id: str = DEFAULT_REPO_ID,
-                          overwrite: bool = False, card_prose: Path | None = None) -> Path:
+                          overwrite: bool = False, card_prose: Path | None = None,
+                          run: Path | None = None) -> Path:
     """Stage ``README.md`` and ``training_config.yaml`` of an adapter repo at ``out``, and
     the adapter itself from ``adapter`` (a PEFT ``save_pretrained`` folder). Without one the
-    card says the repo holds no adapter yet, rather than describing a run as done."""
+    card says the repo holds no adapter yet, rather than describing a run as done.
+
+    ``run`` (a ``termgrade train prepare`` directory): the config is the run's own
+    (``run.json``) and the card shows its logged metrics (:mod:`termgrade.training.card`)."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
-    train_config = load_train_config(config)
+    run_section = ""
+    if run is not None:
+        if config is not None:
+            raise RecordError(str(config), "--config and --run both given",
+                              fix="pass one: --run takes the config from the run's run.json")
+        from termgrade.training.card import run_for_card
+
+        from_run = run_for_card(run)
+        train_config, run_section = from_run.config, from_run.section
+    else:
+        train_config = load_train_config(config)
     rows = load_results(results) if results is not None else []
     if adapter is not None:
         missing = [name for name in ADAPTER_FILES if not (Path(adapter) / name).is_file()]
@@ -189,5 +204,6 @@ def build_checkpoint_card(out: Path, *, config: Path | None = None, results: Pat
             for name in ADAPTER_FILES:
                 shutil.copyfile(Path(adapter) / name, paths.root / name)
         atomic_write_text(paths.readme, render_checkpoint_card(
-            train_config, rows, repo_id=repo_id, has_adapter=adapter is not None, prose=prose))
+            train_config, rows, repo_id=repo_id, has_adapter=adapter is not None, prose=prose,
+            run_section=run_section))
     return Path(out)

@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "corpus": ("corpus", "Corpus-level files (the task table README)."),
     "ingest": ("ingest", "Read other harnesses' trial output into TrialRecords."),
     "build": ("build", "Stage a complete repo on disk (temp dir + rename)."),
+    "train": ("train", "Reproduce the GRPO++ run with verl on the bandcentral repo."),
 }
 """Command -> (module under termgrade.cli, the first line of its help). Listing commands
 reads only this table; a command's module, and what it imports, loads when it runs. A

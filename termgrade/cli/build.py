@@ -135,6 +135,8 @@ def checkpoint_card(
         None, "--adapter", help="The trained adapter folder (PEFT save_pretrained); without "
         "it the card says the repo holds no adapter yet."),
     repo_id: str = typer.Option("ai-and/termgrade-gemma4-31b-grpo-lora", "--repo-id"),
+    run: Path | None = typer.Option(None, "--run", help="A `termgrade train prepare` run "
+                                    "directory: the card's config and metrics are the run's."),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -142,7 +144,7 @@ def checkpoint_card(
     from termgrade.builders.checkpoint_card import build_checkpoint_card
 
     build_checkpoint_card(out, config=config, results=results, adapter=adapter,
-                          repo_id=repo_id, overwrite=force, card_prose=card_prose)
+                          repo_id=repo_id, overwrite=force, card_prose=card_prose, run=run)
     STDERR.print(f"staged {out}")
 
 

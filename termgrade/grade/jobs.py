@@ -37,7 +37,7 @@ _IMAGES_LOCK = threading.Lock()
 _BUILD_LOCKS: dict[str, threading.Lock] = {}
 
 
-def _image_for(task: Task) -> str:
+def image_for(task: Task) -> str:
     """The task's image on this machine, built once per process and task version."""
     from termgrade.images import build_task_image
 
@@ -60,7 +60,7 @@ def run_job(job: TrialJob) -> TrialRecord:
     started = datetime.now(UTC)
     try:
         task = load_task(Path(job.task_dir))
-        image = _image_for(task)
+        image = image_for(task)
     except TermGradeError as exc:
         outcome = RunOutcome(job.agent.name, None, error=f"before the agent started: {exc}")
     else:

@@ -1,0 +1,110 @@
+"""``termgrade train prepare | launch | monitor | eval``: the GRPO++ run with verl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from termgrade.cli.app import guarded
+from termgrade.progress import STDERR
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(help="Reproduce the GRPO++ run with verl on the bandcentral repo.",
+                        no_args_is_help=True)
+    app.add_typer(group, name="train")
+
+    @group.command("prepare")
+    @guarded
+    def prepare(
+        repo: str = typer.Option(..., "--repo", help="The bandcentral repo: a directory or a "
+                                 "Hub dataset id."),
+        out: Path = typer.Option(..., "-o", "--out", help="The run directory to write."),
+        revision: str | None = typer.Option(None, help="Hub revision of --repo."),
+        base_model: str | None = typer.Option(None, help="Override the recipe's base model "
+                                              "(a Hub id or a local path on the node)."),
+        steps: int | None = typer.Option(None, help="Override total_training_steps (5)."),
+    ) -> None:
+        """Write the parquet, agent-loop config, launch script and run.json for verl."""
+        from termgrade.training.prepare import prepare_run
+        from termgrade.training.recipe import GrpoRecipe
+
+        changes: dict[str, object] = {}
+        if base_model:
+            changes["base_model"] = base_model
+        if steps is not None:
+            changes["total_training_steps"] = steps
+        recipe = GrpoRecipe.model_validate(changes)
+        done = prepare_run(repo, out, recipe=recipe, revision=revision)
+        splits = ", ".join(f"{n} {s.tasks}" for n, s in done.record.splits.items())
+        STDERR.print(f"wrote {out}: {splits} tasks; launch on the GPU node with "
+                     f"`bash {done.paths.launch_script}`"
+                     + ("" if done.record.verl_checked else
+                        " (verl not installed here: overrides not composed)"))
+
+    @group.command("launch")
+    @guarded
+    def launch_cmd(
+        run: Path = typer.Argument(..., help="A run directory from `train prepare`."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the command only."),
+    ) -> None:
+        """Start the run on this GPU node (8 x H200 in the paper): runs its launch.sh."""
+        import shlex
+
+        from termgrade.training.launch import launch, launch_command
+
+        if dry_run:
+            typer.echo(shlex.join(launch_command(run)))
+            return
+        raise typer.Exit(launch(run))
+
+    @group.command("monitor")
+    @guarded
+    def monitor(
+        run: Path = typer.Argument(..., help="A run directory (reads its metrics.jsonl)."),
+        warn_at: float = typer.Option(8.0, help="Warn at this many generation batches per "
+                                      "step (the paper capped at 10)."),
+    ) -> None:
+        """Table and plot of reward, groups kept, the re-band signal and turns; warnings."""
+        from rich.table import Table
+
+        from termgrade.training.monitor import monitor_run
+
+        report = monitor_run(run, warn_at=warn_at)
+        table = Table("step", "reward", "validation", "turns", "dropped", "gen batches")
+        for row in report.rows:
+            table.add_row(str(row.step), *(("-" if v is None else f"{v:.3f}") for v in (
+                row.reward, row.val_score, row.turns)), f"{row.dropped_groups:g}",
+                "-" if row.gen_batches is None else f"{row.gen_batches:.2f}")
+        from rich.console import Console
+
+        Console().print(table)
+        for warning in report.warnings:
+            STDERR.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        STDERR.print(f"wrote {report.table} and {report.plot}")
+
+    @group.command("eval")
+    @guarded
+    def eval_cmd(
+        model: str = typer.Option(..., "--model", help="Harbor model name of the served "
+                                  "adapter (e.g. openai/<served-name>)."),
+        api_base: str = typer.Option("http://127.0.0.1:8000/v1", help="The vLLM endpoint."),
+        jobs: Path = typer.Option(Path("jobs"), "-o", help="Harbor jobs directory."),
+        job_name: str = typer.Option("tb21-eval", help="Harbor job name."),
+        repeats: int = typer.Option(3, "-k", help="Repeats per task (pass@1 over them)."),
+        concurrent: int = typer.Option(8, "-n", help="Trials at once."),
+        env: str = typer.Option("docker", "-e", help="Harbor environment (paper: daytona)."),
+        timeout_multiplier: float | None = typer.Option(None, help="Harbor's multiplier of "
+                                                        "each task's timeout (paper: 2 h)."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan only."),
+    ) -> None:
+        """Terminal-Bench 2.1 through Harbor: 89 tasks, Terminus-2, 3 repeats."""
+        from termgrade.training.evaluate import EvalPlan, describe, run_eval
+
+        plan = EvalPlan(model=model, api_base=api_base, jobs_dir=jobs, job_name=job_name,
+                        repeats=repeats, concurrent=concurrent, environment=env,
+                        timeout_multiplier=timeout_multiplier)
+        typer.echo(describe(plan))
+        if not dry_run:
+            raise typer.Exit(run_eval(plan))

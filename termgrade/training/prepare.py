@@ -1,0 +1,166 @@
+"""``termgrade train prepare``: everything a verl run needs, in one directory.
+
+From the bandcentral repo (a directory or a Hub id) it writes the run directory
+(:class:`~termgrade.training.paths.RunPaths`): the train and validation parquet, the tasks
+they name, the agent-loop config, the launch script and ``run.json``, the record of every
+choice. The overrides are composed with verl's own config first (when verl is installed),
+so a key verl does not know fails here, not on the GPU node.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from termgrade import __version__
+from termgrade.atomic import atomic_write_text
+from termgrade.errors import OptionError
+from termgrade.training.data import SPLITS, SplitData, local_repo, prepare_split, write_split
+from termgrade.training.launch import PINS, render_launch_script
+from termgrade.training.paths import RunPaths
+from termgrade.training.recipe import (
+    AGENT_NAME,
+    GrpoRecipe,
+    RunPlaces,
+    as_hydra,
+    run_overrides,
+)
+
+SCHEMA_VERSION = 1
+DEVIATIONS = (
+    "Dynamic sampling: verl 0.9.1's V1 trainer ignores max_num_gen_batches (it evicts an "
+    "all-equal group and refills with two prompts, uncapped). Rendered as 0 with "
+    "max_inflight_gen_batches=2; the cap of 10 is the monitor's regrade warning on the "
+    "gen_batches analogue.",
+    "Per-turn token cap: verl's sampling params carry none; the agent loop sends "
+    "max_tokens = min(max_tokens_per_turn, what is left of the response length).",
+    "Unscored trials (an engine failure before the agent acted) get reward 0.0 with an "
+    "all-zero response mask, so none of their tokens carry gradient; the paper does not "
+    "say how it treated them.",
+    "Metrics go to verl's file logger (metrics.jsonl) as well as the console, for the "
+    "monitor; the paper's logger is not stated.",
+)
+
+
+class SplitRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: int = Field(description="Prompt rows in the split.")
+    task_ids: list[str] = Field(description="The tasks, in row order.")
+    mean_base_pass_rate: float | None = Field(description="Mean measured base pass rate.")
+
+
+class RunRecord(BaseModel):
+    """``run.json``: what was prepared, from what, with which choices."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(SCHEMA_VERSION, description="Version of this record.")
+    created_at: str = Field(description="UTC time of `train prepare`.")
+    termgrade_version: str = Field(description="TermGrade that wrote the run.")
+    source: str = Field(description="The bandcentral repo given (directory or Hub id).")
+    revision: str | None = Field(description="Hub revision asked for, if any.")
+    recipe: dict[str, Any] = Field(description="GrpoRecipe: every value of the run.")
+    recipe_sources: dict[str, str] = Field(description="Where each value comes from.")
+    overrides: list[str] = Field(description="The verl overrides, as launch.sh passes them.")
+    pins: dict[str, str] = Field(description="Versions launch.sh requires on the node.")
+    splits: dict[str, SplitRecord] = Field(description="train and validation.")
+    deviations: list[str] = Field(description="Where the run departs from the paper, and why.")
+    verl_checked: bool = Field(description="The overrides were composed with verl's config.")
+
+
+def read_record(path: Path) -> RunRecord:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise OptionError(f"{path}: unreadable run record ({exc})",
+                          fix="prepare the run with `termgrade train prepare`") from exc
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        raise OptionError(f"{path}: schema_version {version!r}, this TermGrade reads "
+                          f"{SCHEMA_VERSION}", fix="prepare the run again")
+    return RunRecord.model_validate(data)
+
+
+def run_places(recipe: GrpoRecipe) -> RunPlaces:
+    """File locations as launch.sh sees them: under ``$RUN_DIR``, so the directory moves."""
+    del recipe
+    return RunPlaces(train_files="$RUN_DIR/data/train.parquet",
+                     val_files="$RUN_DIR/data/validation.parquet",
+                     agent_loop_config="$RUN_DIR/agent_loop.yaml",
+                     checkpoints="$RUN_DIR/checkpoints")
+
+
+def agent_loop_config(recipe: GrpoRecipe) -> list[dict[str, Any]]:
+    """verl's agent-loop config file: registers :class:`BashAgentLoop` under its name."""
+    return [{
+        "name": AGENT_NAME,
+        "_target_": "termgrade.training.agent_loop.BashAgentLoop",
+        "max_tokens_per_turn": recipe.max_tokens_per_turn,
+        "max_concurrent_trajectories": recipe.max_concurrent_trajectories,
+        "tool_format": recipe.tool_format,
+    }]
+
+
+def _check_with_verl(overrides: list[str]) -> bool:
+    """Compose with verl's config when verl is here; False when it is not installed."""
+    try:
+        import verl  # noqa: F401
+    except ImportError:
+        return False
+    from termgrade.training.verl_config import compose_verl_config
+
+    concrete = [o.replace("$RUN_DIR", "/run") for o in overrides]
+    compose_verl_config(concrete)
+    return True
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    paths: RunPaths
+    record: RunRecord
+
+
+def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
+                revision: str | None = None) -> Prepared:
+    """Write the run directory ``out`` from the bandcentral repo ``source``."""
+    recipe = recipe or GrpoRecipe()
+    paths = RunPaths(out)
+    if paths.record.exists():
+        raise OptionError(f"{paths.record} exists: {out} already holds a run",
+                          fix="choose a new -o directory (runs are not overwritten)")
+    overrides = as_hydra(run_overrides(recipe, run_places(recipe)))
+    checked = _check_with_verl(overrides)
+    repo = local_repo(source, revision=revision)
+    splits: dict[str, SplitData] = {split: prepare_split(repo, paths, split)
+                                    for split in SPLITS}
+    for split, data in splits.items():
+        write_split(paths.split_file(split), data)
+    atomic_write_text(paths.agent_loop_config,
+                      yaml.safe_dump(agent_loop_config(recipe), sort_keys=False))
+    atomic_write_text(paths.launch_script, render_launch_script(overrides))
+    paths.launch_script.chmod(0o755)
+    fields = GrpoRecipe.model_fields
+    record = RunRecord(
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        termgrade_version=__version__, source=source, revision=revision,
+        recipe=recipe.model_dump(),
+        recipe_sources={name: info.description or "" for name, info in fields.items()},
+        overrides=overrides, pins=dict(PINS),
+        splits={s: SplitRecord(tasks=len(d.rows), task_ids=d.task_ids,
+                               mean_base_pass_rate=_mean(d.base_pass_rates))
+                for s, d in splits.items()},
+        deviations=list(DEVIATIONS), verl_checked=checked)
+    atomic_write_text(paths.record, record.model_dump_json(indent=2) + "\n")
+    return Prepared(paths, record)

@@ -1,0 +1,229 @@
+"""`termgrade train prepare`: a bandcentral repo -> the run directory verl needs, and the
+monitor reading what verl's own file logger writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from termgrade.builders.bandcentral import build_bandcentral
+from termgrade.cli import app
+from termgrade.errors import OptionError
+from termgrade.records import SplitRow
+from termgrade.training.monitor import monitor_run
+from termgrade.training.prepare import prepare_run, read_record
+from termgrade.training.recipe import AGENT_NAME
+from tests.conftest import MakeTask
+from tests.test_builders_environments import write_jsonl
+
+pytestmark = pytest.mark.filterwarnings("ignore:no selection report beside")
+
+
+@pytest.fixture
+def bandcentral(make_task: MakeTask, tmp_path: Path) -> Path:
+    for name in ("alpha", "bravo", "charlie"):
+        make_task(name)
+    splits = write_jsonl(tmp_path / "splits.jsonl", [
+        SplitRow(task_id="alpha", split="train151", pass_rate=0.5),
+        SplitRow(task_id="bravo", split="train151", pass_rate=0.375),
+        SplitRow(task_id="charlie", split="heldout120", pass_rate=0.75)])
+    out = tmp_path / "bandcentral"
+    build_bandcentral(out, splits=splits, task_roots=[tmp_path / "tasks"])
+    return out
+
+
+def test_prepare_writes_everything_a_verl_run_needs(verl: Any, bandcentral: Path,
+                                                    tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = prepare_run(str(bandcentral), run)
+    train = pq.read_table(run / "data" / "train.parquet").to_pylist()
+    validation = pq.read_table(run / "data" / "validation.parquet").to_pylist()
+    assert [r["extra_info"]["task_id"] for r in train] == ["alpha", "bravo"]
+    assert [r["extra_info"]["task_id"] for r in validation] == ["charlie"]
+    first = train[0]
+    assert first["agent_name"] == AGENT_NAME and first["data_source"] == "termgrade"
+    assert first["reward_model"] == {"style": "rule", "ground_truth": "alpha"}
+    assert [m["role"] for m in first["prompt"]] == ["system", "user"]
+    info = first["extra_info"]
+    assert info["task_dir"] == "tasks/alpha" and info["tests_dir"] == "tasks/alpha/tests"
+    assert (run / info["tests_dir"] / "test_outputs.py").is_file()
+    assert info["image"] == "termgrade/task-alpha:local"
+    assert info["base_pass_rate"] == 0.5 and info["split"] == "train"
+    assert len(info["archive_sha256"]) == 64
+
+    loops = yaml.safe_load((run / "agent_loop.yaml").read_text())
+    assert loops[0]["name"] == AGENT_NAME
+    assert loops[0]["_target_"] == "termgrade.training.agent_loop.BashAgentLoop"
+
+    record = read_record(run / "run.json")
+    assert record == done.record and record.verl_checked
+    assert record.splits["train"].tasks == 2
+    assert record.splits["train"].mean_base_pass_rate == pytest.approx(0.4375)
+    assert record.recipe["lora_rank"] == 32 and "paper" in record.recipe_sources["lora_rank"]
+    assert any("max_num_gen_batches" in d for d in record.deviations)
+
+    script = (run / "launch.sh").read_text()
+    for override in record.overrides:  # every override is named in the script
+        key, _, value = override.partition("=")
+        assert key in script and value in script, override
+    lint = subprocess.run(["shellcheck", "--severity=style", str(run / "launch.sh")],
+                          capture_output=True, text=True, check=False)
+    assert lint.returncode == 0, lint.stdout
+    assert "verl[vllm]==0.9.1" in script and "'vllm': '0.24.0'" in script
+
+    with pytest.raises(OptionError, match="already holds a run"):
+        prepare_run(str(bandcentral), run)
+
+
+def test_verls_dataset_reads_the_prompt_rows(verl: Any, bandcentral: Path,
+                                             tmp_path: Path) -> None:
+    """verl's own RLHFDataset (what the trainer's dataloader uses) reads the parquet and
+    hands the agent loop what it needs (tokenizer: the tiny local one)."""
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from termgrade.training.recipe import GrpoRecipe, as_hydra, recipe_overrides
+    from termgrade.training.verl_config import compose_verl_config
+    from tests.support.tiny_tokenizer import tiny_tokenizer
+
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    config = compose_verl_config(as_hydra(recipe_overrides(GrpoRecipe())))
+    dataset = RLHFDataset(data_files=[str(run / "data" / "train.parquet")],
+                          tokenizer=tiny_tokenizer(), config=config.data)
+    assert len(dataset) == 2
+    item = dataset[1]
+    assert item["agent_name"] == AGENT_NAME and item["data_source"] == "termgrade"
+    assert [m["role"] for m in item["raw_prompt"]] == ["system", "user"]
+    assert item["extra_info"]["task_dir"] == "tasks/bravo" and item["index"] == 1
+
+
+def test_the_launch_script_refuses_a_node_with_other_versions(verl: Any, bandcentral: Path,
+                                                              tmp_path: Path) -> None:
+    """Run for real here: this venv has verl 0.9.1 but no vLLM and a CPU torch 2.13."""
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    done = subprocess.run(["bash", str(run / "launch.sh")], capture_output=True, text=True,
+                          check=False, env={"PATH": "/usr/bin:/bin",
+                                            "PYTHON": str(Path(sys.executable).absolute())})
+    assert done.returncode != 0
+    assert "vllm missing (want 0.24.0)" in done.stderr and "TERMGRADE_INSTALL=1" in done.stderr
+
+
+def test_prepare_cli_and_bad_repo(bandcentral: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "prepare", "--repo", str(bandcentral),
+                                       "-o", str(tmp_path / "run"), "--steps", "3"])
+    assert result.exit_code == 0, result.output
+    assert read_record(tmp_path / "run" / "run.json").recipe["total_training_steps"] == 3
+    assert "trainer.total_training_steps=3" in (tmp_path / "run" / "launch.sh").read_text()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["train", "prepare", "--repo", str(empty),
+                                       "-o", str(tmp_path / "run2")])
+    assert result.exit_code == 1
+    assert "no train-*.parquet" in result.output and "fix:" in result.output
+
+
+def _log_steps(path: Path, steps: list[dict[str, float]]) -> None:
+    """Metrics written by verl's own FileLogger (what `trainer.logger=file` runs)."""
+    import os
+
+    from verl.utils.tracking import FileLogger
+
+    os.environ["VERL_FILE_LOGGER_PATH"] = str(path)
+    try:
+        logger = FileLogger("termgrade", "grpo-pp")
+        for step, data in enumerate(steps, start=1):
+            logger.log(data, step)
+        logger.finish()
+    finally:
+        del os.environ["VERL_FILE_LOGGER_PATH"]
+
+
+def test_monitor_reads_verl_metrics_and_warns_when_tasks_drift(verl: Any, bandcentral: Path,
+                                                               tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    _log_steps(run / "metrics.jsonl", [
+        {"critic/score/mean": 0.4, "num_turns/mean": 21.0,
+         "training/filter_groups/evicted_samples": 12,
+         "training/filter_groups/discarded_surplus_samples": 4,
+         "val-core/termgrade/acc/mean@1": 0.45},
+        {"critic/score/mean": 0.5, "num_turns/mean": 19.0,
+         "training/filter_groups/evicted_samples": 120,
+         "training/filter_groups/discarded_surplus_samples": 8},
+    ])
+    report = monitor_run(run)
+    assert [r.gen_batches for r in report.rows] == [2.0, 9.0]
+    assert report.rows[0].val_score == 0.45 and report.rows[1].turns == 19.0
+    assert len(report.warnings) == 1 and report.warnings[0].startswith("step 2: 9.0")
+    assert "regrade" in report.warnings[0].lower()
+    assert report.plot is not None and report.plot.read_bytes()[:4] == b"\x89PNG"
+    assert report.table is not None and "| 1 | 0.400 | 0.450 | 21.0 | 16 | 12 | 2.00 |" \
+        in report.table.read_text()
+    result = CliRunner().invoke(app, ["train", "monitor", str(run)])
+    assert result.exit_code == 0 and "drifted out of band" in result.output
+
+
+def test_monitor_names_a_broken_metrics_file(bandcentral: Path, tmp_path: Path,
+                                             verl: Any) -> None:
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    with pytest.raises(OptionError, match="no metrics yet"):
+        monitor_run(run)
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 1}) + "\n")
+    with pytest.raises(OptionError, match=r"metrics.jsonl:1: not a verl file-logger line"):
+        monitor_run(run)
+
+
+def test_the_checkpoint_card_comes_from_the_run(verl: Any, bandcentral: Path,
+                                                tmp_path: Path) -> None:
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    not_run = (build_checkpoint_card(tmp_path / "card0", run=run) / "README.md").read_text()
+    assert "_This run has produced no training metrics_" in not_run
+    assert "This repo holds no adapter yet" in not_run
+    _log_steps(run / "metrics.jsonl", [
+        {"critic/score/mean": 0.375, "num_turns/mean": 12.0,
+         "training/filter_groups/evicted_samples": 16,
+         "training/filter_groups/discarded_surplus_samples": 0}])
+    card = build_checkpoint_card(tmp_path / "card1", run=run)
+    text = (card / "README.md").read_text()
+    assert "## Training run" in text and "1 update(s) logged by verl" in text
+    assert "| 1 | 0.375 | - | 12.0 | 16 | 16 | 2.00 |" in text
+    config = yaml.safe_load((card / "training_config.yaml").read_text())
+    assert config["recipe"]["lora_rank"] == 32 and config["dataset"] == str(bandcentral)
+    assert config["verl_overrides"] == read_record(run / "run.json").overrides
+    assert any("max_num_gen_batches" in d for d in config["deviations_from_the_paper"])
+    result = CliRunner().invoke(app, ["build", "checkpoint-card", "-o", str(tmp_path / "c2"),
+                                      "--run", str(run), "--config", str(run / "run.json")])
+    assert result.exit_code == 1 and "--config and --run both given" in result.output
+
+
+def test_launch_and_eval_commands(verl: Any, bandcentral: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run)
+    runner = CliRunner()
+    dry = runner.invoke(app, ["train", "launch", str(run), "--dry-run"])
+    assert dry.exit_code == 0 and dry.output.strip() == f"bash {run / 'launch.sh'}"
+    if shutil.which("nvidia-smi") is None:  # this CPU machine: refused, naming the fix
+        here = runner.invoke(app, ["train", "launch", str(run)])
+        assert here.exit_code == 1 and "no GPU here" in here.output
+    missing = runner.invoke(app, ["train", "launch", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 1 and "train prepare" in missing.output
+    plan = runner.invoke(app, ["train", "eval", "--model", "openai/adapter", "--dry-run"])
+    assert plan.exit_code == 0
+    assert ("harbor run -y -d terminal-bench@2.1 -a terminus-2 -m openai/adapter "
+            "--ak api_base=http://127.0.0.1:8000/v1 -k 3") in plan.output
+    assert "89 tasks" in plan.output and "2 h per task" in plan.output
