@@ -41,16 +41,27 @@ def image_exists(tag: str) -> bool:
     return True
 
 
-def remove_image(tag: str) -> bool:
+def remove_image(tag: str, *, wait_s: float = 30.0) -> bool:
     """Untag ``tag`` (its layers go when nothing else uses them); False when it was absent
-    or is still in use. Never raises for that: a leftover image is only disk."""
-    from docker.errors import DockerException
+    or is still in use after ``wait_s`` (containers just closed are removed in the
+    background: a conflict is retried until then). Never raises for that: a leftover
+    image is only disk."""
+    from docker.errors import APIError, DockerException, ImageNotFound
 
-    try:
-        docker_client().images.remove(tag, noprune=False)
-    except DockerException:
-        return False
-    return True
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            docker_client().images.remove(tag, noprune=False)
+        except ImageNotFound:
+            return False
+        except APIError as exc:
+            if exc.status_code == 409 and time.monotonic() < deadline:
+                time.sleep(0.25)  # a container of the image is still being removed
+                continue
+            return False
+        except DockerException:
+            return False
+        return True
 
 
 @dataclass(frozen=True)
