@@ -18,6 +18,17 @@ from pydantic import BaseModel, ValidationError
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
+def append_record(path: Path, lock: threading.Lock, record: BaseModel) -> None:
+    """Append ``record`` to ``path`` as one fsynced JSON line (threads share ``lock``)."""
+    line = record.model_dump_json() + "\n"
+    with lock:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
 class JsonlJournal(Generic[RecordT]):
     """Finished ``record_type`` records, keyed by their ``key`` field."""
 
@@ -41,13 +52,7 @@ class JsonlJournal(Generic[RecordT]):
         return records
 
     def append(self, record: RecordT) -> None:
-        line = record.model_dump_json() + "\n"
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+        append_record(self.path, self._lock, record)
 
     def reset(self) -> None:
         self.path.unlink(missing_ok=True)

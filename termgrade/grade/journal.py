@@ -9,13 +9,13 @@ kill is dropped, so the file stays readable by ``termgrade labels``.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from termgrade.atomic import atomic_write_text
+from termgrade.journal import append_record
 from termgrade.records.trial import TrialRecord
 
 TRIALS_FILE = "trials.jsonl"
@@ -46,10 +46,4 @@ class TrialJournal:
         return records
 
     def append(self, record: TrialRecord) -> None:
-        line = record.model_dump_json() + "\n"
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+        append_record(self.path, self._lock, record)
