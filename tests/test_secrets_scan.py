@@ -54,6 +54,10 @@ SECRET_LINES = [
     f"tg = '123456789:{_token(35)}'",
     f"tw = 'AC{_token(32, string.ascii_lowercase + string.digits)}'",
     f"art = AKC{_token(14)}",
+    # quotes the entropy plugins pair up their own way: a long low-entropy run opened by
+    # one quote, then a secret opened by the other (and the same quote closing both).
+    f"""mixed = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"{_token(40)}" """,
+    f"""both = '{_token(40)}'"{_token(40)}" """,
 ]
 PLAIN = ["import os", "def test_output_exists():", "    assert Path('/app/out').is_file()",
          "x = {'key': value}", "for i in range(10):", "# a comment with a url http://x.y/z"]

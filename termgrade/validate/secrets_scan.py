@@ -69,6 +69,9 @@ NEEDLES: dict[str, tuple[str, ...]] = {
 }
 _KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
 """Every word of the keyword plugin's deny list holds one of these."""
+QUOTED = r'([\'"])([{}]+)(\1)'
+"""detect-secrets 1.5's entropy plugins' own pattern (charset escaped into it): with it,
+only quoted strings are scored when files are scanned."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,13 @@ def _sieves() -> tuple[_Sieve, ...] | None:
         elif isinstance(plugin, HighEntropyStringsPlugin):
             # Entropy over n distinct characters is at most log2(n).
             fewest = math.floor(2 ** plugin.entropy_limit) + 1
-            run = re.compile(f"[{re.escape(plugin.charset)}]{{{fewest},}}")
+            chars = f"[{re.escape(plugin.charset)}]"
+            if plugin.regex.pattern == QUOTED.format(re.escape(plugin.charset)):
+                # It scores only quoted runs: a quote, the run, a quote left for the next
+                # string to open with (the plugin's own scan may reuse it so).
+                run = re.compile(f"['\"]({chars}{{{fewest},}})(?=['\"])")
+            else:
+                run = re.compile(f"{chars}{{{fewest},}}")
             sieves.append(_Sieve(plugin, (run,), False, fewest))
         else:
             return None
@@ -248,7 +257,7 @@ def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
             memo[key] = lines_hit
             return lines_hit
         for match in pattern.finditer(searched):
-            if fewest and len(set(match.group())) < fewest:
+            if fewest and len(set(match.group(pattern.groups))) < fewest:
                 continue
             if not starts:  # offsets of the lines, once a match needs them
                 starts.extend(itertools.accumulate(
