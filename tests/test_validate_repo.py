@@ -356,3 +356,19 @@ def test_a_clean_text_file_is_not_scanned_again_until_it_changes(
     report = validate_repo(repo, load=False)
     assert [Path(f).name for f in scanned] == ["instruction.md"]
     assert any(f.check == "secrets" for f in report.findings)
+
+
+def test_validate_command_does_not_import_torch(pristine: Path) -> None:
+    """datasets' streaming load imports torch whenever it is installed (the training
+    tests install it): the validate command turns that off, about 190 MiB it never uses."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom termgrade.cli import main\n"
+              f"sys.argv = ['termgrade', 'validate', {str(pristine)!r}, '--no-secrets', "
+              "'--no-cache']\n"
+              "try:\n    main()\nexcept SystemExit as done:\n    code = done.code\n"
+              "print('exit', code, 'torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False)
+    assert done.stdout.strip().splitlines()[-1] == "exit 0 False", done.stdout + done.stderr

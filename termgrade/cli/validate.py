@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import typer
@@ -37,6 +39,10 @@ def register(app: typer.Typer) -> None:
         """Check the card YAML and configs, every row against schemas/, row-group budgets,
         datasets loading (also streaming), archives vs manifests and tasks/, registry.json,
         and secrets. Exit 0 iff nothing was found."""
+        # datasets' streaming load imports torch whenever it is installed (the `train`
+        # extra): about 190 MiB this command never uses. Its own switch turns that off.
+        if "datasets" not in sys.modules:
+            os.environ.setdefault("USE_TORCH", "0")
         from termgrade.builders.layout import RepoPaths
         from termgrade.validate import validate_repo
         from termgrade.validate.secrets_check import write_baseline as write
