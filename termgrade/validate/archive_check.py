@@ -138,11 +138,12 @@ def check_row_ranges(items: list[list[Any]]) -> list[dict[str, Any]]:
         if file not in tables:
             tables[file] = pq.read_table(path, columns=_COLUMNS)
         table = tables[file].slice(first, stop - first)
+        known = frozenset(cached)
         findings: list[dict[str, Any]] = []
         passed: list[str] = []
         recalled: list[str] = []
         for index, row in enumerate(table.to_pylist(), start=first):
-            result = check_row(paths, paths.rel(path), index, row, frozenset(cached))
+            result = check_row(paths, paths.rel(path), index, row, known)
             findings.extend(dataclasses.asdict(f) for f in result.findings)
             if result.passed is not None:
                 (recalled if result.recalled else passed).append(result.passed)
