@@ -18,8 +18,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
-# the training tests' CPU stack (CPU torch, verl-core, peft) and shellcheck
-bash scripts/ensure_train_cpu.sh
 
 bash scripts/ensure_docker.sh
 .venv/bin/termgrade base-image build

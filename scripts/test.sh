@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# the training tests' CPU stack (CPU torch, verl-core, peft) and shellcheck; mypy reads verl
+bash scripts/ensure_train_cpu.sh
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"
