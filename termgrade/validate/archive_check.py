@@ -35,24 +35,23 @@ def _read(tree_dir: Path) -> TaskTree | None:
         return None
 
 
-def _row_passes(row: dict[str, Any], tree: TaskTree) -> bool:
+def _row_passes(row: dict[str, Any], tree: TaskTree, archive_digest: str) -> bool:
     """Whether the row passes every check of :func:`_row_findings`, from one read of its
     tree: the archive hashes right, the digest matches the manifest, and the tree has
     that manifest and packs to that archive byte for byte. Nothing more is needed: an
     archive :func:`pack_tree` made is in the format and lists exactly the tree's files."""
-    archive: bytes = row["archive"]
-    if hashlib.sha256(archive).hexdigest() != row["archive_sha256"]:
+    if archive_digest != row["archive_sha256"]:
         return False
     manifest = [FileEntry(**f) for f in row["files"]]
     if manifest_digest(manifest) != row["task_digest"]:
         return False
-    return tree.manifest() == manifest and pack_tree(tree) == archive
+    return tree.manifest() == manifest and pack_tree(tree) == row["archive"]
 
 
-def row_key(row: dict[str, Any], tree: TaskTree) -> str:
+def row_key(row: dict[str, Any], tree: TaskTree, archive_digest: str) -> str:
     """The cache key of a row's pass: its archive and manifest columns and its tree's
     contents (``archive:<row>:<tree>:<task id>``)."""
-    fields = json.dumps([row["task_id"], hashlib.sha256(row["archive"]).hexdigest(),
+    fields = json.dumps([row["task_id"], archive_digest,
                          row["archive_sha256"], row["task_digest"], row["files"]],
                         sort_keys=True)
     return (f"archive:{hashlib.sha256(fields.encode()).hexdigest()}:{tree.fingerprint()}:"
@@ -74,10 +73,11 @@ def check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
     same row columns and tree contents passed before) is not re-packed."""
     tree = _read(paths.task_dir(row["task_id"]))
     if tree is not None:
-        key = row_key(row, tree)
+        digest = hashlib.sha256(row["archive"]).hexdigest()  # once: key and check
+        key = row_key(row, tree, digest)
         if key in cached:
             return RowResult([], key, recalled=True)
-        if _row_passes(row, tree):
+        if _row_passes(row, tree, digest):
             return RowResult([], key)
     return RowResult(_row_findings(paths, rel, index, row))
 
