@@ -15,11 +15,13 @@ A pattern is not run at all on a text that holds none of the strings every match
 must hold (:func:`required_literals`, read from the pattern by ``re``'s own parser), so
 most of the ~45 patterns are one substring test per file.
 
-Only candidates, each with the line before it (the allowlist pragma's context), go
-through detect-secrets' own line processing, so every finding, and every filter and
-allowlist decision, is detect-secrets'. A plugin of a kind not known here turns the gate
-off (every line is a candidate). ``tests/test_secrets_scan.py`` checks that the findings
-equal ``detect_secrets.core.scan.scan_file``'s on files with a secret for every plugin.
+A candidate line goes through detect-secrets' own line processing (its line filters,
+``_scan_line`` and its context filters, with the file's lines as context) with only the
+plugins that flag it, the others yielding nothing there; so every finding, and every
+filter and allowlist decision, is detect-secrets'. A plugin of a kind not known here turns
+the gate off (every line is a candidate for every plugin). ``tests/test_secrets_scan.py``
+checks that the findings equal ``detect_secrets.core.scan.scan_file``'s on files with a
+secret for every plugin; ``benchmarks/secret_scan.py`` does so on a corpus sample.
 The gate reaches into detect-secrets 1.5's scan internals, hence the pin in
 pyproject.toml.
 """
@@ -233,20 +235,18 @@ def _flags(sieve: _Sieve, line: str, filename: str) -> bool:
     return any(True for _ in plugin.analyze_string(line))
 
 
-def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
-    """0-based indexes of the lines (rstripped, as detect-secrets reads them) in which
-    some plugin finds a secret value; ``filename`` picks the keyword plugin's patterns."""
-    sieves = _sieves()
-    if sieves is None:
-        return set(range(len(lines)))
+def sieve_hits(lines: list[str], sieves: tuple[_Sieve, ...]) -> dict[int, list[_Sieve]]:
+    """0-based indexes of the lines (rstripped, as detect-secrets reads them) that some
+    sieve finds, each with those sieves (in detect-secrets' plugin order): no other
+    plugin can find a secret value in that line, and no plugin in any other line."""
     text = "\n".join(lines)
     lower = text.translate(_ASCII_LOWER)
     starts: list[int] = []
-    found: set[int] = set()
-    memo: dict[tuple[int, bool], set[int]] = {}
+    hits: dict[int, list[_Sieve]] = {}
+    memo: dict[tuple[int, bool, int], set[int]] = {}
 
     def matched(pattern: re.Pattern[str], on_lowered: bool, fewest: int) -> set[int]:
-        key = (id(pattern), on_lowered)
+        key = (id(pattern), on_lowered, fewest)
         if key in memo:
             return memo[key]
         searched = lower if on_lowered else text
@@ -269,11 +269,37 @@ def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
         return lines_hit
 
     for sieve in sieves:
-        hits: set[int] = set()
         for pattern in sieve.patterns:
-            hits |= matched(pattern, sieve.lowered, sieve.fewest_distinct)
-        found.update(i for i in hits - found if _flags(sieve, lines[i], filename))
-    return found
+            for index in matched(pattern, sieve.lowered, sieve.fewest_distinct):
+                found = hits.setdefault(index, [])
+                if not found or found[-1] is not sieve:
+                    found.append(sieve)
+    return hits
+
+
+def flagging_plugins(lines: list[str], filename: str = "") -> dict[int, list[Any]]:
+    """0-based indexes of the lines (rstripped, as detect-secrets reads them) in which
+    some plugin finds a secret value, each with those plugins in detect-secrets' order
+    (all of them, on every line, when a plugin is of a kind not known here);
+    ``filename`` picks the keyword plugin's patterns."""
+    sieves = _sieves()
+    if sieves is None:
+        from detect_secrets.settings import get_plugins
+
+        everyone = list(get_plugins())
+        return {index: everyone for index in range(len(lines))}
+    flagged: dict[int, list[Any]] = {}
+    for index, found in sieve_hits(lines, sieves).items():
+        plugins = [s.plugin for s in found if _flags(s, lines[index], filename)]
+        if plugins:
+            flagged[index] = plugins
+    return flagged
+
+
+def candidate_lines(lines: list[str], filename: str = "") -> set[int]:
+    """0-based indexes of the lines (rstripped, as detect-secrets reads them) in which
+    some plugin finds a secret value; ``filename`` picks the keyword plugin's patterns."""
+    return set(flagging_plugins(lines, filename))
 
 
 _NOT_INI = re.compile(r"^[^\s#;\[=:][^=:\n]*$", re.MULTILINE)
@@ -330,19 +356,27 @@ def _plain_lines(filename: str) -> list[str] | None:
 
 
 def _scan_lines(lines: list[str], filename: str) -> list[Any]:
-    """detect-secrets' line processing on the candidate lines of one pass (with the line
-    before each, the allowlist pragma's context), numbered as in the file."""
-    from detect_secrets.core.scan import _process_line_based_plugins
+    """detect-secrets' line processing (``_process_line_based_plugins``: its line
+    filters, then each plugin's ``_scan_line`` and its context filters, with the file's
+    own lines as context) on the lines some plugin flags, with the plugins that flag
+    them: any other line, or plugin, would yield nothing."""
+    from detect_secrets.core.scan import _is_filtered_out, _scan_line
+    from detect_secrets.util.code_snippet import get_code_snippet
 
-    wanted = candidate_lines(lines, filename)
-    if not wanted:
-        return []
-    keep = sorted(wanted | {i - 1 for i in wanted if i > 0})
-    # Renumbered so detect-secrets' context (previous line) is the real one.
-    subset = [(n, lines[i]) for n, i in enumerate(keep, start=1)]
-    found = list(_process_line_based_plugins(lines=subset, filename=filename))
-    for secret in found:
-        secret.line_number = keep[secret.line_number - 1] + 1
+    found: list[Any] = []
+    for index, plugins in sorted(flagging_plugins(lines, filename).items()):
+        line, number = lines[index], index + 1
+        context = get_code_snippet(lines=lines, line_number=number)
+        if _is_filtered_out(required_filter_parameters=["line"], filename=filename,
+                            line=line, context=context):
+            continue
+        found.extend(
+            secret for plugin in plugins
+            for secret in _scan_line(plugin=plugin, filename=filename, line=line,
+                                     line_number=number, context=context)
+            if not _is_filtered_out(required_filter_parameters=["context"],
+                                    filename=secret.filename, secret=secret.secret_value,
+                                    plugin=plugin, line=line, context=context))
     return found
 
 
