@@ -57,10 +57,12 @@ def _run(function: str, batch: list[Any], env: dict[str, str]) -> list[Any]:
 
 
 def map_in_workers(function: str, items: Sequence[Any], *, workers: int | None = None,
-                   on_result: Callable[[int], None] | None = None) -> list[Any]:
+                   on_result: Callable[[int], None] | None = None,
+                   batches_per_worker: int = BATCHES_PER_WORKER) -> list[Any]:
     """``function(items)`` computed by ``workers`` processes (default:
     :func:`default_workers`); ``on_result(n)`` is called as a worker's ``n`` results
-    arrive."""
+    arrive. Each batch is a process: fewer batches start fewer interpreters (for work
+    of many small, even items), more give progress more steps."""
     count = max(1, min(workers or default_workers(), len(items)))
     if count == 1:
         here_only = _resolve(function)(list(items))
@@ -68,7 +70,7 @@ def map_in_workers(function: str, items: Sequence[Any], *, workers: int | None =
             on_result(len(here_only))
         return here_only
     # A few batches per worker process: progress moves, and a slow batch is not alone.
-    n_batches = min(len(items), count * BATCHES_PER_WORKER)
+    n_batches = min(len(items), count * max(1, batches_per_worker))
     parts = [list(range(i, len(items), n_batches)) for i in range(n_batches)]
     # The workers import the termgrade this process runs (a checkout, not only a wheel).
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,7 +9,7 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,8 +19,10 @@ from termgrade.task.archive import list_archive, pack_task, pack_tree
 from termgrade.task.digest import FileEntry, TaskTree, manifest_digest, read_tree, task_manifest
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
-from termgrade.validate.rows_check import SplitInfo
 from termgrade.workers import map_in_workers
+
+if TYPE_CHECKING:
+    from termgrade.validate.rows_check import SplitInfo
 
 TASK_SCHEMAS = frozenset({"env_task_row", "bandcentral_task_row"})
 _COLUMNS = ["task_id", "files", "archive", "archive_sha256", "task_digest"]
@@ -174,7 +176,7 @@ def _check_file(paths: RepoPaths, path: Path, report: ValidationReport, task_ids
                   [k for t in ids[first:first + _RANGE] for k in cached.get(t, [])]]
                  for first in range(0, n_rows, _RANGE)]
         results = map_in_workers("termgrade.validate.archive_check:check_row_ranges", items,
-                                 workers=workers)
+                                 workers=workers, batches_per_worker=1)
     for result in results:
         for finding in result["findings"]:
             report.add(Finding(**finding))

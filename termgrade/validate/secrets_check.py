@@ -76,8 +76,9 @@ def _scan_all(files: list[Path], workers: int | None) -> list[_Raw]:
     total = sum(p.stat().st_size for p in files)
     if total < PARALLEL_FROM_BYTES:
         workers = 1
+    # Many small files dealt evenly: one interpreter per worker is enough.
     per_file = map_in_workers("termgrade.validate.secrets_check:scan_files", names,
-                              workers=workers)
+                              workers=workers, batches_per_worker=1)
     return [(name, line, kind, hashed, value)
             for name, found in zip(names, per_file, strict=True)
             for line, kind, hashed, value in found]
