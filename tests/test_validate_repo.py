@@ -372,3 +372,24 @@ def test_validate_command_does_not_import_torch(pristine: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=False)
     assert done.stdout.strip().splitlines()[-1] == "exit 0 False", done.stdout + done.stderr
+
+
+def test_the_archive_check_and_the_secret_scan_run_together_and_report_apart(
+        repo: Path) -> None:
+    """They run side by side: each one's findings, proofs and notes, in check order, and
+    every cached entry counted once when both recall theirs."""
+    from termgrade.validate.cache import cache_path
+
+    first = validate_repo(repo, load=False)
+    assert first.ok and {"archive", "secrets"} <= set(first.passed)
+    entries = json.loads(cache_path(RepoPaths(repo)).read_text())
+    second = validate_repo(repo, load=False)
+    count = len(entries["passed"]) + len(entries["stored"])
+    assert f"{count} check(s) skipped" in " ".join(second.notes)
+
+    (repo / "tasks" / "alpha" / "instruction.md").write_text("Edited.\n")
+    (repo / "notes.txt").write_text("aws = AKIAIOSFODNN7EXAMPLE\n")
+    third = validate_repo(repo, load=False, cache=False)
+    assert [f.check for f in third.findings] == ["archive", "secrets"]
+    assert "archive" not in third.passed and "secrets" not in third.passed
+    assert "rows" in third.passed

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ class ValidationCache:
         self.passed: set[str] = set()
         self.stored: dict[str, Any] = {}
         self.hits = 0
+        self._count = threading.Lock()  # checks may run in two threads
         self._digests: dict[Path, str] = {}
         if enabled and self.path.is_file():
             try:
@@ -72,7 +74,9 @@ class ValidationCache:
 
     def hit(self, key: str) -> bool:
         found = self.enabled and key in self.passed
-        self.hits += found
+        if found:
+            with self._count:
+                self.hits += 1
         return found
 
     def remember(self, key: str) -> None:
@@ -83,7 +87,8 @@ class ValidationCache:
         """The result stored under ``key`` by an earlier run, or None."""
         if not self.enabled or key not in self.stored:
             return None
-        self.hits += 1
+        with self._count:
+            self.hits += 1
         return self.stored[key]
 
     def store(self, key: str, result: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from termgrade.builders.layout import RepoPaths
@@ -43,14 +44,29 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     infos = check_rows(paths, configs, report, memo, used)
     if load:
         check_load(paths, infos, report, memo, used)
-    task_ids = check_archives(paths, infos, report, memo=memo, used=used)
-    check_registry(paths, task_ids, report)
-    if secrets:
-        if secrets_baseline is None and paths.secrets_baseline.is_file():
-            secrets_baseline = paths.secrets_baseline
-        check_secrets(paths, report, baseline=secrets_baseline, memo=memo, used=used)
+    # The secret scan and the archive check are each a process per core: run together,
+    # the one's serial parts (listing, hashing, judging) fill the other's idle cores.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        scanned = pool.submit(_secrets, paths, secrets_baseline, memo) if secrets else None
+        task_ids = check_archives(paths, infos, report, memo=memo, used=used)
+        check_registry(paths, task_ids, report)
+        if scanned is not None:
+            found, secrets_used = scanned.result()
+            report.merge(found)
+            used |= secrets_used
     if memo.hits:
         report.notes.append(f"{memo.hits} check(s) skipped: their files are unchanged "
                             f"since they passed ({memo.path.name}; --no-cache to redo them)")
     memo.save(used)
     return report
+
+
+def _secrets(paths: RepoPaths, baseline: Path | None,
+             memo: ValidationCache) -> tuple[ValidationReport, set[str]]:
+    """The secret check on its own report (run beside the archive check)."""
+    report = ValidationReport(root=str(paths.root))
+    used: set[str] = set()
+    if baseline is None and paths.secrets_baseline.is_file():
+        baseline = paths.secrets_baseline
+    check_secrets(paths, report, baseline=baseline, memo=memo, used=used)
+    return report, used

@@ -47,6 +47,12 @@ class ValidationReport:
         if len(self.findings) == before:
             self.passed[check] = proved
 
+    def merge(self, other: ValidationReport) -> None:
+        """Append what ``other`` (a check run on its own report) found, proved and noted."""
+        self.findings.extend(other.findings)
+        self.passed.update(other.passed)
+        self.notes.extend(other.notes)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "root": self.root,
