@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import shutil
 from collections.abc import Callable
@@ -80,17 +81,66 @@ def test_changed_task_tree(repo: Path) -> None:
         f"archive: tasks/alpha: differs from the manifest of row 0 of {TASKS}"]
 
 
-def test_archive_of_the_same_files_packed_another_way_does_not_repack(repo: Path) -> None:
-    """Same files, same manifest, right hash, but gzipped at another level: the archive
-    lists the tree exactly, yet the tree does not re-pack to it byte for byte."""
-    def repack(rows: list[dict[str, Any]]) -> None:
-        raw = gzip.decompress(rows[0]["archive"])
-        rows[0]["archive"] = gzip.compress(raw, compresslevel=1, mtime=0)
+def _swap_archive(repo: Path, archive: Callable[[bytes], bytes]) -> None:
+    """Row 0's archive replaced by ``archive(its tar stream)``, its hash updated."""
+    def swap(rows: list[dict[str, Any]]) -> None:
+        rows[0]["archive"] = archive(gzip.decompress(rows[0]["archive"]))
         rows[0]["archive_sha256"] = hashlib.sha256(rows[0]["archive"]).hexdigest()
-    rewrite(repo / TASKS, repack)
+    rewrite(repo / TASKS, swap)
+
+
+def gz(raw: bytes, *, level: int = 9, mtime: int = 0) -> bytes:
+    """gzip as the packer does it (GzipFile, no file name), at ``level`` and ``mtime``."""
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", fileobj=out, mode="wb", mtime=mtime,
+                       compresslevel=level) as handle:
+        handle.write(raw)
+    return out.getvalue()
+
+
+NOT_OUR_GZIP = (f"archive: {TASKS} row 0 [archive]: alpha: not gzipped as TermGrade packs "
+                "archives (one member; level 9, no file name, mtime 0)")
+
+
+@pytest.mark.parametrize("regzip", [
+    pytest.param(lambda raw: gz(raw, level=1), id="level-1"),
+    pytest.param(lambda raw: gz(raw, mtime=7), id="mtime"),
+    pytest.param(lambda raw: gzip.compress(raw, compresslevel=9, mtime=0), id="os-byte"),
+    pytest.param(lambda raw: gz(raw[:512]) + gz(raw[512:]), id="two-members"),
+])
+def test_the_same_files_gzipped_another_way_do_not_repack(
+        repo: Path, regzip: Callable[[bytes], bytes]) -> None:
+    """Same files, same manifest, right hash, but not gzipped as TermGrade gzips: the
+    archive lists the tree exactly, yet it is not what the tree packs to."""
+    _swap_archive(repo, regzip)
+    findings = validate_repo(repo, load=False, secrets=False).findings
+    assert [str(f) for f in findings] == [NOT_OUR_GZIP]
+
+
+def test_another_tar_stream_of_the_same_files_does_not_repack(repo: Path) -> None:
+    """Gzipped as TermGrade gzips and listing the same files, but another tar stream
+    (padded with another record of zeros): not byte for byte what the tree packs to."""
+    _swap_archive(repo, lambda raw: gz(raw + bytes(10240)))
     findings = validate_repo(repo, load=False, secrets=False).findings
     assert [str(f) for f in findings] == [
         f"archive: tasks/alpha: does not re-pack to the archive of row 0 of {TASKS}"]
+
+
+def test_a_gzip_header_that_python_writes_is_ours(pristine: Path) -> None:
+    """The canonical header is what the packer writes, and :func:`gz` writes it at level 9
+    and mtime 0 (so the tests above differ from the packer only where they say)."""
+    from termgrade.task.archive import GZIP_HEADER, gunzip_packed, pack_task, tar_tree
+    from termgrade.task.digest import read_tree
+
+    task = pristine / "tasks" / "alpha"
+    assert gz(tar_tree(read_tree(task))) == pack_task(task)
+    packed = gz(b"tar stream")
+    assert packed[:10] == GZIP_HEADER and gunzip_packed(packed) == b"tar stream"
+    assert gunzip_packed(packed, max_bytes=9) is None  # expands past the cap
+    assert gunzip_packed(packed[:-1]) is None  # truncated: no length trailer
+    corrupt = bytearray(packed)
+    corrupt[-5] ^= 1  # the length trailer no longer matches
+    assert gunzip_packed(bytes(corrupt)) is None
 
 
 def test_changed_file_mode_in_the_tree(repo: Path) -> None:
@@ -279,8 +329,8 @@ def test_an_unchanged_task_row_and_tree_are_not_packed_again(
     from termgrade.validate import archive_check
 
     packed: list[int] = []
-    real_pack = archive_check.pack_tree
-    monkeypatch.setattr(archive_check, "pack_tree",
+    real_pack = archive_check.tar_tree
+    monkeypatch.setattr(archive_check, "tar_tree",
                         lambda tree: (packed.append(1), real_pack(tree))[1])
     assert validate_repo(repo, load=False, secrets=False).ok and len(packed) == 2
     packed.clear()

@@ -3,8 +3,10 @@
 Format: an uncompressed POSIX (PAX) tar, entries sorted by path, directories included
 with their modes, regular files only (symlinks are refused), uid = gid = 0, empty
 uname / gname, mtime 0, file modes kept, paths relative to the task directory with no
-leading ``./``; then gzip at level 9 with mtime 0 and no file name. The same directory
-always packs to the same bytes, so ``archive_sha256`` identifies a task's content.
+leading ``./``; then gzip at level 9 with mtime 0 and no file name, one member. The same
+directory always packs to the same tar stream, and with the same zlib to the same bytes,
+so ``archive_sha256`` identifies a task's content. :func:`gunzip_packed` reads the tar
+stream back from an archive gzipped so (``validate`` compares that stream with the tree's).
 
 :func:`list_archive` reads an archive back into a manifest (in memory, nothing is
 written); the safe unpacker that writes to disk is :mod:`termgrade.materialize`.
@@ -16,6 +18,7 @@ import gzip
 import hashlib
 import io
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +57,11 @@ def pack_task(root: Path) -> bytes:
 
 def pack_tree(tree: TaskTree) -> bytes:
     """The deterministic ``.tar.gz`` bytes of a task directory already read."""
+    return _gzip(tar_tree(tree))
+
+
+def tar_tree(tree: TaskTree) -> bytes:
+    """The deterministic tar stream (before gzip) of a task directory already read."""
     entries: list[tuple[str, int, bytes | None]] = [
         *((name, mode, None) for name, mode in tree.dirs),
         *((f.path, f.mode, f.data) for f in tree.files)]
@@ -66,10 +74,40 @@ def pack_tree(tree: TaskTree) -> bytes:
                 continue
             tar.addfile(_info(name, mode=mode, kind=tarfile.REGTYPE, size=len(data)),
                         io.BytesIO(data))
+    return raw.getvalue()
+
+
+def _gzip(raw: bytes) -> bytes:
     packed = io.BytesIO()
     with gzip.GzipFile(filename="", fileobj=packed, mode="wb", mtime=0, compresslevel=9) as gz:
-        gz.write(raw.getvalue())
+        gz.write(raw)
     return packed.getvalue()
+
+
+GZIP_HEADER = _gzip(b"")[:10]
+"""The 10-byte gzip header of every archive :func:`pack_tree` writes (no flags, mtime 0,
+the level-9 flag, OS unknown)."""
+
+
+def gunzip_packed(archive: bytes, *, max_bytes: int = MAX_LISTED_BYTES) -> bytes | None:
+    """The tar stream inside ``archive`` when it is gzipped as :func:`pack_tree` gzips:
+    :data:`GZIP_HEADER`, one member whose CRC and length check out, nothing after it.
+    None otherwise, or when it expands past ``max_bytes``.
+
+    The deflate bytes themselves are not compared: the same level gives other bytes with
+    another zlib build (zlib-ng is some distributions' zlib), and the tar stream they
+    inflate to is what identifies the content."""
+    if archive[:len(GZIP_HEADER)] != GZIP_HEADER:
+        return None
+    inflater = zlib.decompressobj(wbits=31)  # gzip framing, its CRC and length checked
+    try:
+        raw = inflater.decompress(archive, max_bytes + 1)
+    except zlib.error:
+        return None
+    if (len(raw) > max_bytes or not inflater.eof or inflater.unused_data
+            or inflater.unconsumed_tail):
+        return None
+    return raw
 
 
 @dataclass(frozen=True)

