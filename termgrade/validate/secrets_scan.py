@@ -76,7 +76,7 @@ QUOTED = r'([\'"])([{}]+)(\1)'
 only quoted strings are scored when files are scanned."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a plugin is not hashable
 class _Sieve:
     """One plugin's first stage: patterns every line it flags matches (on the text as
     it is, or ASCII-lowered); each line they find is then confirmed by the plugin."""
@@ -235,28 +235,57 @@ def _flags(sieve: _Sieve, line: str, filename: str) -> bool:
     return any(True for _ in plugin.analyze_string(line))
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """One regex pass of :func:`sieve_hits`, shared by the sieves that share it."""
+
+    pattern: re.Pattern[str]
+    on_lowered: bool
+    needles: tuple[str, ...]
+    """Strings one of which the text must hold for the pattern to match (none: always)."""
+    needles_lowered: bool
+    fewest_distinct: int
+
+
+@lru_cache(maxsize=4)
+def _plan(sieves: tuple[_Sieve, ...]) -> tuple[tuple[_Probe, ...],
+                                               tuple[tuple[_Sieve, tuple[int, ...]], ...]]:
+    """The distinct regex passes of ``sieves``, and each sieve's passes (by index)."""
+    probes: list[_Probe] = []
+    index: dict[tuple[int, bool, int], int] = {}
+    per_sieve = []
+    for sieve in sieves:
+        mine: list[int] = []
+        for pattern in sieve.patterns:
+            key = (id(pattern), sieve.lowered, sieve.fewest_distinct)
+            if key not in index:
+                needles, needles_lowered = _needles(pattern, sieve.lowered)
+                index[key] = len(probes)
+                probes.append(_Probe(pattern, sieve.lowered, needles, needles_lowered,
+                                     sieve.fewest_distinct))
+            if index[key] not in mine:
+                mine.append(index[key])
+        per_sieve.append((sieve, tuple(mine)))
+    return tuple(probes), tuple(per_sieve)
+
+
 def sieve_hits(lines: list[str], sieves: tuple[_Sieve, ...]) -> dict[int, list[_Sieve]]:
     """0-based indexes of the lines (rstripped, as detect-secrets reads them) that some
     sieve finds, each with those sieves (in detect-secrets' plugin order): no other
     plugin can find a secret value in that line, and no plugin in any other line."""
+    probes, per_sieve = _plan(sieves)
     text = "\n".join(lines)
     lower = text.translate(_ASCII_LOWER)
     starts: list[int] = []
-    hits: dict[int, list[_Sieve]] = {}
-    memo: dict[tuple[int, bool, int], set[int]] = {}
-
-    def matched(pattern: re.Pattern[str], on_lowered: bool, fewest: int) -> set[int]:
-        key = (id(pattern), on_lowered, fewest)
-        if key in memo:
-            return memo[key]
-        searched = lower if on_lowered else text
+    found: list[set[int]] = []
+    for probe in probes:
         lines_hit: set[int] = set()
-        needles, in_lowered = _needles(pattern, on_lowered)
-        hay = lower if in_lowered else text
-        if needles and all(needle not in hay for needle in needles):
-            memo[key] = lines_hit
-            return lines_hit
-        for match in pattern.finditer(searched):
+        found.append(lines_hit)
+        hay = lower if probe.needles_lowered else text
+        if probe.needles and not any(map(hay.__contains__, probe.needles)):
+            continue
+        pattern, fewest = probe.pattern, probe.fewest_distinct
+        for match in pattern.finditer(lower if probe.on_lowered else text):
             if fewest and len(set(match.group(pattern.groups))) < fewest:
                 continue
             if not starts:  # offsets of the lines, once a match needs them
@@ -265,15 +294,10 @@ def sieve_hits(lines: list[str], sieves: tuple[_Sieve, ...]) -> dict[int, list[_
             first = bisect.bisect_right(starts, match.start()) - 1
             last = bisect.bisect_right(starts, max(match.start(), match.end() - 1)) - 1
             lines_hit.update(range(first, last + 1))
-        memo[key] = lines_hit
-        return lines_hit
-
-    for sieve in sieves:
-        for pattern in sieve.patterns:
-            for index in matched(pattern, sieve.lowered, sieve.fewest_distinct):
-                found = hits.setdefault(index, [])
-                if not found or found[-1] is not sieve:
-                    found.append(sieve)
+    hits: dict[int, list[_Sieve]] = {}
+    for sieve, passes in per_sieve:
+        for index in set().union(*(found[i] for i in passes)):
+            hits.setdefault(index, []).append(sieve)
     return hits
 
 
