@@ -11,7 +11,7 @@ if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
 fi
 [ -x .venv/bin/python ] || { log "creating .venv"; "$py" -m venv .venv; }
 stamp=.venv/.termgrade-install
-want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(sha256sum < pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing termgrade[dev] into .venv"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null

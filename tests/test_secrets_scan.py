@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from termgrade.validate import secrets_scan
+from termgrade.validate import regex_literals, secrets_scan
 
 _RNG = random.Random(7)
 
@@ -169,7 +169,7 @@ def _needled_patterns() -> list[tuple[re.Pattern[str], bool, tuple[str, ...]]]:
     found = []
     for sieve in sieves:
         for pattern in sieve.patterns:
-            needles = secrets_scan.required_literals(pattern)
+            needles = regex_literals.required_literals(pattern)
             if needles is not None:
                 found.append((pattern, sieve.lowered, needles))
     return found
@@ -211,4 +211,4 @@ def test_every_match_of_a_plugin_pattern_holds_one_of_its_required_strings(
 ])
 def test_required_literals_of_small_patterns(pattern: str, flags: int,
                                              needles: tuple[str, ...] | None) -> None:
-    assert secrets_scan.required_literals(re.compile(pattern, flags)) == needles
+    assert regex_literals.required_literals(re.compile(pattern, flags)) == needles

@@ -12,8 +12,8 @@ when, after the transformers detect-secrets applies (YAML, INI), it
   function, exceeds its limit (the quoted strings it scores are such runs).
 
 A pattern is not run at all on a text that holds none of the strings every match of it
-must hold (:func:`required_literals`, read from the pattern by ``re``'s own parser), so
-most of the ~45 patterns are one substring test per file.
+must hold (:func:`.regex_literals.required_literals`, read from the pattern by ``re``'s
+own parser), so most of the ~45 patterns are one substring test per file.
 
 A candidate line goes through detect-secrets' own line processing (its line filters,
 ``_scan_line`` and its context filters, with the file's lines as context) with only the
@@ -29,7 +29,6 @@ pyproject.toml.
 from __future__ import annotations
 
 import bisect
-import importlib
 import io
 import itertools
 import math
@@ -38,6 +37,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
+
+from termgrade.validate.regex_literals import required_literals
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ\u212a\u017f\u0130\u0131",
                              "abcdefghijklmnopqrstuvwxyzksii")
@@ -99,69 +100,6 @@ def _keyword_pattern(words: Iterable[str]) -> str:
 def _compiled(pattern: str) -> re.Pattern[str]:
     """One compiled object per pattern: sieves that share one share its matches."""
     return re.compile(pattern)
-
-
-MIN_NEEDLE = 3
-"""Shorter required strings are in too many texts to be worth looking for."""
-
-
-@cache
-def required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """Strings at least one of which every match of ``pattern`` holds, read from its
-    parsed form (``re``'s own parser), or None when no such set of strings of
-    :data:`MIN_NEEDLE` or more ASCII characters is found. For an IGNORECASE pattern they
-    are lowercase and meant for ASCII-lowered text (:data:`_ASCII_LOWER`)."""
-    parser: Any = importlib.import_module("re._parser")
-    ops: Any = importlib.import_module("re._constants")
-    repeats = {ops.MAX_REPEAT, ops.MIN_REPEAT, getattr(ops, "POSSESSIVE_REPEAT", ops.MAX_REPEAT)}
-    fold = bool(pattern.flags & re.IGNORECASE)
-
-    def better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
-        if a is None or b is None:
-            return a if b is None else b
-        return max(a, b, key=lambda s: (min(map(len, s)), -len(s)))
-
-    def plain(op: Any, arg: Any) -> list[str] | None:
-        """The strings a character, a class of a few characters, or alternatives of
-        plain strings can match; None for anything else."""
-        if op is ops.LITERAL:
-            return [chr(arg)]
-        if op is ops.IN and len(arg) <= 8 and all(o is ops.LITERAL for o, _ in arg):
-            return [chr(code) for _, code in arg]
-        if op is ops.BRANCH and all(all(o is ops.LITERAL for o, _ in branch)
-                                    for branch in arg[1]):
-            return ["".join(chr(code) for _, code in branch) for branch in arg[1]]
-        return None
-
-    def sequence(items: Any) -> frozenset[str] | None:
-        best: frozenset[str] | None = None
-        run: set[str] = {""}  # the strings a run of plain characters can be
-        for op, arg in [*items, (None, None)]:
-            choices = plain(op, arg) if op is not None else None
-            if choices is not None and len(run) * len(choices) <= 64:
-                run = {head + c for head in run for c in choices}
-                continue
-            if run != {""}:
-                best = better(best, frozenset(run))
-                run = {""}
-            if choices is not None:
-                continue
-            found: frozenset[str] | None = None
-            if op is ops.BRANCH:
-                branches = [sequence(branch) for branch in arg[1]]
-                if all(b is not None for b in branches):
-                    found = frozenset().union(*branches)  # type: ignore[arg-type]
-            elif op in repeats and arg[0] >= 1:
-                found = sequence(arg[2])
-            elif op is ops.SUBPATTERN and not (arg[1] or arg[2]):  # no local flags
-                found = sequence(arg[3])
-            best = better(best, found)
-        return best
-
-    found = sequence(parser.parse(pattern.pattern, pattern.flags).data)
-    if not found or min(map(len, found)) < MIN_NEEDLE or not all(s.isascii() for s in found):
-        return None
-    return tuple(sorted(s.lower() if fold else s for s in found))
 
 
 @cache
