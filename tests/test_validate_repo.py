@@ -129,7 +129,13 @@ def test_another_tar_stream_of_the_same_files_does_not_repack(repo: Path) -> Non
 def test_a_gzip_header_that_python_writes_is_ours(pristine: Path) -> None:
     """The canonical header is what the packer writes, and :func:`gz` writes it at level 9
     and mtime 0 (so the tests above differ from the packer only where they say)."""
-    from termgrade.task.archive import GZIP_HEADER, gunzip_packed, pack_task, tar_tree
+    from termgrade.task.archive import (
+        GZIP_HEADER,
+        gunzip_packed,
+        gzipped_as_packed,
+        pack_task,
+        tar_tree,
+    )
     from termgrade.task.digest import read_tree
 
     task = pristine / "tasks" / "alpha"
@@ -141,6 +147,10 @@ def test_a_gzip_header_that_python_writes_is_ours(pristine: Path) -> None:
     corrupt = bytearray(packed)
     corrupt[-5] ^= 1  # the length trailer no longer matches
     assert gunzip_packed(bytes(corrupt)) is None
+    # The same judgement without inflating into memory (for the findings of a bad row).
+    assert gzipped_as_packed(packed) and gzipped_as_packed(gz(bytes(3 << 20)))
+    assert not any(map(gzipped_as_packed, [packed[:-1], bytes(corrupt), packed + packed,
+                                           gz(b"x", level=1), b""]))
 
 
 def test_changed_file_mode_in_the_tree(repo: Path) -> None:

@@ -110,6 +110,22 @@ def gunzip_packed(archive: bytes, *, max_bytes: int = MAX_LISTED_BYTES) -> bytes
     return raw
 
 
+def gzipped_as_packed(archive: bytes) -> bool:
+    """Whether ``archive`` is gzipped as :func:`pack_tree` gzips (see
+    :func:`gunzip_packed`), whatever it holds; inflated a MiB at a time, nothing kept."""
+    if archive[:len(GZIP_HEADER)] != GZIP_HEADER:
+        return False
+    inflater = zlib.decompressobj(wbits=31)
+    data = archive
+    try:
+        while data and not inflater.eof:
+            inflater.decompress(data, 1 << 20)
+            data = inflater.unconsumed_tail
+    except zlib.error:
+        return False
+    return inflater.eof and not inflater.unused_data
+
+
 @dataclass(frozen=True)
 class ArchiveListing:
     files: list[FileEntry]

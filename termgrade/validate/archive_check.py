@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termgrade.builders.layout import RepoPaths
-from termgrade.task.archive import gunzip_packed, list_archive, tar_tree
+from termgrade.task.archive import gunzip_packed, gzipped_as_packed, list_archive, tar_tree
 from termgrade.task.digest import FileEntry, TaskTree, manifest_digest, read_tree, task_manifest
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
@@ -126,7 +126,7 @@ def _row_findings(paths: RepoPaths, rel: str, index: int,
     elif task_manifest(tree) != manifest:
         report.add(Finding("archive", paths.rel(tree), f"differs from the manifest of row "
                                                        f"{index} of {rel}"))
-    elif gunzip_packed(archive) is None:
+    elif not gzipped_as_packed(archive):
         report.add(Finding("archive", rel, f"{task_id}: not gzipped as TermGrade packs "
                            "archives (one member; level 9, no file name, mtime 0)",
                            row=index, field="archive"))
