@@ -109,6 +109,20 @@ def test_the_gated_scan_finds_exactly_what_detect_secrets_finds(tmp_path: Path) 
     assert not any(name.endswith("clean.py") for name, *_ in theirs)
 
 
+def test_with_the_gate_off_every_line_goes_to_every_plugin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin of a kind not known here turns the sieves off: still the same findings."""
+    from detect_secrets.core import scan as detect_secrets_scan
+    from detect_secrets.settings import default_settings
+
+    files = _write_corpus(tmp_path)
+    monkeypatch.setattr(secrets_scan, "_sieves", lambda: None)
+    with default_settings():
+        assert len(secrets_scan.flagging_plugins(PLAIN)) == len(PLAIN)
+        assert (_findings(secrets_scan.scan_file, files)
+                == _findings(detect_secrets_scan.scan_file, files))
+
+
 @pytest.mark.parametrize("line", SECRET_LINES)
 def test_every_line_a_plugin_flags_is_a_candidate(line: str) -> None:
     from detect_secrets.settings import default_settings
