@@ -17,8 +17,9 @@ Names load on first use, so ``import termgrade`` stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from termgrade.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -85,13 +86,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'termgrade' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _API, keep=True)
 
 
 def __dir__() -> list[str]:

@@ -6,8 +6,9 @@ needs; the records alone import no client, audit or plotting code)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from termgrade.lazy import lazy_exports
 
 _API: dict[str, str] = {
     "AnswerError": "termgrade.generate.answer",
@@ -31,11 +32,7 @@ __all__ = ["STAGES", "AnswerError", "CandidateRecord", "CandidateSpec", "Funnel"
            "generate_tasks", "load_spec", "parse_answer"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'termgrade.generate' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _API)
 
 
 if TYPE_CHECKING:

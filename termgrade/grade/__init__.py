@@ -5,8 +5,9 @@ Names load lazily (``from termgrade.grade import grade_model`` imports what it n
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from termgrade.lazy import lazy_exports
 
 _API: dict[str, str] = {
     "AdaptiveRule": "termgrade.grade.adaptive",
@@ -29,11 +30,7 @@ __all__ = ["TRIALS_FILE", "AdaptiveRule", "AdaptiveScheduler", "AdaptiveSummary"
            "local_pool", "make_pool", "run_job"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'termgrade.grade' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _API)
 
 
 if TYPE_CHECKING:

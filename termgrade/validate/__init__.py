@@ -6,19 +6,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from termgrade.lazy import lazy_exports
 from termgrade.validate.report import Finding, ValidationReport
 
-if TYPE_CHECKING:
-    from termgrade.validate.repo import validate_repo
+_API = {"validate_repo": "termgrade.validate.repo"}
 
 __all__ = ["Finding", "ValidationReport", "validate_repo"]
 
+__getattr__ = lazy_exports(__name__, _API)
 
-def __getattr__(name: str) -> Any:
-    if name == "validate_repo":
-        from termgrade.validate.repo import validate_repo
-
-        return validate_repo
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    from termgrade.validate.repo import validate_repo
