@@ -19,6 +19,7 @@ import hashlib
 import io
 import tarfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,33 +98,36 @@ def gunzip_packed(archive: bytes, *, max_bytes: int = MAX_LISTED_BYTES) -> bytes
     The deflate bytes themselves are not compared: the same level gives other bytes with
     another zlib build (zlib-ng is some distributions' zlib), and the tar stream they
     inflate to is what identifies the content."""
-    if archive[:len(GZIP_HEADER)] != GZIP_HEADER:
-        return None
-    inflater = zlib.decompressobj(wbits=31)  # gzip framing, its CRC and length checked
-    try:
-        raw = inflater.decompress(archive, max_bytes + 1)
-    except zlib.error:
-        return None
-    if (len(raw) > max_bytes or not inflater.eof or inflater.unused_data
-            or inflater.unconsumed_tail):
-        return None
-    return raw
+    chunks: list[bytes] = []
+    return b"".join(chunks) if _inflate(archive, max_bytes, chunks.append) else None
 
 
 def gzipped_as_packed(archive: bytes) -> bool:
     """Whether ``archive`` is gzipped as :func:`pack_tree` gzips (see
     :func:`gunzip_packed`), whatever it holds; inflated a MiB at a time, nothing kept."""
+    return _inflate(archive, None, lambda chunk: None)
+
+
+def _inflate(archive: bytes, max_bytes: int | None, sink: Callable[[bytes], None]) -> bool:
+    """Inflate ``archive`` a MiB at a time into ``sink``; whether it is gzipped as
+    :func:`pack_tree` gzips and (with ``max_bytes``) inflates to no more than that."""
     if archive[:len(GZIP_HEADER)] != GZIP_HEADER:
         return False
-    inflater = zlib.decompressobj(wbits=31)
-    data = archive
+    inflater = zlib.decompressobj(wbits=31)  # gzip framing, its CRC and length checked
+    data, total = archive, 0
     try:
-        while data and not inflater.eof:
-            inflater.decompress(data, 1 << 20)
+        while not inflater.eof:
+            chunk = inflater.decompress(data, 1 << 20)
+            total += len(chunk)
+            if max_bytes is not None and total > max_bytes:
+                return False
+            sink(chunk)
+            if not chunk and len(inflater.unconsumed_tail) == len(data):
+                return False  # no progress: the stream ends early
             data = inflater.unconsumed_tail
     except zlib.error:
         return False
-    return inflater.eof and not inflater.unused_data
+    return not inflater.unused_data
 
 
 @dataclass(frozen=True)
