@@ -12,28 +12,23 @@ INI-like names), it runs detect-secrets' ``scan_file`` too and compares the find
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from termgrade.validate.secrets_check import BINARY_SUFFIXES
+from termgrade.builders.layout import RepoPaths
+from termgrade.validate.cache import ValidationCache
+from termgrade.validate.secrets_check import text_file_groups
 
 CONFIG_LIKE = (".yaml", ".yml", ".ini", ".cfg", ".conf", ".toml", ".env", ".properties")
 
 
 def unique_text_files(folder: Path) -> list[Path]:
-    seen: set[tuple[str, str]] = set()
-    files = []
-    for path in sorted(folder.rglob("*")):
-        if not path.is_file() or path.suffix.lower() in BINARY_SUFFIXES:
-            continue
-        key = (path.name, hashlib.sha256(path.read_bytes()).hexdigest())
-        if key not in seen:
-            seen.add(key)
-            files.append(path)
-    return files
+    """One file per name and bytes, as validate scans them."""
+    paths = RepoPaths(folder)
+    groups = text_file_groups(paths, ValidationCache(paths, enabled=False))
+    return [members[0] for members in groups.values()]
 
 
 def findings(scan: Any, files: list[str]) -> set[tuple[str, int, str, str]]:

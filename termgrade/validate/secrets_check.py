@@ -42,6 +42,16 @@ def _text_files(paths: RepoPaths) -> list[Path]:
             if p.is_file() and p.suffix.lower() not in BINARY_SUFFIXES]
 
 
+def text_file_groups(paths: RepoPaths,
+                     memo: ValidationCache) -> dict[tuple[str, str], list[Path]]:
+    """The text files under the repo root by (name, sha256): detect-secrets reads a file's
+    name and lines only, so one of each group is scanned for all."""
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for path in _text_files(paths):
+        groups.setdefault((path.name, memo.digest(path)), []).append(path)
+    return groups
+
+
 @dataclass(frozen=True)
 class Hit:
     file: str
@@ -117,12 +127,10 @@ def scan(paths: RepoPaths, *, memo: ValidationCache | None = None,
     is a cached pass, one with findings has them stored (types, hashes and line numbers,
     never the secret) to be judged against this run's baseline; the keys this run relied
     on or earned go into ``used``."""
-    files = _text_files(paths)
     memo = memo or ValidationCache(paths, enabled=False)
     used = used if used is not None else set()
-    groups: dict[tuple[str, str], list[Path]] = {}
-    for path in files:
-        groups.setdefault((path.name, memo.digest(path)), []).append(path)
+    groups = text_file_groups(paths, memo)
+    n_files = sum(map(len, groups.values()))
     per_file: dict[tuple[str, str], _Found] = {}
     todo = []
     for group, members in groups.items():
@@ -150,7 +158,7 @@ def scan(paths: RepoPaths, *, memo: ValidationCache | None = None,
             for group, members in groups.items()
             for number, kind, hashed, false_positive in per_file[group]
             for path in members]
-    return hits, len(files)
+    return hits, n_files
 
 
 def load_baseline(path: Path | None) -> set[tuple[str, str]]:
