@@ -1,12 +1,15 @@
-"""The allowlist: which of the agent's writes are its work, and which are findings.
+"""The review: which of the agent's writes are its work, and which are findings.
 
-One pass over the container's writable layer (linear in its entries). An entry under a
-writable path is the agent's work and is carried into the scoring container, unless it
-shadows what the verifier runs. Any other entry is a finding, whether the agent added,
-modified, deleted or retyped it; only two kinds are no change at all: a directory the
-kernel copied up unchanged (its mode and owner equal the image's) and Python's own
-bytecode caches. Nothing outside the writable paths is carried, so a finding missed here
-still cannot reach the verifier.
+One pass over the container's writable layer (linear in its entries). An entry outside
+the verifier's closure and the grader's paths is the agent's work and is carried into
+the scoring container, unless it would shadow what the verifier runs. An entry in the
+closure or the grader's paths is a finding, whether the agent added, modified, deleted
+or retyped it; only a directory the kernel copied up unchanged (its mode and owner equal
+the image's) is no change at all, and the loader cache and bytecode caches inside the
+closure are no finding (the scoring container keeps the image's: see
+:data:`~termgrade.grading.policy.KEPT_PRISTINE`). Nothing in the closure is carried, and
+it is mounted read-only in the scoring container, so a finding missed here still cannot
+reach the verifier.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from termgrade.grading.policy import BYTECODE_CACHE, GradingPolicy, PathSet, under
+from termgrade.grading.pathset import PathSet
+from termgrade.grading.policy import GradingPolicy
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
 
@@ -38,6 +42,8 @@ class LayerReview:
     deleted: list[str] = field(default_factory=list)
     """Paths under writable paths the agent deleted (or replaced wholesale: opaque dirs)."""
     entries: int = 0
+    carried_bytes: int = 0
+    """Apparent size of the carried regular files (a sparse file counts in full)."""
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
@@ -49,10 +55,6 @@ class LayerReview:
     def all_findings(self) -> list[str]:
         more = [f"... and {self.unlisted} more findings"] if self.unlisted else []
         return sorted(self.findings) + more
-
-
-def _is_cache(path: str) -> bool:
-    return f"/{BYTECODE_CACHE}/" in path or path.endswith(f"/{BYTECODE_CACHE}")
 
 
 def _same_directory(entry: UpperEntry, lower: LowerView) -> bool:
@@ -72,13 +74,13 @@ def review_layer(
 ) -> LayerReview:
     """Sort the agent's writes into work (carried), deletions and findings.
 
-    ``grader_paths`` are what the grader itself put into the agent's container (the
-    oracle's ``/solution``): neither findings nor carried. Raises IntegrityBudgetError
+    ``grader_paths`` are what the engine itself put into the container (its init, mount
+    points): neither findings nor carried. Raises IntegrityBudgetError
     past ``budget_s``; the walk's own errors (DiffTooLargeError, OSError) propagate.
     """
     review = LayerReview()
     deadline = time.monotonic() + budget_s
-    grader = PathSet(grader_paths)
+    engine = PathSet(grader_paths)
     for entry in entries:
         review.entries += 1
         if review.entries % 4096 == 0 and time.monotonic() > deadline:
@@ -88,29 +90,38 @@ def review_layer(
             review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; "
                                   "not graded")
             continue
-        if path in grader:
+        if path in engine:
             continue
-        if policy.is_writable(path):
-            if entry.whiteout:
-                review.deleted.append(path)
+        protected = policy.in_closure(path) or policy.grader_owned(path)
+        if protected or ((entry.whiteout or entry.opaque) and policy.above_protected(path)):
+            if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
+                continue  # copied up because something below it changed
+            if policy.silently_kept(path):
                 continue
-            if entry.opaque:
-                review.deleted.append(path)
-            why = policy.shadows(path, executable=bool(entry.mode & 0o111)
-                                 and not entry.is_dir, is_dir=entry.is_dir)
-            if why:
-                review.add(ChangeKind.ADDED, path, why)
-                continue
-            review.carried.append(entry)
+            kind = change_kind(entry, lower)
+            where = ("in a directory the grader resets" if policy.grader_owned(path)
+                     else "in the verifier's closure (what the verifier runs)")
+            review.add(kind, path, f"{_verb(kind)} {where}")
             continue
-        if _is_cache(path) and not entry.whiteout:
-            continue  # written by Python itself; never carried, so never trusted
-        if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
-            continue  # copied up because something below it changed
-        kind = change_kind(entry, lower)
-        where = ("in a directory the grader resets" if under(path, ("/tests", "/logs"))
-                 else "outside the paths the agent may write")
-        review.add(kind, path, f"{_verb(kind)} {where}")
+        looked = entry.is_dir or entry.whiteout or policy.watches(path)
+        kind = change_kind(entry, lower) if looked else ChangeKind.ADDED
+        why = looked and policy.shadows(
+            path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
+            is_dir=entry.is_dir, existed=kind is not ChangeKind.ADDED)
+        if why:
+            review.add(kind, path, why)
+            continue
+        if entry.whiteout:
+            review.deleted.append(path)
+            continue
+        if entry.opaque:
+            review.deleted.append(path)
+        if entry.is_dir and kind is ChangeKind.MODIFIED and not entry.opaque \
+                and _same_directory(entry, lower):
+            continue  # copied up unchanged: the scoring container has it already
+        review.carried.append(entry)
+        if stat.S_ISREG(entry.mode):
+            review.carried_bytes += entry.size
     return review
 
 

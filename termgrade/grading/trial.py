@@ -22,28 +22,21 @@ failure to score is the agent's and scores 0, unless the engine itself stopped a
 
 from __future__ import annotations
 
-import atexit
+import posixpath
 import shutil
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
-from termgrade.agents import (
-    Agent,
-    AgentRun,
-    agent_label,
-    grader_paths,
-    require_runnable,
-    run_agent,
-)
+from termgrade.agents import Agent, AgentRun, agent_label, require_runnable, run_agent
 from termgrade.errors import SandboxError, VerifierError
 from termgrade.grading import attestation as attest
 from termgrade.grading.carry import add_bytes, add_dir, carry_archive, open_archive
+from termgrade.grading.closure import PYTHON_NAME, Closure, find_closure
 from termgrade.grading.integrity import LayerReview, review_layer
-from termgrade.grading.policy import GRADER_DIR, GRADER_OWNED, GRADER_RUN_DIR, GradingPolicy
+from termgrade.grading.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH, GradingPolicy
 from termgrade.grading.reports import TestVerdict
 from termgrade.grading.verifier import (
     ATTEST_CONFIG,
@@ -53,10 +46,12 @@ from termgrade.grading.verifier import (
     decide,
     read_reward,
     read_tests,
+    read_weights,
     verifier_command,
     verifier_env,
 )
 from termgrade.sandbox.base import Limits, Sandbox
+from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.task import CONTAINER, Task
@@ -101,23 +96,20 @@ class RunOutcome:
         return self.verifier.failure if self.verifier else None
 
 
-@lru_cache(maxsize=1)
-def _grader_dir() -> str:
-    """A host directory holding the plugin, bind-mounted read-only into B."""
-    where = Path(tempfile.mkdtemp(prefix="termgrade-grader-"))
-    atexit.register(shutil.rmtree, where, ignore_errors=True)  # one per process, then gone
-    (where / f"{attest.PLUGIN_MODULE}.py").write_bytes(attest.plugin_source())
-    where.chmod(0o755)
-    return str(where)
-
-
-def _stage_tests(task: Task) -> Path:
-    """A private copy of the task's tests (no host caches), mounted read-only in B."""
-    where = Path(tempfile.mkdtemp(prefix="termgrade-tests-"))
+def _stage(task: Task) -> tuple[Path, str]:
+    """A private copy of the task's tests (no host caches) and this trial's grader dir
+    (the plugin under a fresh module name, the broker), both mounted read-only in B."""
+    where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
     shutil.copytree(task.paths.tests_dir, where / "tests",
                     ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
-    where.chmod(0o755)
-    return where / "tests"
+    module = attest.plugin_module()
+    grader = where / "grader"
+    grader.mkdir()
+    (grader / f"{module}.py").write_bytes(attest.plugin_source())
+    (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
+    for path in (where, where / "tests", grader):
+        path.chmod(0o755)
+    return where, module
 
 
 def _engine_alive() -> bool:
@@ -134,7 +126,12 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None)
 
     return DockerSandbox.start(
         image, limits=task_limits(task), env=task.config.environment.env,
-        workdir=task.config.environment.workdir, label=label, read_only=read_only)
+        workdir=task.config.environment.workdir, label=label, read_only=read_only,
+        seccomp=scoring_profile() if read_only is not None else None)
+
+
+def _closure(image: str, task: Task) -> Closure:
+    return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
 
 
 def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
@@ -146,8 +143,14 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     label = agent_label(agent)
     started = time.monotonic()
     durations: dict[str, float] = {}
-    staged = _stage_tests(task)
-    mounts = {str(CONTAINER.tests_dir): str(staged), GRADER_DIR: _grader_dir()}
+    try:
+        closure = _closure(image, task)
+    except SandboxError as exc:
+        return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
+                          durations={"total": time.monotonic() - started})
+    staged, module = _stage(task)
+    mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
+              GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None
     score_box: Sandbox | None = None
     try:
@@ -169,19 +172,35 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
             return RunOutcome(label, None, error="; ".join(errors) or "no container",
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
-        return _run_started(task, agent, label, agent_box, score_box, durations, started)
+        return _run_started(task, agent, label, agent_box, score_box, durations, started,
+                            Scoring(closure, module))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
                 started_box.close_later()
         if not keep:  # a kept scoring container still mounts the staged tests
-            shutil.rmtree(staged.parent, ignore_errors=True)
+            shutil.rmtree(staged, ignore_errors=True)
         durations["total"] = time.monotonic() - started
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """What the scoring container runs the verifier with."""
+
+    closure: Closure
+    plugin: str
+    """This trial's module name of the attestation plugin."""
+
+    @property
+    def python(self) -> str | None:
+        """The closure's interpreter that runs the broker (any of the image's)."""
+        found = [f for f in self.closure.files if PYTHON_NAME.match(posixpath.basename(f))]
+        return found[0] if found else None
+
+
 def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score_box: Sandbox,
-                 durations: dict[str, float], started: float) -> RunOutcome:
-    policy = GradingPolicy.for_task(task)
+                 durations: dict[str, float], started: float, scoring: Scoring) -> RunOutcome:
+    policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files)
     limit = task_limits(task).storage_mb << 20
     layer = agent_box.writable_layer()
     if layer is None:
@@ -212,11 +231,15 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                         f"its {limit >> 20} MiB limit ([environment] storage_mb)")
         else:
             review = review_layer(walk_upper(upper), LowerView(lowers), policy,
-                                  grader_paths=grader_paths(agent) + agent_box.engine_paths())
+                                  grader_paths=agent_box.engine_paths())
             result.tampered = review.all_findings()
-            _carry(score_box, upper, review, task, policy, key := attest.new_key())
-            durations["snapshot"] = time.monotonic() - marked
-            _verify(score_box, task, policy, key, result, limit)
+            if review.carried_bytes > limit:  # a sparse file counts at its full length
+                result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
+                            f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
+            else:
+                _carry(score_box, upper, review, task, scoring, key := attest.new_key())
+                durations["snapshot"] = time.monotonic() - marked
+                _verify(score_box, task, policy, scoring, key, result, limit)
             durations["verify"] = result.duration_s
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
@@ -229,7 +252,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run)
 
 
-def _carry(box: Sandbox, upper: str, review: LayerReview, task: Task, policy: GradingPolicy,
+def _carry(box: Sandbox, upper: str, review: LayerReview, task: Task, scoring: Scoring,
            key: bytes) -> None:
     """Deletions, then the agent's work, the verifier's dirs and the attestation config."""
     for at in range(0, len(review.deleted), RM_BATCH):
@@ -245,23 +268,26 @@ def _carry(box: Sandbox, upper: str, review: LayerReview, task: Task, policy: Gr
         add_dir(tar, str(CONTAINER.logs_dir))
         add_dir(tar, str(CONTAINER.verifier_dir), mode=0o777)
         add_dir(tar, GRADER_RUN_DIR, mode=0o700)
-        add_bytes(tar, ATTEST_CONFIG, attest_config(task, key, policy.writable), mode=0o600)
+        add_bytes(tar, ATTEST_CONFIG, attest_config(task, key, scoring.closure), mode=0o600)
         tar.close()
         spool.seek(0)
         box.put_archive(spool)
 
 
-def _verify(box: Sandbox, task: Task, policy: GradingPolicy, key: bytes,
+def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int) -> None:
-    end = attest.end_marker()
-    channel = box.open_channel(prefix=attest.PREFIX, end_marker=end)
+    if scoring.python is None:
+        result.fail("the image has no Python on the verifier's PATH: pytest cannot run")
+        return
+    weights = read_weights(task)
+    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
     layer = box.writable_layer()
     watch = DiskWatch(box, layer[0], limit) if layer else None
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
     try:
-        run = box.exec(verifier_command(task, end), timeout_s=timeout, env=verifier_env(task),
-                       workdir=str(CONTAINER.tests_dir))
+        run = box.exec(verifier_command(task, scoring.python), timeout_s=timeout,
+                       env=verifier_env(task, scoring.plugin), workdir=str(CONTAINER.tests_dir))
     finally:
         exceeded = watch.stop() if watch else None
     result.duration_s = time.monotonic() - began
@@ -287,9 +313,10 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, key: bytes,
                     f"{run.output[-300:]!r})")
     if layer:  # what the verifier's processes (agent code run by the tests) changed
         after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
-                             grader_paths=GRADER_OWNED + box.engine_paths())
+                             grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
+                                           *box.engine_paths()))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
-    decide(result, record)
+    decide(result, record, weights)
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from termgrade.errors import VerifierError
-from termgrade.grading.attestation import PLUGIN_MODULE, Attestation
+from termgrade.grading.attestation import BROKER_MODULE, Attestation
+from termgrade.grading.closure import PYTHON_NAME, Closure
 from termgrade.grading.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH
 from termgrade.grading.reports import (
     Outcome,
@@ -33,8 +35,16 @@ MAX_VERIFIER_OUTPUT = 32 << 20
 ATTEST_CONFIG = f"{GRADER_RUN_DIR}/attest.json"
 
 
-def verifier_env(task: Task) -> dict[str, str]:
+GIT_OVERRIDES = {"core.fsmonitor": "false"}
+"""Git settings the verifier's environment forces over any config the agent wrote (a
+repository's ``core.fsmonitor`` would run an agent program on every ``git status``)."""
+
+
+def verifier_env(task: Task, plugin: str) -> dict[str, str]:
     """The environment test.sh sees: fixed, plus the task's ``[verifier] env``."""
+    git = {"GIT_CONFIG_COUNT": str(len(GIT_OVERRIDES))}
+    for number, (key, value) in enumerate(GIT_OVERRIDES.items()):
+        git[f"GIT_CONFIG_KEY_{number}"], git[f"GIT_CONFIG_VALUE_{number}"] = key, value
     return {
         "PATH": VERIFIER_PATH,
         "HOME": "/root",
@@ -42,35 +52,51 @@ def verifier_env(task: Task) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONSAFEPATH": "1",
         "PYTHONPATH": GRADER_DIR,
         "PYTHONSTARTUP": "",
+        "PYTEST_ADDOPTS": "",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTEST_PLUGINS": PLUGIN_MODULE,
+        "PYTEST_PLUGINS": plugin,
         "BASH_ENV": "",
         "ENV": "",
         "LD_PRELOAD": "",
         "LD_LIBRARY_PATH": "",
+        **git,
         **task.config.verifier.env,
     }
 
 
-def verifier_command(task: Task, end_marker: bytes) -> list[str]:
-    """``bash test.sh``, by absolute paths, its output teed (capped) to test-stdout.txt,
-    then the end marker on the attestation channel."""
+def verifier_command(task: Task, python: str) -> list[str]:
+    """The broker (by the closure's ``python``), then ``bash test.sh`` by absolute paths,
+    its output teed (capped) to test-stdout.txt, then a signal to the broker, which
+    writes the end marker. No secret appears in this command line."""
+    broker = f"{GRADER_DIR}/{BROKER_MODULE}.py"
     script = (
+        f"broker=$({python} -I -S {broker}) || {{ echo 'termgrade: the attestation broker "
+        "did not start' >&2; exit 97; }; "
         f"/bin/bash {CONTAINER.tests_dir}/test.sh 2>&1 | /usr/bin/tee -p "
         f">(/usr/bin/head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout}); "
-        "status=${PIPESTATUS[0]}; "
-        f"printf '%s\\n' '{end_marker.decode()}' > /proc/1/fd/1; exit $status"
+        "status=${PIPESTATUS[0]}; kill -USR1 \"$broker\"; "
+        "for _ in $(seq 100); do kill -0 \"$broker\" 2>/dev/null || break; sleep 0.05; done; "
+        "exit $status"
     )
     return ["/bin/bash", "-c", script]
 
 
-def attest_config(task: Task, key: bytes, writable: tuple[str, ...]) -> bytes:
+def attest_config(task: Task, key: bytes, closure: Closure) -> bytes:
+    """What the broker reads (and deletes) before test.sh starts."""
     services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
                 for s in task.config.verifier.services]
-    return json.dumps({"key": key.hex(), "writable": list(writable),
-                       "services": services}).encode()
+    trusted = [*closure.dirs, *closure.files, str(CONTAINER.tests_dir), GRADER_DIR]
+    tools = [f for f in closure.files if posixpath.basename(f) in LAUNCHERS]
+    pythons = [f for f in closure.files if PYTHON_NAME.match(posixpath.basename(f))]
+    return json.dumps({"key": key.hex(), "trusted": trusted, "services": services,
+                       "tools": tools, "pythons": pythons}).encode()
+
+
+LAUNCHERS = ("bash", "sh", "dash", "env", "timeout", "uv", "uvx")
+"""Programs that may stand between test.sh and a pytest session the broker keys."""
 
 
 @dataclass
@@ -136,16 +162,72 @@ def read_tests(outputs: dict[str, bytes], output: str) -> list[TestVerdict]:
 
 
 def read_reward(outputs: dict[str, bytes]) -> tuple[float, PurePosixPath]:
-    """reward.json (preferred, as Harbor) or reward.txt. VerifierError if absent or bad."""
+    """The lowest of reward.json and reward.txt (each can only lower the reward).
+    VerifierError if neither exists or one is malformed."""
+    found = []
     for source in (CONTAINER.reward_json, CONTAINER.reward_text):
         raw = outputs.get(source.name)
         if raw is not None:
-            return parse_reward(raw, source), source
-    raise VerifierError(f"wrote no reward; it must write {CONTAINER.reward_text}")
+            found.append((parse_reward(raw, source), source))
+    if not found:
+        raise VerifierError(f"wrote no reward; it must write {CONTAINER.reward_text}")
+    return min(found, key=lambda pair: pair[0])
 
 
-def decide(result: VerifierResult, attestation: Attestation) -> VerifierResult:
-    """The reward: test.sh's number, kept only where the trusted side backs it."""
+def read_weights(task: Task) -> dict[str, float] | None:
+    """``tests/weights.json``: test name -> weight, for partial credit (as SETA ships).
+
+    VerifierError names the file and what is wrong with it.
+    """
+    path = task.paths.tests_dir / WEIGHTS_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VerifierError(f"{path}: not JSON ({exc})",
+                            fix='write {"test_name": weight, ...}') from exc
+    if not isinstance(doc, dict) or not doc or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+            for v in doc.values()) or sum(doc.values()) <= 0:
+        raise VerifierError(f"{path}: must map test names to non-negative numbers with a "
+                            "positive sum", fix='write {"test_name": weight, ...}')
+    return {str(k): float(v) for k, v in doc.items()}
+
+
+WEIGHTS_FILE = "weights.json"
+
+
+def _weight_of(name: str, weights: dict[str, float]) -> float:
+    function = name.split("::")[-1]
+    for key in (name, function, function.split("[")[0]):
+        if key in weights:
+            return weights[key]
+    return next((w for k, w in weights.items() if name.endswith(k)), 0.0)
+
+
+def credit(attestation: Attestation, weights: dict[str, float] | None) -> tuple[float, str | None]:
+    """The reward the attested record earns, and why it is not 1 (None when it is).
+
+    Without weights: 1 when every session that ran tests passed (the decision rule of
+    :meth:`Attestation.pass_blockers`), else 0. With weights: the weighted share of the
+    attested tests that passed, provided the record is complete and trusted.
+    """
+    blockers = attestation.pass_blockers()
+    if weights is None or not blockers:
+        return (0.0, blockers[0]) if blockers else (1.0, None)
+    hard = attestation.pass_blockers(soft=False)
+    if hard:
+        return 0.0, hard[0]
+    earned = sum(_weight_of(v.name, weights) for v in attestation.verdicts()
+                 if v.outcome is Outcome.PASSED)
+    return min(1.0, earned / sum(weights.values())), blockers[0]
+
+
+def decide(result: VerifierResult, attestation: Attestation,
+           weights: dict[str, float] | None = None) -> VerifierResult:
+    """The reward, computed here from the attested record; test.sh's number can only
+    lower it."""
     if result.tampered:
         return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
     if result.failure is not None or result.raw_reward is None:
@@ -154,15 +236,11 @@ def decide(result: VerifierResult, attestation: Attestation) -> VerifierResult:
     if untrusted:
         result.tampered.extend(untrusted)
         return result.fail("attestation: " + untrusted[0])
-    result.attested = not attestation.pass_blockers()
-    reward = result.raw_reward
-    if reward > 0 and not attestation.started:
-        return result.fail("attestation: " + attestation.pass_blockers()[0])
-    if reward > 0 and not attestation.finished:
-        return result.fail("attestation: the attested pytest session never finished")
-    if reward >= 1.0 and not result.attested:
-        return result.fail("attestation: a reward of 1 without an attested passing run: "
-                           + attestation.pass_blockers()[0])
+    earned, why = credit(attestation, weights)
+    result.attested = why is None
+    reward = min(earned, result.raw_reward)
+    if earned <= 0.0:
+        return result.fail("attestation: " + str(why))
     result.reward = reward
     return result
 

@@ -52,11 +52,13 @@ class DockerSandbox(Sandbox):
         workdir: str | None = None,
         label: str = "",
         read_only: dict[str, str] | None = None,
+        seccomp: str | None = None,
     ) -> DockerSandbox:
         """Start ``sleep infinity`` under an init in a new container of ``image``.
 
-        ``read_only`` maps container paths to host directories bind-mounted read-only
-        (root in the container cannot remount them: CAP_SYS_ADMIN is dropped).
+        ``read_only`` maps container paths to host directories or files bind-mounted
+        read-only (root in the container cannot remount them: CAP_SYS_ADMIN is dropped).
+        ``seccomp`` is a profile's JSON text, in place of the engine's default.
         """
         from docker.errors import DockerException
         from docker.types import Mount
@@ -76,7 +78,8 @@ class DockerSandbox(Sandbox):
                 network_mode="none",
                 cap_drop=["ALL"],
                 cap_add=KEPT_CAPABILITIES,
-                security_opt=["no-new-privileges"],
+                security_opt=["no-new-privileges",
+                              *([f"seccomp={seccomp}"] if seccomp else [])],
                 nano_cpus=int(limits.cpus * 1e9),
                 mem_limit=f"{limits.memory_mb}m",
                 memswap_limit=f"{limits.memory_mb}m",
@@ -92,7 +95,7 @@ class DockerSandbox(Sandbox):
                 # overlay2 enforces a size only on xfs with pquota; the watchdog does it here.
                 _ENGINE_QUOTA.clear()
                 return cls.start(image, limits=limits, env=env, workdir=workdir, label=label,
-                                 read_only=read_only)
+                                 read_only=read_only, seccomp=seccomp)
             raise SandboxError(f"could not start a container of {image}: {exc}") from exc
         return cls(container, limits)
 

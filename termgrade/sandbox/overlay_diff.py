@@ -47,6 +47,8 @@ class UpperEntry:
     """A directory removed and made anew: nothing of the image's shows through it."""
     too_deep: bool = False
     """A directory nested past :data:`MAX_RELATIVE_BYTES`; its contents were not walked."""
+    size: int = 0
+    """Apparent size in bytes (``st_size``: a sparse file's full length)."""
 
     @property
     def is_dir(self) -> bool:
@@ -88,6 +90,7 @@ def walk_upper(upper_dir: str, *, max_entries: int = MAX_ENTRIES) -> Iterator[Up
                     stat.S_ISCHR(mode) and info.st_rdev == 0,
                     is_dir and _is_opaque(entry.path),
                     too_deep,
+                    info.st_size,
                 )
                 if is_dir and not too_deep:
                     stack.append(relative)

@@ -1,42 +1,58 @@
 """TermGrade's attestation plugin for the verifier's pytest; copied in at scoring time.
 
-pytest loads it through ``PYTEST_PLUGINS=termgrade_attest``, with plugin autoloading
-off, before any conftest or test module. At import it:
+pytest loads it through ``PYTEST_PLUGINS`` under a per-trial module name nobody can
+guess, with plugin autoloading off, before any conftest or test module. At import it:
 
-1. makes this process non-dumpable, so no other process (the agent's code run by the
-   tests is root too) can read its memory or open its files through ``/proc``;
-2. reads and deletes its one-time key (no agent process exists in the scoring container
-   before this point);
-3. reports code loaded into this process from the agent's writable paths, through an
-   audit hook and an import finder that run before that code does;
-4. loads the image's own pytest plugins (never one from a writable path);
-5. starts the task's declared services.
+1. asks the grader's broker for this session's key (the broker checks, through the
+   kernel, that this process is a pytest that ``test.sh`` started; a session that agent
+   code started gets no key and stays silent), then makes itself non-dumpable;
+2. reports code that enters this process from anywhere but the verifier's read-only
+   closure and the tests: modules, files and libraries loaded from elsewhere, code
+   objects run from such a file, code compiled from a string and run during a test
+   (outside the standard library's own code generators), a pickle that names a
+   callable outside a small safe set, a pytest configuration file of the agent's;
+3. loads the image's own pytest plugins (never one outside the closure);
+4. kills every process that agent code run by a test left behind, when that test ends.
 
-Every event is one numbered line signed with the key, written to ``/proc/1/fd/1``: a
-pipe the host reads as it is written, which nothing inside can take back. Kept free of
-TermGrade imports and of syntax newer than Python 3.8, so any verifier Python runs it.
+Every event is one numbered line signed with the session's key, written to
+``/proc/1/fd/1``: a pipe the host reads as it is written, which nothing inside can take
+back. Kept free of TermGrade imports and of syntax newer than Python 3.8.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import hmac
 import json
 import os
 import signal
-import subprocess
+import socket
+import struct
 import sys
-import time
-from typing import Any
+from typing import Any, Dict, List, Optional, Set
 
-CONFIG = "/run/termgrade/attest.json"
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
+SOCKET = "\0termgrade-attest"
 MAX_FIELD = 1000
-PYTEST_TMP = "/tmp/pytest-of-"
 LOADER_FRAMES = ("<frozen importlib._bootstrap_external>", "<frozen importlib._bootstrap>",
                  "<frozen zipimport>", "<frozen runpy>")
+CODE_GENERATORS = ("/dataclasses.py", "/collections/__init__.py", "/typing.py", "/enum.py",
+                   "/functools.py", "/string.py", "/timeit.py", "/doctest.py", "/_pytest/",
+                   "/attr/", "/pydantic/", "/numpy/", "/pandas/", "/pluggy/")
+"""Library code that compiles and runs generated source (dataclasses, namedtuple, ...)."""
+SAFE_PICKLE_MODULES = ("collections", "datetime", "decimal", "fractions", "uuid", "array",
+                       "numpy", "numpy.core.multiarray", "numpy._core.multiarray",
+                       "numpy.core.numeric", "numpy._core.numeric", "pathlib", "re",
+                       "ipaddress", "zoneinfo", "enum")
+UNSAFE_BUILTINS = ("eval", "exec", "compile", "open", "getattr", "setattr", "delattr",
+                   "__import__", "globals", "locals", "vars", "input", "breakpoint",
+                   "memoryview", "help", "exit", "quit")
+SPAWNS = ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork")
+WATCHED = ("open", "exec", "ctypes.dlopen", "pickle.find_class") + SPAWNS
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _no_dump() -> bool:
@@ -49,37 +65,41 @@ def _no_dump() -> bool:
         return False
 
 
-def _take_config() -> dict[str, Any] | None:
+def _ask_broker() -> Optional[Dict[str, Any]]:
     try:
-        fd = os.open(CONFIG, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as conn:
+            conn.settimeout(10)
+            conn.connect(SOCKET)
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        grant = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
         return None
-    try:
-        data = os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(CONFIG)
-    try:
-        config = json.loads(data.decode("utf-8"))
-    except ValueError:
+    if not isinstance(grant, dict) or not grant.get("ok"):
         return None
-    return config if isinstance(config, dict) else None
+    grant["broker"] = struct.unpack("3i", creds)[0]
+    return grant
 
 
 class _Channel:
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, session: int) -> None:
         self.key = key
+        self.session = session
         self.seq = 0
         self.fd = os.open(CHANNEL, os.O_WRONLY | os.O_CLOEXEC)
 
-    def emit(self, event: dict[str, Any]) -> None:
+    def emit(self, event: Dict[str, Any]) -> None:
         payload = json.dumps(event, sort_keys=True, separators=(",", ":"))
-        seq = self.seq
+        tag = "%d.%d" % (self.session, self.seq)
         self.seq += 1
-        mac = hmac.new(self.key, f"{seq} {payload}".encode(), hashlib.sha256).hexdigest()
+        mac = hmac.new(self.key, ("%s %s" % (tag, payload)).encode(), hashlib.sha256).hexdigest()
         # One write below PIPE_BUF: lines from different writers never interleave.
-        os.write(self.fd, f"{PREFIX} {seq} {mac} {payload}\n".encode())
+        os.write(self.fd, ("%s %s %s %s\n" % (PREFIX, tag, mac, payload)).encode())
 
 
 def _text(value: object) -> str:
@@ -87,57 +107,80 @@ def _text(value: object) -> str:
     return text[:MAX_FIELD]
 
 
-_CONFIG = None if os.environ.get("TERMGRADE_ATTEST_NESTED") else _take_config()
-_DUMPABLE_OFF = _no_dump() if _CONFIG is not None else False
-_CHANNEL: _Channel | None = None
-_ROOTS: tuple[str, ...] = ()
-_SERVICES: list[subprocess.Popen[bytes]] = []
-if _CONFIG is not None:
+_GRANT = _ask_broker()
+_CHANNEL: Optional[_Channel] = None
+_TRUSTED: tuple = ()
+_KEEP: Set[int] = set()
+"""Processes never killed: this one, its parents, the broker, the services."""
+_SERVICE_PIDS: Set[int] = set()
+_WRITTEN: Set[str] = set()
+_TEST_TEXT = ""
+_IN_TEST = False
+_DUMPABLE_OFF = False
+if _GRANT is not None:
     try:
-        _CHANNEL = _Channel(bytes.fromhex(str(_CONFIG["key"])))
-        _ROOTS = tuple(str(p) for p in _CONFIG.get("writable", []))
+        _CHANNEL = _Channel(bytes.fromhex(str(_GRANT["key"])), int(_GRANT["n"]))
+        _TRUSTED = tuple(str(p).rstrip("/") for p in _GRANT.get("trusted", []))
+        _SERVICE_PIDS = {int(p) for p in _GRANT.get("services", [])}
     except (OSError, KeyError, ValueError):
         _CHANNEL = None
-    # Nested pytest runs (a test that runs pytest) stay silent: they hold no key.
-    os.environ["TERMGRADE_ATTEST_NESTED"] = "1"
+    _DUMPABLE_OFF = _no_dump()
 
 
-def _emit(event: dict[str, Any]) -> None:
+def _emit(event: Dict[str, Any]) -> None:
     if _CHANNEL is not None:
         _CHANNEL.emit(event)
 
 
-_STARTED = time.time()
+def _trusted(path: str) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in _TRUSTED)
 
 
-def _made_by_this_session(path: str) -> bool:
-    """A file the tests wrote in pytest's tmp_path during this run (not carried in: the
-    agent's files reached this container, with their ctime, before the plugin started)."""
-    if not path.startswith(PYTEST_TMP):
-        return False
+def _normal_lines(text: str) -> str:
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _tests_text() -> str:
+    global _TEST_TEXT
+    if not _TEST_TEXT:
+        parts = []
+        for here, _dirs, names in os.walk("/tests"):
+            for name in names:
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    with open(os.path.join(here, name), encoding="utf-8") as handle:
+                        parts.append(_normal_lines(handle.read(1 << 20)))
+        _TEST_TEXT = "\n\x00\n".join(parts) or "\x00"
+    return _TEST_TEXT
+
+
+def _tests_own_code(path: str) -> bool:
+    """A file whose code is a block of the task's tests (a helper the tests wrote)."""
     try:
-        return os.lstat(path).st_ctime >= _STARTED
-    except OSError:
+        if os.path.islink(path) or os.path.getsize(path) > (1 << 20):
+            return False
+        with open(path, encoding="utf-8") as handle:
+            code = _normal_lines(handle.read())
+    except (OSError, UnicodeDecodeError):
         return False
+    return code in _tests_text()
 
 
-def _agent_path(value: object) -> str | None:
-    """``value`` (as given, or resolved through symlinks) when either lies in a writable
-    path and is not the session's own tmp_path work; else None."""
-    if not isinstance(value, (str, bytes)) or not _ROOTS:
+def _agent_path(value: object) -> Optional[str]:
+    """``value`` (as given, or resolved through symlinks) when either lies outside the
+    verifier's closure and the tests and is not the tests' own code; else None."""
+    if not isinstance(value, (str, bytes)) or not _TRUSTED:
         return None
     literal = os.path.abspath(os.fsdecode(value))
     if not os.path.lexists(literal):
         return None  # nothing there to load (a cache the loader only probes for)
     for path in dict.fromkeys((literal, os.path.realpath(literal))):
-        if any(path == root or path.startswith(root + "/") for root in _ROOTS) \
-                and not _made_by_this_session(path):
+        if not _trusted(path) and not _tests_own_code(path):
             return path
     return None
 
 
 _IN_HOOK = False
-_ALARMS: set[tuple[str, str]] = set()
+_ALARMS: Set[tuple] = set()
 
 
 def _alarm(how: str, path: str) -> None:
@@ -147,30 +190,60 @@ def _alarm(how: str, path: str) -> None:
     _emit({"e": "alarm", "how": how, "path": _text(path)})
 
 
-def _audit(event: str, args: tuple[Any, ...]) -> None:
+def _generated(caller: str) -> bool:
+    return any(part in caller for part in CODE_GENERATORS) and _trusted(caller)
+
+
+def _pickle_safe(module: str, name: str) -> bool:
+    if module == "builtins":
+        return name not in UNSAFE_BUILTINS
+    if module == "copyreg" and name in ("_reconstructor", "__newobj__", "__newobj_ex__"):
+        return True
+    if module in SAFE_PICKLE_MODULES or module.split(".")[0] in ("pandas",):
+        return True
+    loaded = sys.modules.get(module)
+    where = getattr(loaded, "__file__", None) or ""
+    return where.startswith("/tests/")  # a class the tests themselves define
+
+
+def _audit(event: str, args: tuple) -> None:
     global _IN_HOOK
-    if _IN_HOOK or event not in ("open", "exec", "compile", "ctypes.dlopen"):
+    if _IN_HOOK or event not in WATCHED:
         return
     _IN_HOOK = True
     try:
-        if event == "open" and args:
-            path = _agent_path(args[0])
-            if path is not None:
-                caller = sys._getframe(1).f_code.co_filename
-                if caller in LOADER_FRAMES or caller.endswith("/runpy.py"):
+        if event in SPAWNS:
+            if _IN_TEST and _CHANNEL is not None:
+                _reap_orphans("spawn")  # no daemon of agent code meets the next helper
+        elif event == "open" and args:
+            mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+            if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    isinstance(flags, int) and flags & WRITE_FLAGS):
+                return
+            caller = sys._getframe(1).f_code.co_filename
+            if caller in LOADER_FRAMES or caller.endswith("/runpy.py"):
+                path = _agent_path(args[0])
+                if path is not None:
                     _alarm("load", path)
         elif event == "exec" and args:
-            path = _agent_path(getattr(args[0], "co_filename", None))
-            if path is not None:
-                _alarm("exec", path)
-        elif event == "compile" and len(args) > 1:
-            path = _agent_path(args[1])
-            if path is not None:
-                _alarm("compile", path)
+            filename = getattr(args[0], "co_filename", None)
+            if isinstance(filename, str) and os.path.isabs(filename) \
+                    and os.path.lexists(filename):
+                path = _agent_path(filename)
+                if path is not None:
+                    _alarm("exec", path)
+            elif _IN_TEST:
+                caller = sys._getframe(1).f_code.co_filename
+                if not _generated(caller):
+                    _alarm("exec-string", "code compiled from a string (%s) run by %s"
+                           % (filename, caller))
         elif event == "ctypes.dlopen" and args:
             path = _agent_path(args[0])
             if path is not None:
                 _alarm("dlopen", path)
+        elif event == "pickle.find_class" and len(args) > 1:
+            if not _pickle_safe(str(args[0]), str(args[1])):
+                _alarm("unpickle", "%s.%s" % (args[0], args[1]))
     except Exception:
         pass
     finally:
@@ -178,7 +251,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 class _AgentCodeFinder:
-    """Sits before the path finder and reports a module found in a writable path."""
+    """Sits before the path finder and reports a module found outside the closure."""
 
     @classmethod
     def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
@@ -191,17 +264,18 @@ class _AgentCodeFinder:
             for place in places:
                 where = _agent_path(place)
                 if where is not None:
-                    _alarm("import", f"{fullname} from {where}")
+                    _alarm("import", "%s from %s" % (fullname, where))
         return spec
 
 
-def _image_plugins() -> list[str]:
-    """pytest11 entry points of distributions outside the writable paths."""
+def _image_plugins() -> List[str]:
+    """pytest11 entry points of distributions inside the closure."""
     from importlib.metadata import distributions
 
-    found: list[str] = []
+    found: List[str] = []
     for dist in distributions():
-        if _agent_path(str(getattr(dist, "_path", "") or "")) is not None:
+        where = str(getattr(dist, "_path", "") or "")
+        if not where or _agent_path(where) is not None:
             continue
         for entry in dist.entry_points:
             if entry.group == "pytest11" and entry.module not in found:
@@ -209,43 +283,77 @@ def _image_plugins() -> list[str]:
     return found
 
 
+def _parents(pid: int) -> Set[int]:
+    out = set()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        info = _stat(pid)
+        if info is None:
+            break
+        pid = info[0]
+    return out
+
+
+def _stat(pid: int) -> Optional[tuple]:
+    """(ppid, pgid) of ``pid``."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            raw = handle.read()
+        fields = raw[raw.rindex(b")") + 2:].split()
+        return int(fields[1]), int(fields[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pids() -> Set[int]:
+    return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+
+
+def _reap(before: Set[int], why: str) -> None:
+    """Kill processes that did not exist at ``before`` (and are none of ours to keep)."""
+    for _ in range(3):
+        left = []
+        for pid in sorted(_pids() - before - _KEEP):
+            info = _stat(pid)
+            if info is None or pid in _SERVICE_PIDS or info[1] in _SERVICE_PIDS:
+                continue
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                left.append(pid)
+        if not left:
+            return
+        _emit({"e": "reaped", "n": len(left), "when": why})
+
+
 if _CHANNEL is not None:
-    _emit({"e": "start", "pid": os.getpid(), "nodump": _DUMPABLE_OFF,
-           "python": sys.version.split()[0]})
+    _KEEP = _parents(os.getpid()) | {1, int(_GRANT.get("broker", 0) if _GRANT else 0)}
+    _emit({"e": "open", "pid": os.getpid(), "nodump": _DUMPABLE_OFF,
+           "python": sys.version.split()[0], "argv": _text(" ".join(sys.argv))})
     sys.addaudithook(_audit)
     from importlib.machinery import PathFinder as _PathFinder
 
     _at = next((i for i, f in enumerate(sys.meta_path) if f is _PathFinder), len(sys.meta_path))
     sys.meta_path.insert(_at, _AgentCodeFinder)
+    atexit.register(lambda: _emit({"e": "close"}))
 
-pytest_plugins = _image_plugins()
+pytest_plugins = _image_plugins() if _CHANNEL is not None else []
+_SESSION_PIDS: Set[int] = set()
 
 
-def _start_services() -> None:
-    for number, service in enumerate((_CONFIG or {}).get("services", [])):
-        log = open(f"/logs/verifier/service-{number}.log", "ab")  # noqa: SIM115
-        _SERVICES.append(subprocess.Popen(
-            ["/bin/bash", "-c", str(service["command"])], cwd=str(service.get("workdir", "/")),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True))
-        ready = service.get("ready")
-        if not ready:
-            continue
-        deadline = time.monotonic() + float(service.get("ready_timeout_sec", 30))
-        ok = False
-        while time.monotonic() < deadline:
-            ok = subprocess.run(["/bin/bash", "-c", str(ready)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                check=False).returncode == 0
-            if ok:
-                break
-            time.sleep(0.2)
-        _emit({"e": "service", "n": number, "ready": ok})
+def pytest_configure(config: Any) -> None:
+    inipath = getattr(config, "inipath", None)
+    if inipath is not None:
+        where = _agent_path(str(inipath))
+        if where is not None:
+            _alarm("config", where)
 
 
 def pytest_sessionstart(session: Any) -> None:
-    if _CHANNEL is not None:
-        _start_services()
+    global _SESSION_PIDS
+    _SESSION_PIDS = _pids()
+    option = session.config.option
+    _emit({"e": "start", "collect_only": bool(getattr(option, "collectonly", False)),
+           "rootdir": _text(session.config.rootpath)})
 
 
 def pytest_collectreport(report: Any) -> None:
@@ -253,30 +361,69 @@ def pytest_collectreport(report: Any) -> None:
         _emit({"e": "collect-error", "id": _text(report.nodeid)})
 
 
+def pytest_deselected(items: Any) -> None:
+    _emit({"e": "deselected", "n": len(items), "ids": [_text(i.nodeid) for i in items[:20]]})
+
+
 def pytest_collection_finish(session: Any) -> None:
     _emit({"e": "collected", "n": len(session.items)})
 
 
+def _skip_kind(report: Any) -> str:
+    """``marker`` (skip/skipif in the task's design), ``empty`` (no parameters), ``runtime``."""
+    longrepr = report.longrepr
+    reason = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) > 2 else ""
+    if "got empty parameter set" in reason:
+        return "empty"
+    keywords = getattr(report, "keywords", {}) or {}
+    if report.when == "setup" and ("skip" in keywords or "skipif" in keywords):
+        return "marker"
+    return "runtime"
+
+
 def pytest_runtest_logreport(report: Any) -> None:
-    _emit({"e": "report", "id": _text(report.nodeid), "when": str(report.when),
-           "outcome": str(report.outcome), "xfail": hasattr(report, "wasxfail")})
+    event = {"e": "report", "id": _text(report.nodeid), "when": str(report.when),
+             "outcome": str(report.outcome), "xfail": hasattr(report, "wasxfail")}
+    if report.skipped and not hasattr(report, "wasxfail"):
+        event["skip"] = _skip_kind(report)
+    _emit(event)
 
 
-def _finish(session: Any, exitstatus: Any) -> None:
-    _emit({"e": "finish", "exitstatus": int(exitstatus),
-           "failed": int(getattr(session, "testsfailed", 0)),
-           "collected": int(getattr(session, "testscollected", 0))})
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    global _IN_TEST
+    _IN_TEST = True
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    global _IN_TEST
+    _IN_TEST = False
+    if _CHANNEL is not None:  # orphans of agent code a fixture ran
+        _reap_orphans("orphans")
+
+
+def _reap_orphans(why: str) -> None:
+    """Kill processes made since the session started whose parent is gone (daemons)."""
+    now = _pids()
+    orphans = {p for p in now - _SESSION_PIDS if (_stat(p) or (-1, -1))[0] in (0, 1)}
+    if orphans - _KEEP:
+        _reap(now - orphans, why)
 
 
 try:
     import pytest as _pytest
 
+    @_pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(item: Any) -> Any:
+        before = _pids()
+        yield
+        if _CHANNEL is not None:  # whatever the test body started dies with it
+            _reap(before, "test")
+
+    def _finish(session: Any, exitstatus: Any) -> None:
+        _emit({"e": "finish", "exitstatus": int(exitstatus),
+               "failed": int(getattr(session, "testsfailed", 0)),
+               "collected": int(getattr(session, "testscollected", 0))})
+
     pytest_sessionfinish = _pytest.hookimpl(trylast=True)(_finish)
 except ImportError:  # imported outside pytest: nothing to attest
     pass
-
-
-def pytest_unconfigure(config: Any) -> None:
-    for process in _SERVICES:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)

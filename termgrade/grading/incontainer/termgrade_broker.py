@@ -1,0 +1,239 @@
+"""TermGrade's key broker in the scoring container; copied in at scoring time.
+
+The grader starts it (``python -I -S``, from the read-only closure) before ``test.sh``,
+while no agent process exists in the container. It:
+
+1. reads and deletes the run's one-time master key, and makes itself non-dumpable;
+2. starts the task's declared services and waits until each is ready;
+3. forks into the background, prints its pid and returns, so ``test.sh`` starts;
+4. hands each pytest session of ``test.sh`` its own key, over an abstract unix socket.
+   The kernel names the asking process (``SO_PEERCRED``); a key goes only to a Python
+   of the image's closure whose parents up to ``test.sh`` are ``test.sh`` itself, its
+   subshells, other scripts in ``/tests``, or ``timeout``/``env`` of the closure. A
+   session started by agent code (a test that runs pytest, an agent program, a
+   service) gets none and stays silent;
+5. on ``SIGUSR1`` from the grader's shell (the sender is checked), writes the end
+   marker, which is derived from the key, so no command line or file ever shows it.
+
+Every line it writes is signed with a key derived from the master key and numbered.
+Kept free of TermGrade imports and of syntax newer than Python 3.8.
+"""
+
+import hashlib
+import hmac
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+CONFIG = "/run/termgrade/attest.json"
+CHANNEL = "/proc/1/fd/1"
+PREFIX = "TERMGRADE-ATTEST"
+SOCKET = "\0termgrade-attest"
+SHELLS = ("bash", "sh", "dash")
+MAX_FIELD = 1000
+
+
+def derive(master, label):
+    return hmac.new(master, label.encode(), hashlib.sha256).digest()
+
+
+class Signer:
+    def __init__(self, key, session):
+        self.key = key
+        self.session = session
+        self.seq = 0
+        self.fd = os.open(CHANNEL, os.O_WRONLY | os.O_CLOEXEC)
+
+    def emit(self, event):
+        payload = json.dumps(event, sort_keys=True, separators=(",", ":"))
+        tag = "%d.%d" % (self.session, self.seq)
+        self.seq += 1
+        mac = hmac.new(self.key, ("%s %s" % (tag, payload)).encode(), hashlib.sha256).hexdigest()
+        os.write(self.fd, ("%s %s %s %s\n" % (PREFIX, tag, mac, payload)).encode())
+
+
+def no_dump():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
+    except Exception:
+        return False
+
+
+def take_config():
+    fd = os.open(CONFIG, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        data = os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+        os.unlink(CONFIG)
+    return json.loads(data.decode("utf-8"))
+
+
+def proc_stat(pid):
+    """(ppid, exe) of ``pid``, or None when it is gone or unreadable."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            raw = handle.read()
+        ppid = int(raw[raw.rindex(b")") + 2:].split()[1])
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except (OSError, ValueError, IndexError):
+        return None
+    return ppid, exe
+
+
+def argv_of(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return [a.decode("utf-8", "replace") for a in handle.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def shell_runs_tests(pid, argv):
+    """A shell running ``-c`` text or a script under /tests (test.sh, a subshell of it)."""
+    for arg in argv[1:]:
+        if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg):
+            return True
+        if arg.startswith("-") or arg.startswith("+"):
+            continue
+        path = arg if arg.startswith("/") else os.path.join(cwd_of(pid), arg)
+        return os.path.realpath(path).startswith("/tests/")
+    return False
+
+
+def cwd_of(pid):
+    try:
+        return os.readlink("/proc/%d/cwd" % pid)
+    except OSError:
+        return "/"
+
+
+def why_refused(pid, root, config):
+    """None when ``pid`` is a pytest of test.sh's own; else why not."""
+    here = proc_stat(pid)
+    if here is None:
+        return "unreadable"
+    if here[1] not in config["pythons"]:
+        return "not the image's Python: %s" % here[1]
+    parent = here[0]
+    hops = 0
+    while parent != root:
+        hops += 1
+        if parent <= 1 or hops > 64:
+            return "not started by test.sh"
+        step = proc_stat(parent)
+        if step is None:
+            return "a parent vanished"
+        name = os.path.basename(step[1])
+        if step[1] not in config["tools"]:
+            return "started by %s" % step[1]
+        if name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
+            return "started by a shell running agent code"
+        parent = step[0]
+    return None
+
+
+def start_services(config, signer):
+    pids = []
+    for number, service in enumerate(config.get("services", [])):
+        log = open("/logs/verifier/service-%d.log" % number, "ab")
+        process = subprocess.Popen(
+            ["/bin/bash", "-c", str(service["command"])], cwd=str(service.get("workdir", "/")),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        pids.append(process.pid)
+        ready = service.get("ready")
+        ok = True
+        if ready:
+            deadline = time.monotonic() + float(service.get("ready_timeout_sec", 30))
+            ok = False
+            while time.monotonic() < deadline:
+                ok = subprocess.run(["/bin/bash", "-c", str(ready)], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    check=False).returncode == 0
+                if ok:
+                    break
+                time.sleep(0.2)
+        signer.emit({"e": "service", "n": number, "ready": ok, "pid": process.pid})
+    return pids
+
+
+def serve(master, config, root, listener, signer, services):
+    sessions = 0
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    while True:
+        info = signal.sigtimedwait([signal.SIGUSR1], 0)
+        if info is not None:
+            if info.si_pid == root:
+                signer.emit({"e": "end", "sessions": sessions})
+                marker = "TERMGRADE-END " + derive(master, "end").hex()[:32]
+                os.write(signer.fd, (marker + "\n").encode())
+                return
+            signer.emit({"e": "signal", "from": info.si_pid})
+        ready, _, _ = select.select([listener], [], [], 0.05)
+        if not ready:
+            continue
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue
+        with conn:
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            pid = struct.unpack("3i", creds)[0]
+            why = why_refused(pid, root, config)
+            if why is not None:
+                signer.emit({"e": "refused", "pid": pid, "why": why[:MAX_FIELD],
+                             "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
+                reply = {"ok": False}
+            else:
+                sessions += 1
+                signer.emit({"e": "session", "n": sessions, "pid": pid,
+                             "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
+                reply = {"ok": True, "n": sessions,
+                         "key": derive(master, "session %d" % sessions).hex(),
+                         "trusted": config["trusted"], "services": services}
+            try:
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+            except OSError:
+                pass
+
+
+def main():
+    config = take_config()
+    master = bytes.fromhex(config.pop("key"))
+    no_dump()
+    root = os.getppid()
+    signer = Signer(derive(master, "session 0"), 0)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    listener.bind(SOCKET)
+    listener.listen(64)
+    signer.emit({"e": "broker", "pid": os.getpid()})
+    services = start_services(config, signer)
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child:
+        os.close(ready_w)
+        os.read(ready_r, 1)
+        sys.stdout.write("%d\n" % child)
+        sys.stdout.flush()
+        os._exit(0)
+    os.close(ready_r)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.setsid()
+    os.write(ready_w, b"1")
+    os.close(ready_w)
+    serve(master, config, root, listener, signer, services)
+
+
+if __name__ == "__main__":
+    main()
