@@ -1,4 +1,4 @@
-"""The allowlist review of an agent's writes, on real overlay-shaped directories.
+"""The review of an agent's writes, on real overlay-shaped directories.
 
 Each case builds an image layer (``lower``) and a writable layer (``upper``) on disk the
 way the kernel's overlayfs leaves them: whiteouts are 0/0 character devices, a directory
@@ -17,7 +17,11 @@ from termgrade.grading.integrity import review_layer
 from termgrade.grading.policy import GradingPolicy
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, walk_upper
 
-POLICY = GradingPolicy()
+CLOSURE = ("/opt/venv", "/usr/lib/python3.11", "/usr/lib/python3/dist-packages",
+           "/usr/bin/bash", "/usr/bin/timeout", "/usr/bin/python3.11", "/etc/ld.so.cache",
+           "/etc/ld.so.preload", "/etc/python3.11/sitecustomize.py")
+"""As :func:`termgrade.grading.closure.find_closure` finds it for the base image."""
+POLICY = GradingPolicy(closure=CLOSURE)
 
 
 def put(root: Path, path: str, data: str | None = "x", mode: int | None = None) -> Path:
@@ -42,7 +46,9 @@ def whiteout(root: Path, path: str) -> None:
 def layers(tmp_path: Path) -> tuple[Path, Path]:
     lower, upper = tmp_path / "lower", tmp_path / "upper"
     for path in ("/usr/bin/bash", "/usr/bin/timeout", "/etc/passwd", "/app/data/old.csv",
-                 "/opt/venv/lib/python3.11/site-packages/_pytest/main.py"):
+                 "/opt/venv/lib/python3.11/site-packages/_pytest/main.py",
+                 "/opt/scripts/backup.sh", "/usr/lib/x86_64-linux-gnu/libz.so.1",
+                 "/etc/ld.so.cache", "/usr/lib/python3.11/os.py"):
         put(lower, path)
     for directory in ("/app", "/tmp", "/usr/local/bin", "/srv/shop"):
         put(lower, directory, None)
@@ -57,39 +63,55 @@ def review(lower: Path, upper: Path, policy: GradingPolicy = POLICY,
     return result.all_findings(), [e.path for e in result.carried], result.deleted
 
 
-def test_work_in_writable_paths_is_carried_not_flagged(layers: tuple[Path, Path]) -> None:
+def test_work_anywhere_outside_the_closure_is_carried_not_flagged(
+        layers: tuple[Path, Path]) -> None:
     lower, upper = layers
+    work = ["/app/out.txt", "/app/conftest.py", "/app/__pycache__/m.cpython-311.pyc",
+            "/tmp/scratch/x.bin", "/root/.bash_history", "/opt/scripts/backup.sh",
+            "/opt/tool/run.sh", "/etc/cron.d/job", "/etc/passwd",
+            "/var/git/repo.git/hooks/post-receive", "/solution/result.txt",
+            "/usr/local/bin/mytool", "/usr/lib/x86_64-linux-gnu/libnew.so.1",
+            "/usr/local/lib/python3.11/site-packages-not-on-path/x.py"]
     put(upper, "/app", None)
-    put(upper, "/app/out.txt")
-    put(upper, "/app/conftest.py")
-    put(upper, "/tmp/scratch/x.bin")
-    put(upper, "/root/.bash_history")
+    (upper / "app").chmod((lower / "app").stat().st_mode & 0o7777)
+    for path in work:
+        put(upper, path)
     findings, carried, deleted = review(lower, upper)
     assert findings == []
-    assert {"/app/out.txt", "/app/conftest.py", "/tmp/scratch/x.bin"} <= set(carried)
-    assert carried.index("/app") < carried.index("/app/out.txt")  # parents first
+    assert set(work) <= set(carried)
+    assert carried.index("/opt/tool") < carried.index("/opt/tool/run.sh")  # parents first
+    assert "/app" not in carried  # copied up unchanged: the scoring container has it
     assert deleted == []
 
 
 @pytest.mark.parametrize(("build", "expected"), [
-    (lambda u: put(u, "/usr/local/bin/bash"), "A /usr/local/bin/bash"),
+    (lambda u: put(u, "/usr/local/bin/bash", mode=0o755), "A /usr/local/bin/bash"),
+    (lambda u: put(u, "/usr/local/bin/python3", mode=0o755), "A /usr/local/bin/python3"),
     (lambda u: put(u, "/usr/bin/timeout", "evil"), "C /usr/bin/timeout"),
     (lambda u: whiteout(u, "/usr/bin/bash"), "D /usr/bin/bash"),
     (lambda u: put(u, "/usr/bin/timeout/inner"), "T /usr/bin/timeout"),
-    (lambda u: put(u, "/etc/passwd", "root:x:1000:0::/root:/bin/bash\n"), "C /etc/passwd"),
     (lambda u: put(u, "/opt/venv/lib/python3.11/site-packages/zz.dist-info/entry_points.txt"),
      "A /opt/venv/lib/python3.11/site-packages/zz.dist-info"),
     (lambda u: put(u, "/usr/lib/python3.11/pytest/__init__.py"), "A /usr/lib/python3.11/pytest"),
+    (lambda u: put(u, "/usr/lib/python3/dist-packages/evil.pth"),
+     "A /usr/lib/python3/dist-packages/evil.pth"),
+    (lambda u: put(u, "/etc/python3.11/sitecustomize.py", "import evil"),
+     "A /etc/python3.11/sitecustomize.py"),
+    (lambda u: put(u, "/etc/ld.so.preload", "/app/evil.so"), "A /etc/ld.so.preload"),
+    (lambda u: put(u, "/usr/lib/x86_64-linux-gnu/libz.so.1", "evil"),
+     "C /usr/lib/x86_64-linux-gnu/libz.so.1"),
     (lambda u: put(u, "/logs/verifier/reward.txt", "1"), "A /logs/verifier/reward.txt"),
     (lambda u: put(u, "/tests/conftest.py"), "A /tests/conftest.py"),
+    (lambda u: whiteout(u, "/usr/lib"), "D /usr/lib"),
 ])
-def test_any_change_outside_is_a_finding(layers: tuple[Path, Path], build: object,
-                                         expected: str) -> None:
+def test_a_change_to_the_closure_or_the_graders_paths_is_a_finding(
+        layers: tuple[Path, Path], build: object, expected: str) -> None:
     lower, upper = layers
     build(upper)  # type: ignore[operator]
-    findings, carried, _ = review(lower, upper)
+    findings, carried, deleted = review(lower, upper)
     assert any(f.startswith(expected + ":") for f in findings), findings
-    assert not any(c.startswith(("/usr", "/etc", "/opt", "/logs", "/tests")) for c in carried)
+    named = expected.split(" ", 1)[1]
+    assert named not in carried and named not in deleted
 
 
 def test_a_file_replaced_by_a_directory_is_not_hidden_by_its_children(
@@ -98,10 +120,11 @@ def test_a_file_replaced_by_a_directory_is_not_hidden_by_its_children(
     put(upper, "/usr/bin/timeout/a")
     put(upper, "/usr/bin/timeout/b")
     findings, _, _ = review(lower, upper)
-    assert "T /usr/bin/timeout: changed in type outside the paths the agent may write" in findings
+    assert "T /usr/bin/timeout: changed in type in the verifier's closure (what the " \
+           "verifier runs)" in findings
 
 
-def test_copied_up_directories_and_bytecode_caches_are_no_change(
+def test_copied_up_directories_bytecode_caches_and_the_loader_cache_are_no_change(
         layers: tuple[Path, Path]) -> None:
     lower, upper = layers
     put(upper, "/usr/local/bin", None)  # copied up with the image's mode and owner
@@ -109,22 +132,23 @@ def test_copied_up_directories_and_bytecode_caches_are_no_change(
     (upper / "usr").chmod((lower / "usr").stat().st_mode & 0o7777)
     (upper / "usr/local").chmod((lower / "usr/local").stat().st_mode & 0o7777)
     put(upper, "/opt/venv/lib/python3.11/site-packages/_pytest/__pycache__/main.cpython-311.pyc")
+    put(upper, "/etc/ld.so.cache", "rebuilt by ldconfig")
     for directory in ("opt", "opt/venv", "opt/venv/lib", "opt/venv/lib/python3.11",
                       "opt/venv/lib/python3.11/site-packages",
-                      "opt/venv/lib/python3.11/site-packages/_pytest"):
+                      "opt/venv/lib/python3.11/site-packages/_pytest", "etc"):
         (upper / directory).chmod((lower / directory).stat().st_mode & 0o7777)
     findings, carried, _ = review(lower, upper)
     assert findings == [] and carried == []
 
 
-def test_a_directory_whose_mode_changed_is_a_finding(layers: tuple[Path, Path]) -> None:
+def test_a_closure_directory_whose_mode_changed_is_a_finding(layers: tuple[Path, Path]) -> None:
     lower, upper = layers
-    put(upper, "/usr/local/bin", None, mode=0o777)
+    put(upper, "/opt/venv", None, mode=0o777)
     findings, _, _ = review(lower, upper)
-    assert any(f.startswith("C /usr/local/bin:") for f in findings), findings
+    assert any(f.startswith("C /opt/venv:") for f in findings), findings
 
 
-def test_deletions_in_writable_paths_are_replayed(layers: tuple[Path, Path]) -> None:
+def test_deletions_outside_the_closure_are_replayed(layers: tuple[Path, Path]) -> None:
     lower, upper = layers
     whiteout(upper, "/app/data/old.csv")
     put(upper, "/srv/shop", None)
@@ -132,9 +156,17 @@ def test_deletions_in_writable_paths_are_replayed(layers: tuple[Path, Path]) -> 
     put(upper, "/srv/shop/new.txt")
     findings, carried, deleted = review(lower, upper)
     assert findings == []
-    assert deleted == ["/app/data/old.csv", "/srv/shop"] or sorted(deleted) == sorted(
-        ["/app/data/old.csv", "/srv/shop"])
+    assert sorted(deleted) == ["/app/data/old.csv", "/srv/shop"]
     assert "/srv/shop/new.txt" in carried and "/app/data/old.csv" not in carried
+
+
+def test_a_sparse_file_counts_at_its_apparent_size(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    target = put(upper, "/app/hole.bin", "")
+    with open(target, "r+b") as handle:
+        handle.truncate(1 << 30)  # 1 GiB apparent, no blocks
+    result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY)
+    assert result.carried_bytes >= 1 << 30
 
 
 def test_nesting_past_the_limit_is_a_finding_not_a_crash(layers: tuple[Path, Path]) -> None:
@@ -153,26 +185,15 @@ def test_nesting_past_the_limit_is_a_finding_not_a_crash(layers: tuple[Path, Pat
     assert any(f.startswith("! /app/") and "nested past" in f for f in findings), findings
 
 
-def test_widened_writable_paths_still_may_not_shadow_the_verifier(
+def test_engine_paths_are_neither_findings_nor_carried(layers: tuple[Path, Path]) -> None:
+    lower, upper = layers
+    put(upper, "/usr/sbin/docker-init")
+    findings, carried, _ = review(lower, upper, grader=("/usr/sbin/docker-init",))
+    assert findings == [] and "/usr/sbin/docker-init" not in carried
+
+
+def test_review_looks_below_only_for_directories_and_watched_entries(
         layers: tuple[Path, Path]) -> None:
-    lower, upper = layers
-    policy = GradingPolicy(writable=(*POLICY.writable, "/usr/local/bin", "/etc/cron.d"))
-    put(upper, "/usr/local/bin/bash", mode=0o755)
-    put(upper, "/usr/local/bin/mytool", mode=0o755)
-    put(upper, "/etc/cron.d/job")
-    findings, carried, _ = review(lower, upper, policy)
-    assert [f.split(":")[0] for f in findings] == ["A /usr/local/bin/bash"]
-    assert "/usr/local/bin/mytool" in carried and "/etc/cron.d/job" in carried
-
-
-def test_grader_paths_are_neither_findings_nor_carried(layers: tuple[Path, Path]) -> None:
-    lower, upper = layers
-    put(upper, "/solution/solve.sh")
-    findings, carried, _ = review(lower, upper, grader=("/solution",))
-    assert findings == [] and carried == []
-
-
-def test_review_looks_below_only_for_entries_outside(layers: tuple[Path, Path]) -> None:
     lower, upper = layers
     for i in range(3000):
         put(upper, f"/app/f{i}")
@@ -187,12 +208,12 @@ def test_review_looks_below_only_for_entries_outside(layers: tuple[Path, Path]) 
 
     result = review_layer(walk_upper(str(upper)), Counting([str(lower)]), POLICY)
     assert result.entries == 3003 and len(result.carried) == 3001
-    assert Counting.calls <= 3  # /etc and /etc/new.conf: linear in the entries walked
+    assert Counting.calls <= 4  # /app and /etc only: linear in the entries walked
 
 
 def test_findings_are_capped_but_counted(layers: tuple[Path, Path]) -> None:
     lower, upper = layers
     for i in range(120):
-        put(upper, f"/usr/share/planted/f{i}")
+        put(upper, f"/usr/lib/python3.11/planted/f{i}")
     findings, _, _ = review(lower, upper)
     assert len(findings) == 51 and findings[-1].startswith("... and ")

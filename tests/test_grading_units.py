@@ -10,6 +10,7 @@ from termgrade.errors import VerifierError
 from termgrade.grading import parse_reward
 from termgrade.grading.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.sandbox import OutputCap
+from tests.conftest import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")
 JSON = PurePosixPath("/logs/verifier/reward.json")
@@ -82,16 +83,32 @@ def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
     assert cap.text() == "ok \ufffd\ufffd"
 
 
-def test_the_grader_plugin_dir_is_removed_when_the_process_ends() -> None:
-    import subprocess
-    import sys
+def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) -> None:
+    import shutil
 
-    code = ("from termgrade.grading.trial import _grader_dir\n"
-            "import os\n"
-            "d = _grader_dir()\n"
-            "assert os.path.isfile(os.path.join(d, os.listdir(d)[0]))\n"
-            "print(d)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
-    where = Path(done.stdout.strip())
-    assert where.name.startswith("termgrade-grader-") and not where.exists()
+    from termgrade.grading.trial import _stage
+    from termgrade.task import load_task
+
+    task = load_task(make_task())
+    (one, first), (two, second) = _stage(task), _stage(task)
+    try:
+        assert first != second and first.startswith("termgrade_attest_")
+        for where, module in ((one, first), (two, second)):
+            assert (where / "grader" / f"{module}.py").is_file()
+            assert (where / "grader" / "termgrade_broker.py").is_file()
+            assert (where / "tests" / "test.sh").is_file()
+    finally:
+        shutil.rmtree(one), shutil.rmtree(two)
+
+
+def test_no_secret_appears_in_the_verifier_command_or_environment(make_task: MakeTask) -> None:
+    from termgrade.grading.attestation import end_marker, new_key
+    from termgrade.grading.verifier import verifier_command, verifier_env
+    from termgrade.task import load_task
+
+    task = load_task(make_task())
+    key = new_key()
+    shown = " ".join(verifier_command(task, "/usr/bin/python3.11")) + " ".join(
+        f"{k}={v}" for k, v in verifier_env(task, "termgrade_attest_x").items())
+    assert key.hex() not in shown and end_marker(key).decode() not in shown
+    assert "TERMGRADE-END" not in shown
