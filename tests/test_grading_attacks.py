@@ -181,7 +181,6 @@ def test_agent_code_run_by_the_tests_cannot_forge_the_record(victims: dict[str, 
     body = f"cat > /app/answer.py <<'PY'\n{FORGE_FROM_TESTS}PY\n"
     outcome = play(victims["preimage"], "forge-from-tests", script(tmp_path, body))
     assert outcome.error is None and outcome.reward == 0.0
-    assert outcome.verifier is not None and outcome.verifier.raw_reward == 1.0  # it did forge
     assert outcome.failure and "attestation" in outcome.failure
 
 
@@ -190,23 +189,35 @@ def test_agent_code_run_by_the_tests_cannot_forge_the_record(victims: dict[str, 
      "A /tests"),
     ("forged-reward", "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n",
      "A /logs/verifier"),
-    ("root-conftest", "printf 'import pytest\\n' > /conftest.py\n", "A /conftest.py"),
-    ("root-pytest-ini", "printf '[pytest]\\naddopts = --co\\n' > /pytest.ini\n", "A /pytest.ini"),
     ("sitecustomize", "echo 'import os; os._exit(0)' >> /etc/python3.11/sitecustomize.py\n",
      "C /etc/python3.11/sitecustomize.py"),
     ("modified-pytest", "echo 'import os; os._exit(0)' >> "
      "/opt/venv/lib/python3.11/site-packages/_pytest/main.py\n", "C /opt/venv/lib/python3.11"),
     ("ld-preload", "echo /app/x.so > /etc/ld.so.preload\n", "A /etc/ld.so.preload"),
-    ("usr-local-helper", "printf '#!/bin/sh\\necho hi\\n' > /usr/local/bin/helper\n",
-     "A /usr/local/bin/helper"),
+    ("system-pth", "echo 'import os' > /usr/lib/python3/dist-packages/zz.pth\n",
+     "A /usr/lib/python3/dist-packages/zz.pth"),
+    ("usr-local-python", "printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/python3 && "
+     "chmod +x /usr/local/bin/python3\n", "A /usr/local/bin/python3"),
 ])
-def test_writes_outside_the_writable_paths_are_named(victims: dict[str, Path], tmp_path: Path,
-                                                     name: str, body: str,
-                                                     finding: str) -> None:
+def test_changes_to_the_verifiers_closure_are_named(victims: dict[str, Path], tmp_path: Path,
+                                                    name: str, body: str,
+                                                    finding: str) -> None:
     outcome = play(victims["preimage"], name, script(tmp_path, body))
     assert outcome.error is None and outcome.reward == 0.0
     assert outcome.verifier is not None
     assert any(f.startswith(finding) for f in outcome.verifier.tampered), outcome.verifier.tampered
+
+
+@pytest.mark.parametrize(("name", "body"), [
+    ("root-conftest", "printf 'import os\\nos._exit(0)\\n' > /conftest.py\n"),
+    ("root-pytest-ini", "printf '[pytest]\\naddopts = --co\\n' > /pytest.ini\n"),
+    ("usr-local-helper", "printf '#!/bin/sh\\necho hi\\n' > /usr/local/bin/helper\n"),
+])
+def test_changes_outside_the_closure_are_carried_and_earn_nothing(
+        victims: dict[str, Path], tmp_path: Path, name: str, body: str) -> None:
+    outcome = play(victims["preimage"], name, script(tmp_path, body))
+    assert outcome.error is None and outcome.reward == 0.0
+    assert outcome.verifier is not None and outcome.verifier.tampered == []
 
 
 def test_disk_limit_scores_zero_with_the_reason(make_task: MakeTask) -> None:
