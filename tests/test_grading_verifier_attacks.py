@@ -17,8 +17,9 @@ Every victim is a task no honest agent can pass (its tests want a SHA-256 preima
 random digest); each victim that honest work can pass has a control that scores 1, so a
 0 means the attack failed, not that the victim is ungradable. (Victims whose tests load
 the agent's code into pytest, by a copy, ``eval`` or a logging ini, score 0 for honest
-work too: that is agent code in the verifier's process, as ``termgrade audit`` warns.) Each attack would have
-scored 1 on the grader before this round (written so, and stated per case).
+work too: that is agent code in the verifier's process, as ``termgrade audit`` warns.)
+Each attack is real: without its defence it earns 1
+(:func:`test_each_defence_is_load_bearing`).
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ APP_CWD_TEST_SH = f"""\
 mkdir -p /logs/verifier
 cd /app || exit 1
 {PY} -m pytest -c /dev/null --rootdir=/tests -p no:cacheprovider -rA /tests/test_outputs.py
-if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+if [ $? -eq 0 ]; then r=1; else r=0; fi
+echo $r > /logs/verifier/reward.txt
 """
 PREIMAGE_TESTS = f"""\
 import hashlib

@@ -22,8 +22,15 @@ from termgrade.grading.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.grading.pathset import PathSet, under
 from termgrade.task import CONTAINER, Task
 
-__all__ = ["GRADER_DIR", "GRADER_OWNED", "GRADER_RUN_DIR", "GradingPolicy", "PathSet",
-           "VERIFIER_PATH", "under"]
+__all__ = [
+    "GRADER_DIR",
+    "GRADER_OWNED",
+    "GRADER_RUN_DIR",
+    "VERIFIER_PATH",
+    "GradingPolicy",
+    "PathSet",
+    "under",
+]
 
 GRADER_DIR = str(CONTAINER.grader_dir)
 GRADER_RUN_DIR = str(CONTAINER.grader_run_dir)

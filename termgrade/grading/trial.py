@@ -51,9 +51,9 @@ from termgrade.grading.verifier import (
     verifier_env,
 )
 from termgrade.sandbox.base import Limits, Sandbox
-from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
 

@@ -31,7 +31,7 @@ import signal
 import socket
 import struct
 import sys
-from typing import Any, Dict, List, Optional, Set
+from typing import Any
 
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
@@ -51,7 +51,7 @@ UNSAFE_BUILTINS = ("eval", "exec", "compile", "open", "getattr", "setattr", "del
                    "__import__", "globals", "locals", "vars", "input", "breakpoint",
                    "memoryview", "help", "exit", "quit")
 SPAWNS = ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork")
-WATCHED = ("open", "exec", "ctypes.dlopen", "pickle.find_class") + SPAWNS
+WATCHED = ("open", "exec", "ctypes.dlopen", "pickle.find_class", *SPAWNS)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -65,7 +65,7 @@ def _no_dump() -> bool:
         return False
 
 
-def _ask_broker() -> Optional[Dict[str, Any]]:
+def _ask_broker() -> dict[str, Any] | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as conn:
             conn.settimeout(10)
@@ -93,13 +93,13 @@ class _Channel:
         self.seq = 0
         self.fd = os.open(CHANNEL, os.O_WRONLY | os.O_CLOEXEC)
 
-    def emit(self, event: Dict[str, Any]) -> None:
+    def emit(self, event: dict[str, Any]) -> None:
         payload = json.dumps(event, sort_keys=True, separators=(",", ":"))
-        tag = "%d.%d" % (self.session, self.seq)
+        tag = f"{self.session}.{self.seq}"
         self.seq += 1
-        mac = hmac.new(self.key, ("%s %s" % (tag, payload)).encode(), hashlib.sha256).hexdigest()
+        mac = hmac.new(self.key, (f"{tag} {payload}").encode(), hashlib.sha256).hexdigest()
         # One write below PIPE_BUF: lines from different writers never interleave.
-        os.write(self.fd, ("%s %s %s %s\n" % (PREFIX, tag, mac, payload)).encode())
+        os.write(self.fd, (f"{PREFIX} {tag} {mac} {payload}\n").encode())
 
 
 def _text(value: object) -> str:
@@ -108,12 +108,12 @@ def _text(value: object) -> str:
 
 
 _GRANT = _ask_broker()
-_CHANNEL: Optional[_Channel] = None
-_TRUSTED: tuple = ()
-_KEEP: Set[int] = set()
+_CHANNEL: _Channel | None = None
+_TRUSTED: tuple[str, ...] = ()
+_KEEP: set[int] = set()
 """Processes never killed: this one, its parents, the broker, the services."""
-_SERVICE_PIDS: Set[int] = set()
-_WRITTEN: Set[str] = set()
+_SERVICE_PIDS: set[int] = set()
+_WRITTEN: set[str] = set()
 _TEST_TEXT = ""
 _IN_TEST = False
 _DUMPABLE_OFF = False
@@ -127,7 +127,7 @@ if _GRANT is not None:
     _DUMPABLE_OFF = _no_dump()
 
 
-def _emit(event: Dict[str, Any]) -> None:
+def _emit(event: dict[str, Any]) -> None:
     if _CHANNEL is not None:
         _CHANNEL.emit(event)
 
@@ -146,9 +146,9 @@ def _tests_text() -> str:
         parts = []
         for here, _dirs, names in os.walk("/tests"):
             for name in names:
-                with contextlib.suppress(OSError, UnicodeDecodeError):
-                    with open(os.path.join(here, name), encoding="utf-8") as handle:
-                        parts.append(_normal_lines(handle.read(1 << 20)))
+                with contextlib.suppress(OSError, UnicodeDecodeError), \
+                        open(os.path.join(here, name), encoding="utf-8") as handle:
+                    parts.append(_normal_lines(handle.read(1 << 20)))
         _TEST_TEXT = "\n\x00\n".join(parts) or "\x00"
     return _TEST_TEXT
 
@@ -165,7 +165,7 @@ def _tests_own_code(path: str) -> bool:
     return code in _tests_text()
 
 
-def _agent_path(value: object) -> Optional[str]:
+def _agent_path(value: object) -> str | None:
     """``value`` (as given, or resolved through symlinks) when either lies outside the
     verifier's closure and the tests and is not the tests' own code; else None."""
     if not isinstance(value, (str, bytes)) or not _TRUSTED:
@@ -180,7 +180,7 @@ def _agent_path(value: object) -> Optional[str]:
 
 
 _IN_HOOK = False
-_ALARMS: Set[tuple] = set()
+_ALARMS: set[tuple[str, str]] = set()
 
 
 def _alarm(how: str, path: str) -> None:
@@ -206,7 +206,7 @@ def _pickle_safe(module: str, name: str) -> bool:
     return where.startswith("/tests/")  # a class the tests themselves define
 
 
-def _audit(event: str, args: tuple) -> None:
+def _audit(event: str, args: tuple[Any, ...]) -> None:
     global _IN_HOOK
     if _IN_HOOK or event not in WATCHED:
         return
@@ -235,15 +235,15 @@ def _audit(event: str, args: tuple) -> None:
             elif _IN_TEST:
                 caller = sys._getframe(1).f_code.co_filename
                 if not _generated(caller):
-                    _alarm("exec-string", "code compiled from a string (%s) run by %s"
-                           % (filename, caller))
+                    _alarm("exec-string",
+                           f"code compiled from a string ({filename}) run by {caller}")
         elif event == "ctypes.dlopen" and args:
             path = _agent_path(args[0])
             if path is not None:
                 _alarm("dlopen", path)
-        elif event == "pickle.find_class" and len(args) > 1:
-            if not _pickle_safe(str(args[0]), str(args[1])):
-                _alarm("unpickle", "%s.%s" % (args[0], args[1]))
+        elif event == "pickle.find_class" and len(args) > 1 \
+                and not _pickle_safe(str(args[0]), str(args[1])):
+            _alarm("unpickle", f"{args[0]}.{args[1]}")
     except Exception:
         pass
     finally:
@@ -264,15 +264,15 @@ class _AgentCodeFinder:
             for place in places:
                 where = _agent_path(place)
                 if where is not None:
-                    _alarm("import", "%s from %s" % (fullname, where))
+                    _alarm("import", f"{fullname} from {where}")
         return spec
 
 
-def _image_plugins() -> List[str]:
+def _image_plugins() -> list[str]:
     """pytest11 entry points of distributions inside the closure."""
     from importlib.metadata import distributions
 
-    found: List[str] = []
+    found: list[str] = []
     for dist in distributions():
         where = str(getattr(dist, "_path", "") or "")
         if not where or _agent_path(where) is not None:
@@ -283,7 +283,7 @@ def _image_plugins() -> List[str]:
     return found
 
 
-def _parents(pid: int) -> Set[int]:
+def _parents(pid: int) -> set[int]:
     out = set()
     while pid > 1 and pid not in out:
         out.add(pid)
@@ -294,10 +294,10 @@ def _parents(pid: int) -> Set[int]:
     return out
 
 
-def _stat(pid: int) -> Optional[tuple]:
+def _stat(pid: int) -> tuple[int, int] | None:
     """(ppid, pgid) of ``pid``."""
     try:
-        with open("/proc/%d/stat" % pid, "rb") as handle:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
             raw = handle.read()
         fields = raw[raw.rindex(b")") + 2:].split()
         return int(fields[1]), int(fields[2])
@@ -305,11 +305,11 @@ def _stat(pid: int) -> Optional[tuple]:
         return None
 
 
-def _pids() -> Set[int]:
+def _pids() -> set[int]:
     return {int(name) for name in os.listdir("/proc") if name.isdigit()}
 
 
-def _reap(before: Set[int], why: str) -> None:
+def _reap(before: set[int], why: str) -> None:
     """Kill processes that did not exist at ``before`` (and are none of ours to keep)."""
     for _ in range(3):
         left = []
@@ -337,7 +337,7 @@ if _CHANNEL is not None:
     atexit.register(lambda: _emit({"e": "close"}))
 
 pytest_plugins = _image_plugins() if _CHANNEL is not None else []
-_SESSION_PIDS: Set[int] = set()
+_SESSION_PIDS: set[int] = set()
 
 
 def pytest_configure(config: Any) -> None:

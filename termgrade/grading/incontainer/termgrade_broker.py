@@ -19,6 +19,7 @@ Every line it writes is signed with a key derived from the master key and number
 Kept free of TermGrade imports and of syntax newer than Python 3.8.
 """
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -30,6 +31,7 @@ import struct
 import subprocess
 import sys
 import time
+from typing import Any
 
 CONFIG = "/run/termgrade/attest.json"
 CHANNEL = "/proc/1/fd/1"
@@ -39,65 +41,66 @@ SHELLS = ("bash", "sh", "dash")
 MAX_FIELD = 1000
 
 
-def derive(master, label):
+def derive(master: bytes, label: str) -> bytes:
     return hmac.new(master, label.encode(), hashlib.sha256).digest()
 
 
 class Signer:
-    def __init__(self, key, session):
+    def __init__(self, key: bytes, session: int) -> None:
         self.key = key
         self.session = session
         self.seq = 0
         self.fd = os.open(CHANNEL, os.O_WRONLY | os.O_CLOEXEC)
 
-    def emit(self, event):
+    def emit(self, event: dict[str, Any]) -> None:
         payload = json.dumps(event, sort_keys=True, separators=(",", ":"))
-        tag = "%d.%d" % (self.session, self.seq)
+        tag = f"{self.session}.{self.seq}"
         self.seq += 1
-        mac = hmac.new(self.key, ("%s %s" % (tag, payload)).encode(), hashlib.sha256).hexdigest()
-        os.write(self.fd, ("%s %s %s %s\n" % (PREFIX, tag, mac, payload)).encode())
+        mac = hmac.new(self.key, (f"{tag} {payload}").encode(), hashlib.sha256).hexdigest()
+        os.write(self.fd, (f"{PREFIX} {tag} {mac} {payload}\n").encode())
 
 
-def no_dump():
+def no_dump() -> bool:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
+        return int(ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)) == 0
     except Exception:
         return False
 
 
-def take_config():
+def take_config() -> dict[str, Any]:
     fd = os.open(CONFIG, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         data = os.read(fd, 1 << 20)
     finally:
         os.close(fd)
         os.unlink(CONFIG)
-    return json.loads(data.decode("utf-8"))
+    config: dict[str, Any] = json.loads(data.decode("utf-8"))
+    return config
 
 
-def proc_stat(pid):
+def proc_stat(pid: int) -> tuple[int, str] | None:
     """(ppid, exe) of ``pid``, or None when it is gone or unreadable."""
     try:
-        with open("/proc/%d/stat" % pid, "rb") as handle:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
             raw = handle.read()
         ppid = int(raw[raw.rindex(b")") + 2:].split()[1])
-        exe = os.readlink("/proc/%d/exe" % pid)
+        exe = os.readlink(f"/proc/{pid}/exe")
     except (OSError, ValueError, IndexError):
         return None
     return ppid, exe
 
 
-def argv_of(pid):
+def argv_of(pid: int) -> list[str]:
     try:
-        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
             return [a.decode("utf-8", "replace") for a in handle.read().split(b"\0") if a]
     except OSError:
         return []
 
 
-def shell_runs_tests(pid, argv):
+def shell_runs_tests(pid: int, argv: list[str]) -> bool:
     """A shell running ``-c`` text or a script under /tests (test.sh, a subshell of it)."""
     for arg in argv[1:]:
         if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg):
@@ -109,20 +112,20 @@ def shell_runs_tests(pid, argv):
     return False
 
 
-def cwd_of(pid):
+def cwd_of(pid: int) -> str:
     try:
-        return os.readlink("/proc/%d/cwd" % pid)
+        return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return "/"
 
 
-def why_refused(pid, root, config):
+def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
     """None when ``pid`` is a pytest of test.sh's own; else why not."""
     here = proc_stat(pid)
     if here is None:
         return "unreadable"
     if here[1] not in config["pythons"]:
-        return "not the image's Python: %s" % here[1]
+        return f"not the image's Python: {here[1]}"
     parent = here[0]
     hops = 0
     while parent != root:
@@ -134,17 +137,17 @@ def why_refused(pid, root, config):
             return "a parent vanished"
         name = os.path.basename(step[1])
         if step[1] not in config["tools"]:
-            return "started by %s" % step[1]
+            return f"started by {step[1]}"
         if name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
             return "started by a shell running agent code"
         parent = step[0]
     return None
 
 
-def start_services(config, signer):
-    pids = []
+def start_services(config: dict[str, Any], signer: Signer) -> list[int]:
+    pids: list[int] = []
     for number, service in enumerate(config.get("services", [])):
-        log = open("/logs/verifier/service-%d.log" % number, "ab")
+        log = open(f"/logs/verifier/service-{number}.log", "ab")  # noqa: SIM115
         process = subprocess.Popen(
             ["/bin/bash", "-c", str(service["command"])], cwd=str(service.get("workdir", "/")),
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -166,7 +169,8 @@ def start_services(config, signer):
     return pids
 
 
-def serve(master, config, root, listener, signer, services):
+def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.socket,
+          signer: Signer, services: list[int]) -> None:
     sessions = 0
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     while True:
@@ -192,21 +196,19 @@ def serve(master, config, root, listener, signer, services):
             if why is not None:
                 signer.emit({"e": "refused", "pid": pid, "why": why[:MAX_FIELD],
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
-                reply = {"ok": False}
+                reply: dict[str, Any] = {"ok": False}
             else:
                 sessions += 1
                 signer.emit({"e": "session", "n": sessions, "pid": pid,
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
                 reply = {"ok": True, "n": sessions,
-                         "key": derive(master, "session %d" % sessions).hex(),
+                         "key": derive(master, f"session {sessions}").hex(),
                          "trusted": config["trusted"], "services": services}
-            try:
+            with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(reply).encode() + b"\n")
-            except OSError:
-                pass
 
 
-def main():
+def main() -> None:
     config = take_config()
     master = bytes.fromhex(config.pop("key"))
     no_dump()
@@ -222,7 +224,7 @@ def main():
     if child:
         os.close(ready_w)
         os.read(ready_r, 1)
-        sys.stdout.write("%d\n" % child)
+        sys.stdout.write(f"{child}\n")
         sys.stdout.flush()
         os._exit(0)
     os.close(ready_r)
