@@ -57,8 +57,12 @@ FLAGGED: dict[str, str] = {
                                        "runpy.run_module('tool')  # <-\n",
     "exec of a file": "exec(open('/app/x.py').read())  # <-\n",
     "exec of a with-bound file": "with open('/tmp/x.py') as fh:\n    exec(fh.read())  # <-\n",
-    "compile": "from pathlib import Path\n"
-               "code = compile(Path('/app/x.py').read_text(), 'x', 'exec')  # <-\n",
+    "exec of compiled agent text": "from pathlib import Path\n"
+                                   "exec(compile(Path('/app/x.py').read_text(), 'x', 'exec'))"
+                                   "  # <-\n",
+    "pickle.load": "import pickle\nresult = pickle.load(open('/app/r.pkl', 'rb'))  # <-\n",
+    "fileConfig": "import logging.config\nlogging.config.fileConfig('/app/logging.ini')  # <-\n",
+    "a deliverable in /opt": "import sys\nsys.path.insert(0, '/opt/tool')  # <-\n",
     "ctypes.CDLL": "import ctypes\nlib = ctypes.CDLL('/app/build/libfoo.so')  # <-\n",
     "cdll.LoadLibrary": "from ctypes import cdll\ncdll.LoadLibrary('/app/libfoo.so')  # <-\n",
 }
@@ -85,8 +89,12 @@ CLEAN: dict[str, str] = {
                           "compile('/app/main.c')\n",
     "exec of a constant": "exec('x = 1')\n",
     "system library": "import ctypes\nlibc = ctypes.CDLL('libc.so.6')\n",
-    "a path outside the agent's": "import sys\nsys.path.insert(0, '/opt/verifier/lib')\n"
-                                  "sys.path.append('/application')\n",
+    "a path outside the agent's": "import sys\nsys.path.insert(0, '/usr/share/verifier')\n"
+                                  "sys.path.append('/application')\n"
+                                  "sys.path.append('/opt/venv/lib/python3.11/site-packages')\n",
+    "a compile syntax check": "from pathlib import Path\n"
+                              "compile(Path('/app/x.py').read_text(), '/app/x.py', 'exec')\n",
+    "json of an agent file": "import json\nresult = json.load(open('/app/r.json'))\n",
 }
 
 
@@ -166,7 +174,8 @@ def test_many_findings_are_counted_not_listed() -> None:
 @pytest.mark.parametrize("text, agent", [
     ("/app", True), ("/app/", True), ("/app/x.py", True), ("/tmp", True), ("/home/u/.local", True),
     ("/opt/lib:/workspace/src", True), ("/srv", True), ("/root/x", True),
-    ("/application", False), ("/opt/app", False), ("app/x.py", False), ("/tests/app", False),
+    ("/application", False), ("/opt/app", True), ("/opt/venv/lib", False), ("app/x.py", False),
+    ("/tests/app", False), ("/usr/local/bin/tool", True), ("/usr/lib/python3", False),
     ("", False), ("https://example.com/app", False),
 ])
 def test_agent_paths(text: str, agent: bool) -> None:

@@ -13,9 +13,13 @@ subprocess, it can only answer. Each Python file under ``tests/`` is read with
   ``monkeypatch.setenv``);
 * loaders (:data:`LOADERS`: ``importlib.import_module``, ``__import__``,
   ``spec_from_file_location``, ``SourceFileLoader``, ``runpy.run_path`` / ``run_module``,
-  ``exec``, ``compile``, ...) whose arguments name an agent path, or that follow such an
+  ``exec``, ``eval``, ...) whose arguments name an agent path, or that follow such an
   import-path change (a change at module level runs before everything else; one inside a
-  function, before what comes after it in the file);
+  function, before what comes after it in the file); a ``compile`` that is never run is
+  a syntax check, not a load;
+* data loaders that run code the data names (:data:`DATA_LOADERS`: ``pickle.load``,
+  ``marshal.loads``, ``logging.config.fileConfig``, ``yaml.unsafe_load``...) given an
+  agent path: the grader also alarms on them at run time, where it can;
 * native libraries loaded from an agent path: ``ctypes.CDLL`` / ``PyDLL``,
   ``ctypes.cdll.LoadLibrary``.
 
@@ -34,8 +38,11 @@ from dataclasses import dataclass
 
 from termgrade.audit.documents import SourceFile
 
-AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace")
-"""Directories the agent can write to before the verifier runs."""
+AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace", "/opt", "/etc",
+               "/var", "/usr/local", "/solution", "/data", "/mnt", "/media")
+"""Directories whose contents reach the scoring container from the agent's."""
+VERIFIER_ROOTS = ("/opt/venv", "/usr/local/lib/python", "/etc/python", "/etc/ld.so")
+"""Parts of those the grader keeps as the image made them (the verifier's closure)."""
 
 FIX = ("run the agent's code in a subprocess, e.g. "
        "subprocess.run([sys.executable, ...], cwd='/app')")
@@ -46,8 +53,14 @@ LOADERS = frozenset({"import_module", "importorskip", "spec_from_file_location",
                      "SourceFileLoader", "SourcelessFileLoader", "ExtensionFileLoader",
                      "load_source", "load_compiled", "load_dynamic", "run_path", "run_module"})
 """Loaders matched by the last part of their dotted name (``importlib.util.X``, ``X``)."""
-BUILTIN_LOADERS = frozenset({"exec", "eval", "compile", "__import__"})
+BUILTIN_LOADERS = frozenset({"exec", "eval", "__import__"})
 """Builtins that load code, matched unless the file binds the name itself."""
+DATA_LOADERS = frozenset({"pickle.load", "pickle.loads", "pickle.Unpickler", "dill.load",
+                          "dill.loads", "cloudpickle.load", "cloudpickle.loads", "joblib.load",
+                          "marshal.load", "marshal.loads", "shelve.open", "yaml.unsafe_load",
+                          "logging.config.fileConfig", "logging.config.dictConfig",
+                          "torch.load"})
+"""Loaders of data that can name and run code, matched by their full dotted name."""
 NATIVE_LOADERS = frozenset({"CDLL", "PyDLL", "LoadLibrary"})
 """``ctypes`` names that load a shared library."""
 MAX_SHOWN = 5
@@ -70,8 +83,12 @@ class Finding:
 
 def is_agent_path(text: str) -> bool:
     """Whether ``text``, or one of its ``:``-separated parts, is an agent root or below one."""
-    return any(part.strip() == root or part.strip().startswith(root + "/")
-               for part in text.split(":") for root in AGENT_ROOTS)
+    return any(_under(part.strip(), AGENT_ROOTS) and not _under(part.strip(), VERIFIER_ROOTS)
+               for part in text.split(":"))
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith((root + "/", root + "3")) for root in roots)
 
 
 def _dotted(node: ast.expr) -> str:
@@ -219,6 +236,9 @@ class _FileScan:
             self.findings.append(Finding(self.path, call.lineno,
                                          f"{_snippet(call)} loads a native library from an "
                                          "agent path"))
+        elif name in DATA_LOADERS and named:
+            self.findings.append(Finding(self.path, call.lineno,
+                                         f"{_snippet(call)} runs code the agent's data names"))
         elif not own_helper and (last in LOADERS or name in BUILTIN_LOADERS
                                  or name.removeprefix("builtins.") in BUILTIN_LOADERS):
             if named:

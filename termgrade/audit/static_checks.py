@@ -21,6 +21,8 @@ the audit counts failures by check name. The checks, in :data:`CHECKS` order:
                        graded, but ``verify`` can only say ``no_solution``
 ``runs_offline``      ``[environment] allow_internet`` is not true: TermGrade never gives a
                        task the network, and runs such a task offline only when told to
+``verifier_attested`` ``tests/test.sh`` runs pytest, and no agent program outside it (what
+                       the grader cannot attest: :mod:`.verifier_steps`)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from termgrade.audit.agent_code import agent_code_reason
 from termgrade.audit.documents import AuditDoc, SourceFile
 from termgrade.audit.shellscan import dockerfile_findings, network_findings
 from termgrade.audit.testcode import TestInventory, inventory
+from termgrade.audit.verifier_steps import verifier_steps_reason
 from termgrade.errors import TaskLoadError
 from termgrade.task import load_task
 
@@ -140,6 +143,12 @@ def runs_offline(doc: AuditDoc, options: CheckOptions) -> str | None:
     return None
 
 
+def verifier_attested(doc: AuditDoc, options: CheckOptions) -> str | None:
+    if doc.test_script is None:
+        return None  # task_loads reports the missing file
+    return verifier_steps_reason(doc.test_script)
+
+
 CHECKS: dict[str, Check] = {
     "task_loads": task_loads,
     "dockerfile_offline": dockerfile_offline,
@@ -152,6 +161,7 @@ CHECKS: dict[str, Check] = {
     "agent_code_isolated": agent_code_isolated,
     "solution_present": solution_present,
     "runs_offline": runs_offline,
+    "verifier_attested": verifier_attested,
 }
 
 
