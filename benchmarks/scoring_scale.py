@@ -1,12 +1,14 @@
 """Scoring time for an agent that changed very many paths.
 
 In a real container of the base image, an agent phase adds ADDED files under /app (its
-work) and modifies MODIFIED files of the image outside the writable paths (findings).
-Then, as the grader does after every agent phase: freeze the container, review its
-writable layer (walk + allowlist) and carry the work into a scoring container.
+work) and modifies MODIFIED files of the verifier's closure (findings: the venv's
+site-packages). Then, as the grader does after every agent phase: freeze the container,
+review its writable layer and carry the work into a scoring container that has the
+closure mounted read-only.
 
     .venv/bin/python benchmarks/scoring_scale.py [--added 96000] [--modified 4000]
-Target: review of 100,000 changed paths under 2 s (the review is linear in the entries).
+Targets: review of 100,000 changed paths under 2 s (linear in the entries); scoring
+(freeze, review, carry) of a 1,000,000-entry carry under 60 s (``--added 1000000``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import time
 
 from termgrade.grading.carry import carry_archive
+from termgrade.grading.closure import find_closure
 from termgrade.grading.integrity import review_layer
 from termgrade.grading.policy import GradingPolicy
 from termgrade.sandbox.docker_sandbox import DockerSandbox
@@ -33,7 +36,7 @@ for d in range({added} // 1000):
         with open(f"d{{d}}/f{{f}}.txt", "w") as out:
             out.write("x")
 PY
-find /usr/share /usr/lib -xdev -type f 2>/dev/null | head -n {modified} | while read -r f; do
+find /opt/venv/lib -xdev -type f 2>/dev/null | head -n {modified} | while read -r f; do
   printf 'y' >> "$f"
 done
 """
@@ -45,8 +48,11 @@ def main() -> None:
     parser.add_argument("--modified", type=int, default=4_000)
     args = parser.parse_args()
 
+    closure = find_closure(SETTINGS.base_image)
+    policy = GradingPolicy(closure=closure.dirs + closure.files)
     agent = DockerSandbox.start(SETTINGS.base_image, label="bench-scale")
-    score = DockerSandbox.start(SETTINGS.base_image, label="bench-scale-score")
+    score = DockerSandbox.start(SETTINGS.base_image, label="bench-scale-score",
+                                read_only=closure.mounts())
     try:
         made = agent.exec(["bash", "-c", AGENT.format(added=args.added, modified=args.modified)],
                           timeout_s=1800)
@@ -57,7 +63,8 @@ def main() -> None:
         layer = agent.writable_layer()
         assert layer is not None, "needs a local overlay2 engine"
         upper, lowers = layer
-        review = review_layer(walk_upper(upper), LowerView(lowers), GradingPolicy())
+        review = review_layer(walk_upper(upper), LowerView(lowers), policy,
+                              grader_paths=agent.engine_paths())
         reviewed = time.monotonic()
         with carry_archive(upper, review.carried) as work:
             size = work.seek(0, 2)
@@ -74,6 +81,8 @@ def main() -> None:
     print(f"freeze:  {frozen - started:6.3f} s")
     print(f"review:  {reviewed - frozen:6.3f} s  (target < 2 s for 100,000 changed paths)")
     print(f"carry:   {carried - reviewed:6.3f} s  (tar on the host + one engine extract)")
+    print(f"scoring: {carried - started:6.3f} s  (freeze + review + carry; target < 60 s "
+          "for 1,000,000 entries)")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,9 @@ def main() -> None:
     print(f"tasks: {len(rows)}, runs per task: {args.repeat + 1}")
     print(f"overhead per container run: median {statistics.median(per_run):.3f} s, "
           f"p90 {quantile(per_run, 0.9):.3f} s (target: median < 1.0 s)")
+    walls = [wall / (args.repeat + 1) for _, _, wall, _, _ in rows]
+    print(f"wall per run (start to reward, test.sh and the broker included): median "
+          f"{statistics.median(walls):.3f} s")
 
 
 if __name__ == "__main__":

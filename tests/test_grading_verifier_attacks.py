@@ -395,7 +395,9 @@ def test_each_attack_on_the_verifier_scores_exactly_zero(
     assert outcome.error is None, outcome.error  # never unscored
     assert outcome.reward == 0.0, (outcome.failure,
                                    outcome.verifier and outcome.verifier.output[-3000:])
-    assert outcome.failure, "a 0 says why"
+    attested = outcome.verifier.tests if outcome.verifier else []
+    assert outcome.failure or any(t.outcome.value in ("failed", "error") for t in attested), \
+        "a 0 says why: a failure, or the attested tests that failed"
     if reason:
         assert reason in outcome.failure, outcome.failure
 

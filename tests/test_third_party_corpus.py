@@ -295,3 +295,50 @@ def test_a_third_party_corpus_packages_validates_and_loads(tmp_path: Path) -> No
     assert rows["allow_internet"] == [True, True]
     assert rows["base_images"] == [["ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624"]] * 2
     assert rows["oracle_verified"] == [False, False]
+
+
+# --- deliverables outside /app -----------------------------------------------------------
+
+REBASED_TOML = TERMIGEN_TOML.replace("allow_internet = true", "allow_internet = false")
+HARBOR_TEST_SH = """\
+#!/bin/bash
+# As Harbor tasks write it: pytest from the agent's directory, a reward from its status.
+cd /app
+python3 -m pytest /tests/test_outputs.py -rA
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+OUTSIDE_APP = {
+    "Backup_Script_In_Opt": (
+        "RUN mkdir -p /opt/scripts && printf '#!/bin/sh\\nexit 1\\n' > /opt/scripts/backup.sh "
+        "&& chmod +x /opt/scripts/backup.sh\n",
+        "printf '#!/bin/sh\\necho backed-up > /var/backups/done\\n' > /opt/scripts/backup.sh\n"
+        "mkdir -p /var/backups /etc/backup && echo 'keep=7' > /etc/backup/backup.conf\n",
+        "import subprocess\nfrom pathlib import Path\n\n\ndef test_backup_runs():\n"
+        "    subprocess.run(['/opt/scripts/backup.sh'], check=True)\n"
+        "    assert Path('/var/backups/done').read_text().strip() == 'backed-up'\n\n\n"
+        "def test_config():\n    assert 'keep=7' in Path('/etc/backup/backup.conf').read_text()\n"),
+    "Results_Under_Solution": (
+        "",
+        "mkdir -p /solution && echo 42 > /solution/answer.txt\n"
+        "mkdir -p /usr/local/bin && printf '#!/bin/sh\\necho 42\\n' > /usr/local/bin/answer "
+        "&& chmod +x /usr/local/bin/answer\n",
+        "import subprocess\nfrom pathlib import Path\n\n\ndef test_answer_file():\n"
+        "    assert Path('/solution/answer.txt').read_text().strip() == '42'\n\n\n"
+        "def test_installed_tool():\n"
+        "    assert subprocess.run(['answer'], capture_output=True, text=True).stdout.strip()"
+        " == '42'\n"),
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("task_id", sorted(OUTSIDE_APP))
+def test_third_party_deliverables_outside_app_are_verified(tmp_path: Path,
+                                                           task_id: str) -> None:
+    """TermiGen-shaped tasks rebased on our image, graded as their authors meant: the
+    deliverable in /opt, /etc, /var, /usr/local or /solution reaches the verifier."""
+    image_lines, solve, tests = OUTSIDE_APP[task_id]
+    root = write_task(tmp_path, task_id, toml=REBASED_TOML, tests=tests, solve=solve,
+                      test_sh=HARBOR_TEST_SH,
+                      dockerfile="FROM termgrade/base:local\nWORKDIR /app\n" + image_lines)
+    record = verify_task(root, repeat=1)
+    assert record.verdict is Verdict.VERIFIED, record

@@ -227,7 +227,12 @@ def credit(attestation: Attestation, weights: dict[str, float] | None) -> tuple[
 def decide(result: VerifierResult, attestation: Attestation,
            weights: dict[str, float] | None = None) -> VerifierResult:
     """The reward, computed here from the attested record; test.sh's number can only
-    lower it."""
+    lower it.
+
+    ``failure`` is set when scoring itself failed (a finding, an untrusted or incomplete
+    record) or when test.sh claimed more than the record earns; an ordinary run whose
+    attested tests failed scores 0 with no failure, as its tests say why.
+    """
     if result.tampered:
         return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
     if result.failure is not None or result.raw_reward is None:
@@ -236,12 +241,15 @@ def decide(result: VerifierResult, attestation: Attestation,
     if untrusted:
         result.tampered.extend(untrusted)
         return result.fail("attestation: " + untrusted[0])
+    hard = attestation.pass_blockers(soft=False)
+    if hard:
+        return result.fail("attestation: " + hard[0])
     earned, why = credit(attestation, weights)
     result.attested = why is None
-    reward = min(earned, result.raw_reward)
-    if earned <= 0.0:
-        return result.fail("attestation: " + str(why))
-    result.reward = reward
+    result.reward = min(earned, max(0.0, result.raw_reward))
+    if result.raw_reward > earned and why is not None:
+        result.failure = (f"attestation: test.sh reported {result.raw_reward:g}, the attested "
+                          f"record earns {earned:g}: {why}")
     return result
 
 
