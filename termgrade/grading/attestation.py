@@ -37,6 +37,10 @@ def broker_source() -> bytes:
     return _source(BROKER_MODULE)
 
 
+def sitecustomize_source() -> bytes:
+    return _source("sitecustomize")
+
+
 def _source(stem: str) -> bytes:
     return (resources.files("termgrade.grading.incontainer") / f"{stem}.py").read_bytes()
 

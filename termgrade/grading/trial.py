@@ -22,6 +22,7 @@ failure to score is the agent's and scores 0, unless the engine itself stopped a
 
 from __future__ import annotations
 
+import json
 import posixpath
 import shutil
 import tempfile
@@ -96,9 +97,10 @@ class RunOutcome:
         return self.verifier.failure if self.verifier else None
 
 
-def _stage(task: Task) -> tuple[Path, str]:
+def _stage(task: Task, closure: Closure | None = None) -> tuple[Path, str]:
     """A private copy of the task's tests (no host caches) and this trial's grader dir
-    (the plugin under a fresh module name, the broker), both mounted read-only in B."""
+    (the plugin under a fresh module name, the broker, the ``sitecustomize`` that puts
+    the closure first, the closure's directories), both mounted read-only in B."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
     shutil.copytree(task.paths.tests_dir, where / "tests",
                     ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
@@ -107,6 +109,9 @@ def _stage(task: Task) -> tuple[Path, str]:
     grader.mkdir()
     (grader / f"{module}.py").write_bytes(attest.plugin_source())
     (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
+    (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
+    trusted = [*closure.dirs, *closure.files] if closure else []
+    (grader / "closure.json").write_text(json.dumps(trusted))
     for path in (where, where / "tests", grader):
         path.chmod(0o755)
     return where, module
@@ -148,7 +153,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     except SandboxError as exc:
         return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
                           durations={"total": time.monotonic() - started})
-    staged, module = _stage(task)
+    staged, module = _stage(task, closure)
     mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
               GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None

@@ -52,7 +52,6 @@ def verifier_env(task: Task, plugin: str) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONSAFEPATH": "1",
         "PYTHONPATH": GRADER_DIR,
         "PYTHONSTARTUP": "",
         "PYTEST_ADDOPTS": "",

@@ -1,0 +1,122 @@
+"""TermGrade's ``sitecustomize`` for every Python of the scoring container; copied in at
+scoring time and found first through ``PYTHONPATH`` (the grader's read-only directory).
+
+In a Python that runs the verifier's own code (``-c`` text the tests wrote, a script in
+``/tests``, ``-m`` of a module the verifier's closure provides, pytest) it puts the
+closure first for every top-level module the closure or the grader's directory provides:
+a ``hashlib.py``, ``pytest.py`` or a file named like the plugin, left by the agent in the
+working directory, cannot stand in for them. Any other module is found as Python always
+finds it, so a test that runs the agent's package with ``python -c`` or ``-m`` from
+``/app`` (``cwd`` first on ``sys.path``) still gets the agent's package. In the agent's
+own programs (``python3 /app/x.py``) it changes nothing. Then it runs the image's own
+``sitecustomize`` (Debian's), as Python would have.
+
+Kept free of TermGrade imports and of syntax newer than Python 3.8.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from importlib.machinery import PathFinder
+from typing import Any
+
+GRADER = os.path.dirname(os.path.abspath(__file__))
+
+
+def _trusted() -> list[str]:
+    try:
+        with open(os.path.join(GRADER, "closure.json"), encoding="utf-8") as handle:
+            roots = [str(p).rstrip("/") for p in json.load(handle)]
+    except (OSError, ValueError):
+        return []
+    roots.append(GRADER)
+    return [entry for entry in sys.path if entry and any(
+        entry == root or entry.startswith(root + "/") for root in roots)]
+
+
+def _argv() -> list[str]:
+    return list(getattr(sys, "orig_argv", sys.argv))[1:]
+
+
+def _pytest_process() -> bool:
+    argv = _argv()
+    if "-m" in argv and argv.index("-m") + 1 < len(argv):
+        return argv[argv.index("-m") + 1] in ("pytest", "py.test")
+    first = next((a for a in argv if not a.startswith("-")), "")
+    return _is_pytest(first)
+
+
+def _verifier_process() -> bool:
+    argv = _argv()
+    for at, arg in enumerate(argv):
+        if arg == "-c":
+            return True
+        if arg == "-m":
+            name = argv[at + 1].split(".")[0] if at + 1 < len(argv) else ""
+            return bool(name) and _closure_has(name)
+        if arg.startswith("-"):
+            continue
+        path = os.path.realpath(arg)
+        return path.startswith("/tests/") or path.startswith(GRADER + "/") or _is_pytest(path)
+    return False
+
+
+def _is_pytest(path: str) -> bool:
+    return os.path.basename(path) in ("pytest", "py.test")
+
+
+_TRUSTED = _trusted()
+
+
+def _closure_has(name: str) -> bool:
+    return name in sys.builtin_module_names or PathFinder.find_spec(name, _TRUSTED) is not None
+
+
+def _drop_cwd() -> None:
+    """A pytest run from an agent directory does not search it for modules: pytest later
+    imports its plugins (TermGrade's among them) through its own finder, ahead of this
+    one. The tests' own directories are still put on the path by pytest itself."""
+    cwd = os.path.realpath(os.getcwd())
+    if any(cwd == root or cwd.startswith(root + "/") for root in _TRUSTED + ["/tests"]):
+        return
+    sys.path[:] = [e for e in sys.path if e and os.path.realpath(e) != cwd]
+
+
+class _ClosureFirst:
+    """A top-level module the closure provides comes from the closure."""
+
+    pytest_process = False
+
+    @classmethod
+    def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if path is not None or "." in fullname:
+            return None
+        if fullname == "pytest" and cls.pytest_process:
+            _drop_cwd()
+        return PathFinder.find_spec(fullname, _TRUSTED, target)
+
+
+if _TRUSTED and _verifier_process():
+    _ClosureFirst.pytest_process = _pytest_process()
+    sys.meta_path.insert(0, _ClosureFirst)
+
+
+def _image_sitecustomize() -> None:
+    """Run the next ``sitecustomize`` on the closure's path (the image's), if any."""
+    for entry in _TRUSTED:
+        if entry == GRADER:
+            continue
+        candidate = os.path.join(entry, "sitecustomize.py")
+        if os.path.isfile(candidate):
+            with open(candidate, encoding="utf-8") as handle:
+                code = compile(handle.read(), candidate, "exec")
+            exec(code, {"__name__": "sitecustomize", "__file__": candidate})
+            return
+
+
+try:
+    _image_sitecustomize()
+except Exception:  # the image's hook failing must not stop the verifier's Python
+    pass
