@@ -454,7 +454,7 @@ def test_each_defence_is_load_bearing(victims: dict[str, Path], tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch, name: str,
                                       defence: str) -> None:
     """Without its defence, the attack earns a full reward: the attacks are real."""
-    from termgrade.grading import attestation, closure, trial
+    from termgrade.grading import attestation, closure
 
     source = attestation.plugin_source()
     if defence == "read-only closure":

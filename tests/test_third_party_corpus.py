@@ -305,7 +305,8 @@ HARBOR_TEST_SH = """\
 # As Harbor tasks write it: pytest from the agent's directory, a reward from its status.
 cd /app
 python3 -m pytest /tests/test_outputs.py -rA
-if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+if [ $? -eq 0 ]; then r=1; else r=0; fi
+echo $r > /logs/verifier/reward.txt
 """
 OUTSIDE_APP = {
     "Backup_Script_In_Opt": (

@@ -16,6 +16,7 @@ Kept free of TermGrade imports and of syntax newer than Python 3.8.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -79,7 +80,7 @@ def _drop_cwd() -> None:
     imports its plugins (TermGrade's among them) through its own finder, ahead of this
     one. The tests' own directories are still put on the path by pytest itself."""
     cwd = os.path.realpath(os.getcwd())
-    if any(cwd == root or cwd.startswith(root + "/") for root in _TRUSTED + ["/tests"]):
+    if any(cwd == root or cwd.startswith(root + "/") for root in [*_TRUSTED, "/tests"]):
         return
     sys.path[:] = [e for e in sys.path if e and os.path.realpath(e) != cwd]
 
@@ -116,7 +117,5 @@ def _image_sitecustomize() -> None:
             return
 
 
-try:
+with contextlib.suppress(Exception):  # the image's hook failing must not stop Python
     _image_sitecustomize()
-except Exception:  # the image's hook failing must not stop the verifier's Python
-    pass
