@@ -1,25 +1,34 @@
-"""Overhead of `termgrade verify` per container run, with a warm image cache.
+"""Overhead of `termgrade verify` per container run, with a warm image cache; with
+``--baseline REF``, the same figure for the grader at git revision REF, measured in turn
+with this one, task by task (this machine's speed drifts over minutes).
 
 overhead of a run = its wall time (container create .. remove) minus the time solve.sh
 and test.sh spend running inside the container (each measured as its exec's wall time,
 so the exec round trip itself is counted as task time, not overhead).
 Per-task figure: (wall time of verify_task - image build) - in-container time, divided by
-the number of runs (repeat oracle runs + 1 nop run).
+the number of runs (repeat oracle runs + 1 nop run). The wall time per run (start to
+reward) is printed too: for the same task, its difference between two graders is the
+difference of their overheads, whatever each counts as in-container time.
 
     .venv/bin/python benchmarks/verify_overhead.py [TASK_DIR ...] [--repeat 2] [--tasks 8]
-Target: median overhead under 1.0 s per container run on a 2-core machine.
+        [--baseline bcf380e] [--rounds 1]
+Targets: median overhead under 1.0 s per container run on a 2-core machine; at most
++0.2 s a run over the baseline.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
-from termgrade.images import build_task_image
-from termgrade.task import discover_tasks, load_task
-from termgrade.verify import verify_task
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -28,39 +37,97 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def measure(task_dir: Path, repeat: int) -> dict[str, object]:
+    """One task verified by the termgrade importable here (the worker's PYTHONPATH)."""
+    from termgrade.images import build_task_image
+    from termgrade.task import load_task
+    from termgrade.verify import verify_task
+
+    build_task_image(load_task(task_dir))  # warm the image cache
+    started = time.monotonic()
+    record = verify_task(task_dir, repeat=repeat)
+    wall = time.monotonic() - started
+    d = record.durations
+    inside = sum(d.get(f"{kind}_{part}", 0.0) for kind in ("oracle", "nop")
+                 for part in ("agent", "verify"))
+    runs = repeat + 1
+    return {"task": record.task_id, "verdict": record.verdict.value, "wall": wall,
+            "inside": inside, "overhead": (wall - d.get("build", 0.0) - inside) / runs,
+            "per_run": (wall - d.get("build", 0.0)) / runs}
+
+
+def run_worker(code: Path, task_dir: Path, repeat: int) -> dict[str, object]:
+    """``measure`` in a fresh interpreter that imports termgrade from ``code``."""
+    env = {**os.environ, "PYTHONPATH": str(code), "TERMGRADE_PROGRESS": "0"}
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", str(task_dir.resolve()), "--repeat",
+         str(repeat)], env=env, cwd=code, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"worker for {task_dir} at {code} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def summary(label: str, rows: list[dict[str, object]]) -> tuple[float, float]:
+    overheads = [float(str(r["overhead"])) for r in rows]
+    per_run = [float(str(r["per_run"])) for r in rows]
+    print(f"{label}: overhead per container run median {statistics.median(overheads):.3f} s, "
+          f"p90 {quantile(overheads, 0.9):.3f} s; wall per run (start to reward) median "
+          f"{statistics.median(per_run):.3f} s")
+    return statistics.median(overheads), statistics.median(per_run)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", type=Path, default=[Path("environments")])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[ROOT / "environments"])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=8, help="At most this many tasks.")
+    parser.add_argument("--baseline", metavar="REF",
+                        help="Also measure the grader at this git revision, in turn.")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="Measure every task this many times (per grader).")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(measure(args.worker, args.repeat)))
+        return
+
+    from termgrade.task import discover_tasks
 
     task_dirs = discover_tasks(*args.paths)[: args.tasks]
-    per_run: list[float] = []
-    rows = []
-    for task_dir in task_dirs:
-        build_task_image(load_task(task_dir))  # warm the image cache
-        started = time.monotonic()
-        record = verify_task(task_dir, repeat=args.repeat)
-        wall = time.monotonic() - started
-        d = record.durations
-        runs = args.repeat + 1
-        inside = sum(d.get(f"{kind}_{part}", 0.0) for kind in ("oracle", "nop")
-                     for part in ("agent", "verify"))
-        overhead = (wall - d.get("build", 0.0) - inside) / runs
-        per_run.append(overhead)
-        rows.append((record.task_id, record.verdict.value, wall, inside, overhead))
-
-    print(f"{'task':40s} {'verdict':14s} {'wall s':>8s} {'inside s':>9s} {'overhead/run s':>15s}")
-    for task_id, verdict, wall, inside, overhead in rows:
-        print(f"{task_id:40s} {verdict:14s} {wall:8.2f} {inside:9.2f} {overhead:15.3f}")
+    with tempfile.TemporaryDirectory(prefix="termgrade-baseline-") as scratch:
+        graders = {"this": ROOT}
+        if args.baseline:
+            baseline = Path(scratch) / "baseline"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
+                            str(baseline), args.baseline], check=True)
+            graders[f"baseline {args.baseline}"] = baseline
+        rows: dict[str, list[dict[str, object]]] = {label: [] for label in graders}
+        try:
+            for round_ in range(args.rounds):
+                for task_dir in task_dirs:
+                    order = list(graders.items())
+                    if round_ % 2:
+                        order.reverse()
+                    for label, code in order:
+                        row = run_worker(code, task_dir, args.repeat)
+                        rows[label].append(row)
+                        print(f"{label:22s} {row['task']!s:40s} {row['verdict']!s:10s} "
+                              f"wall {float(str(row['wall'])):7.2f} s  inside "
+                              f"{float(str(row['inside'])):6.2f} s  overhead/run "
+                              f"{float(str(row['overhead'])):6.3f} s", flush=True)
+        finally:
+            if args.baseline:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(Path(scratch) / "baseline")], check=False)
     print()
-    print(f"tasks: {len(rows)}, runs per task: {args.repeat + 1}")
-    print(f"overhead per container run: median {statistics.median(per_run):.3f} s, "
-          f"p90 {quantile(per_run, 0.9):.3f} s (target: median < 1.0 s)")
-    walls = [wall / (args.repeat + 1) for _, _, wall, _, _ in rows]
-    print(f"wall per run (start to reward, test.sh and the broker included): median "
-          f"{statistics.median(walls):.3f} s")
+    print(f"tasks: {len(task_dirs)}, runs per task: {args.repeat + 1}, rounds: {args.rounds}")
+    figures = {label: summary(label, found) for label, found in rows.items()}
+    if args.baseline:
+        (now, now_wall), (before, before_wall) = figures["this"], list(figures.values())[1]
+        print(f"difference: overhead {now - before:+.3f} s a run, wall {now_wall - before_wall:+.3f}"
+              " s a run (budget: at most +0.2 s)")
+    print("target: median overhead < 1.0 s")
 
 
 if __name__ == "__main__":

@@ -426,6 +426,42 @@ GENERATED_TESTS = textwrap.dedent("""\
     """)
 
 
+# 17. The shapes a layer records: a deleted image file, an image directory made anew (only
+#     the new contents show), hard links, a symlink, an owner, a mode and an mtime.
+SHAPES_IMAGE = dockerfile("mkdir -p /srv/data /etc/old.d && touch /srv/data/gone.txt "
+                          "/srv/data/kept.txt /etc/old.d/a.conf /etc/old.d/b.conf")
+SHAPES_SOLVE = textwrap.dedent("""\
+    rm /srv/data/gone.txt
+    rm -rf /etc/old.d && mkdir /etc/old.d && echo new > /etc/old.d/only.conf
+    mkdir -p /opt/shapes && echo payload > /opt/shapes/one
+    ln /opt/shapes/one /opt/shapes/two
+    ln -s /opt/shapes/one /opt/shapes/link
+    chown 1000:1000 /opt/shapes/one && chmod 0640 /opt/shapes/one
+    touch -d '2001-02-03 04:05:06 UTC' /opt/shapes/one
+    """)
+SHAPES_TESTS = textwrap.dedent("""\
+    import os
+    import stat
+
+
+    def test_deleted_file_is_gone_and_the_rest_stays():
+        assert not os.path.exists("/srv/data/gone.txt")
+        assert os.path.exists("/srv/data/kept.txt")
+
+
+    def test_directory_made_anew_shows_only_its_new_contents():
+        assert sorted(os.listdir("/etc/old.d")) == ["only.conf"]
+
+
+    def test_links_owner_mode_and_time():
+        one, two = os.stat("/opt/shapes/one"), os.stat("/opt/shapes/two")
+        assert one.st_ino == two.st_ino and one.st_nlink == 2
+        assert os.readlink("/opt/shapes/link") == "/opt/shapes/one"
+        assert (one.st_uid, one.st_gid, stat.S_IMODE(one.st_mode)) == (1000, 1000, 0o640)
+        assert int(one.st_mtime) == 981173106
+        assert open("/opt/shapes/link").read() == "payload\\n"
+    """)
+
 IDIOMS: dict[str, Pieces] = {
     "idiom-probes": {"test_sh": PROBES_TEST_SH},
     "idiom-two-sessions": {"test_sh": TWO_SESSIONS_TEST_SH,
@@ -446,6 +482,8 @@ IDIOMS: dict[str, Pieces] = {
     "idiom-in-place-fix": {"solve": FIX_SOLVE, "tests": FIX_TESTS, "dockerfile": FIX_IMAGE},
     "idiom-compile-check": {"solve": COMPILE_SOLVE, "tests": COMPILE_TESTS},
     "idiom-generated-code": {"tests": GENERATED_TESTS},
+    "idiom-layer-shapes": {"solve": SHAPES_SOLVE, "tests": SHAPES_TESTS,
+                           "dockerfile": SHAPES_IMAGE},
 }
 
 

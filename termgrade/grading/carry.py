@@ -1,66 +1,191 @@
-"""Carrying the agent's work, and nothing else, into a fresh scoring container.
+"""Carrying the agent's work, and nothing else, into the scoring container.
 
-The tar is built on the host from the agent container's writable layer (never through
-a tool inside it) by the host's GNU tar, given the exact list of entries and no
-recursion: regular files, directories and symlinks under the writable paths, with
-their mode, numeric owner and mtime. Devices, FIFOs and sockets are not carried. GNU
-long-name records keep any byte string the kernel accepted as a name.
+The scoring container B is created, not started, while the agent works: its writable
+layer is then an empty directory on the host that no mount uses. After the review the
+grader replays there exactly the reviewed entries of the agent container A's writable
+layer, in the overlay's own terms:
+
+- a regular file is **moved** (renamed) out of A's layer into B's: one system call, no
+  data copied, so a million files carry in seconds; its inode, mode, owner, times, hard
+  links to other carried names and link count stay as the agent left them. A is frozen
+  and is killed before B starts: nothing of the agent's ever writes those files again;
+- a directory is made with the agent's mode, owner and times (an opaque one keeps its
+  opaque mark: nothing of the image's shows through it, as in A);
+- a symlink is made anew with its owner and times;
+- a deletion is written as the whiteout it was.
+
+Devices, FIFOs and sockets are not carried. Only then does B start: the kernel shows it
+exactly the agent's reviewed changes on top of the image, as if B had made them itself,
+and no process of the agent's has ever run there. Parents the entries need are made with
+the metadata A showed for them. Every path is built from directory entry names (no
+``/``, no ``..``) and checked to have no symlink among its parents in B's layer, so
+nothing is written outside it. What is not carried (findings) stays in A's layer, which
+is removed with A.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import shutil
 import stat
-import subprocess
-import tarfile
-from tempfile import SpooledTemporaryFile, TemporaryFile
-from typing import IO
+from dataclasses import dataclass
 
-from termgrade.sandbox.overlay_diff import UpperEntry
+from termgrade.grading.integrity import LayerReview
+from termgrade.sandbox.overlay_diff import OPAQUE_XATTRS, LowerView, UpperEntry
 
-SPOOL_BYTES = 64 << 20
-"""Archives up to this size stay in memory; larger ones spill to a temporary file."""
+OPAQUE_XATTR = OPAQUE_XATTRS[0]
+"""The mark the engine's overlay reads (``trusted.``: the agent, without CAP_SYS_ADMIN,
+cannot set it; a ``user.overlay.opaque`` it set means nothing to the kernel, so it is
+not replayed either)."""
 
-
-def open_archive() -> tuple[IO[bytes], tarfile.TarFile]:
-    # Returned open: the caller closes it once the engine has read it.
-    spool: IO[bytes] = SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
-    tar = tarfile.open(fileobj=spool, mode="w", format=tarfile.PAX_FORMAT,  # noqa: SIM115
-                       encoding="utf-8", errors="surrogateescape")
-    return spool, tar
+COPY_INSTEAD = {errno.EXDEV}
+"""A move refused for this reason (the two layers on different filesystems) is carried
+as a copy instead."""
 
 
-def carry_archive(upper_dir: str, entries: list[UpperEntry]) -> IO[bytes]:
-    """A tar of ``entries`` (parents first) made by GNU tar from ``upper_dir``; rewound.
-
-    Raises OSError when tar fails (a file vanished or the host is out of space).
-    """
-    spool: IO[bytes] = TemporaryFile()  # noqa: SIM115
-    listing = b"\0".join(
-        os.fsencode(e.path.lstrip("/")) for e in entries
-        if stat.S_ISDIR(e.mode) or stat.S_ISREG(e.mode) or stat.S_ISLNK(e.mode))
-    done = subprocess.run(
-        ["tar", "--create", "--file=-", "--format=gnu", "--numeric-owner", "--no-recursion",
-         f"--directory={upper_dir}", "--null", "--files-from=-"],
-        input=listing, stdout=spool, stderr=subprocess.PIPE, check=False)
-    if done.returncode != 0:
-        spool.close()
-        raise OSError(f"tar of the agent's work failed: {done.stderr.decode()[-500:]}")
-    spool.seek(0)
-    return spool
+class CarryError(OSError):
+    """The agent's work could not be written into the scoring container's layer."""
 
 
-def add_bytes(tar: tarfile.TarFile, path: str, data: bytes, *, mode: int = 0o644) -> None:
-    import io
+@dataclass
+class CarryStats:
+    moved: int = 0
+    copied: int = 0
+    directories: int = 0
+    symlinks: int = 0
+    whiteouts: int = 0
 
-    member = tarfile.TarInfo(path.lstrip("/"))
-    member.size, member.mode = len(data), mode
-    member.uid = member.gid = 0
-    tar.addfile(member, io.BytesIO(data))
+
+class LayerWriter:
+    """Writes entries into a writable layer that no mount uses (the scoring container's,
+    before it starts). Paths are absolute container paths."""
+
+    def __init__(self, target_upper: str, source_upper: str | None = None,
+                 lower: LowerView | None = None) -> None:
+        self.target = target_upper
+        self.source = source_upper
+        self.lower = lower
+        self.stats = CarryStats()
+        self._made: set[str] = set()
+        self._dir_times: list[tuple[str, int, int]] = []
+
+    def _host(self, root: str, path: str) -> str:
+        return os.path.join(root, path.lstrip("/"))
+
+    def parent_of(self, path: str) -> str:
+        """Make ``path``'s parents (metadata from the source layer where it has them, as
+        the agent's container showed them), and return the host path of ``path``."""
+        parent = os.path.dirname(path)
+        if parent not in ("/", "") and parent not in self._made:
+            self.parent_of(parent)
+            host = self._host(self.target, parent)
+            try:
+                info = os.lstat(host)
+            except FileNotFoundError:
+                mode, uid, gid = 0o755, 0, 0
+                shown = self._shown(parent)
+                if shown is not None and stat.S_ISDIR(shown.st_mode):
+                    mode, uid, gid = stat.S_IMODE(shown.st_mode), shown.st_uid, shown.st_gid
+                os.mkdir(host, mode)
+                os.chown(host, uid, gid, follow_symlinks=False)
+                os.chmod(host, mode)
+            else:
+                if not stat.S_ISDIR(info.st_mode):
+                    raise CarryError(f"{parent} is not a directory in the scoring layer")
+            self._made.add(parent)
+        return self._host(self.target, path)
+
+    def _shown(self, path: str) -> os.stat_result | None:
+        """What the agent's container showed at ``path``: its layer's entry, else the
+        image's."""
+        if self.source is not None:
+            with contextlib.suppress(FileNotFoundError):
+                return os.lstat(self._host(self.source, path))
+        return self.lower.lstat(path) if self.lower is not None else None
+
+    def directory(self, path: str, mode: int, uid: int, gid: int, *,
+                  opaque_xattr: str | None = None, times_ns: tuple[int, int] | None = None
+                  ) -> None:
+        host = self.parent_of(path)
+        try:
+            os.mkdir(host, stat.S_IMODE(mode))
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(host).st_mode):
+                raise CarryError(f"{path} exists in the scoring layer and is no "
+                                 "directory") from None
+        os.chown(host, uid, gid, follow_symlinks=False)
+        os.chmod(host, stat.S_IMODE(mode))
+        if opaque_xattr:
+            os.setxattr(host, opaque_xattr, b"y", follow_symlinks=False)
+        if times_ns is not None:
+            self._dir_times.append((host, *times_ns))
+        self._made.add(path)
+        self.stats.directories += 1
+
+    def file(self, path: str, data: bytes, *, mode: int = 0o644) -> None:
+        """A new root-owned file with ``data`` (the grader's own files)."""
+        host = self.parent_of(path)
+        descriptor = os.open(host, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        os.chown(host, 0, 0)
+        os.chmod(host, mode)
+
+    def carry(self, entry: UpperEntry) -> None:
+        """One reviewed entry of the source layer (parents carried or made first)."""
+        host = self.parent_of(entry.path)
+        info = os.lstat(entry.host_path)
+        if entry.whiteout:
+            os.mknod(host, stat.S_IFCHR, os.makedev(0, 0))
+            self.stats.whiteouts += 1
+        elif stat.S_ISDIR(info.st_mode):
+            opaque = OPAQUE_XATTR if entry.opaque and _has_mark(entry.host_path) else None
+            self.directory(entry.path, info.st_mode, info.st_uid, info.st_gid,
+                           opaque_xattr=opaque, times_ns=(info.st_atime_ns, info.st_mtime_ns))
+        elif stat.S_ISREG(info.st_mode):
+            try:
+                os.rename(entry.host_path, host)
+                self.stats.moved += 1
+            except OSError as exc:
+                if exc.errno not in COPY_INSTEAD:
+                    raise
+                shutil.copyfile(entry.host_path, host, follow_symlinks=False)
+                os.chown(host, info.st_uid, info.st_gid, follow_symlinks=False)
+                os.chmod(host, stat.S_IMODE(info.st_mode))
+                os.utime(host, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+                self.stats.copied += 1
+        elif stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(entry.host_path), host)
+            os.chown(host, info.st_uid, info.st_gid, follow_symlinks=False)
+            os.utime(host, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+            self.stats.symlinks += 1
+
+    def finish(self) -> CarryStats:
+        """Directory times last (making their children changed them), deepest first."""
+        for host, atime, mtime in reversed(self._dir_times):
+            os.utime(host, ns=(atime, mtime), follow_symlinks=False)
+        self._dir_times.clear()
+        return self.stats
 
 
-def add_dir(tar: tarfile.TarFile, path: str, *, mode: int = 0o755) -> None:
-    member = tarfile.TarInfo(path.lstrip("/"))
-    member.type, member.mode = tarfile.DIRTYPE, mode
-    member.uid = member.gid = 0
-    tar.addfile(member)
+def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
+               review: LayerReview) -> LayerWriter:
+    """The agent's reviewed work (deletions as whiteouts, the rest as it is) written into
+    ``target_upper``; the writer is returned for the grader's own paths, then
+    :meth:`LayerWriter.finish`. Raises OSError (CarryError) when the layer cannot be
+    written."""
+    upper, lowers = agent_layer
+    writer = LayerWriter(target_upper, upper, LowerView(lowers))
+    for entry in (*review.whiteouts, *review.carried):
+        writer.carry(entry)
+    return writer
+
+
+def _has_mark(host_path: str) -> bool:
+    try:
+        return os.getxattr(host_path, OPAQUE_XATTR, follow_symlinks=False) == b"y"
+    except OSError:
+        return False
+

@@ -40,7 +40,9 @@ class LayerReview:
     carried: list[UpperEntry] = field(default_factory=list)
     """Entries under writable paths, parents before children."""
     deleted: list[str] = field(default_factory=list)
-    """Paths under writable paths the agent deleted (or replaced wholesale: opaque dirs)."""
+    """Paths the agent deleted (or replaced wholesale: opaque dirs, which are carried too)."""
+    whiteouts: list[UpperEntry] = field(default_factory=list)
+    """The deletions as the layer records them, replayed as they are."""
     entries: int = 0
     carried_bytes: int = 0
     """Apparent size of the carried regular files (a sparse file counts in full)."""
@@ -93,7 +95,8 @@ def review_layer(
         if path in engine:
             continue
         protected = policy.in_closure(path) or policy.grader_owned(path)
-        if protected or ((entry.whiteout or entry.opaque) and policy.above_protected(path)):
+        replaced = entry.whiteout or entry.opaque or not entry.is_dir
+        if protected or (replaced and policy.above_protected(path)):
             if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
                 continue  # copied up because something below it changed
             if policy.silently_kept(path):
@@ -113,6 +116,7 @@ def review_layer(
             continue
         if entry.whiteout:
             review.deleted.append(path)
+            review.whiteouts.append(entry)
             continue
         if entry.opaque:
             review.deleted.append(path)

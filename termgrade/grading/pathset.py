@@ -9,14 +9,24 @@ class PathSet:
         self.roots = roots
         self._exact = frozenset(roots)
         self._prefixes = tuple(root.rstrip("/") + "/" for root in roots)
+        self._ancestors = frozenset(
+            parent for root in roots
+            for parent in _ancestors(root.rstrip("/")))
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, str) and (path in self._exact or path.startswith(self._prefixes))
 
     def above(self, path: str) -> bool:
         """Is ``path`` a strict ancestor of one of the roots (deleting it deletes one)?"""
-        prefix = path.rstrip("/") + "/"
-        return any(root.startswith(prefix) for root in self.roots)
+        return (path.rstrip("/") or "/") in self._ancestors
+
+
+def _ancestors(path: str) -> list[str]:
+    found = []
+    while path not in ("", "/"):
+        path = path.rsplit("/", 1)[0] or "/"
+        found.append(path)
+    return found
 
 
 def under(path: str, roots: tuple[str, ...]) -> bool:

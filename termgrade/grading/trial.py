@@ -34,7 +34,7 @@ from pathlib import Path
 from termgrade.agents import Agent, AgentRun, agent_label, require_runnable, run_agent
 from termgrade.errors import SandboxError, VerifierError
 from termgrade.grading import attestation as attest
-from termgrade.grading.carry import add_bytes, add_dir, carry_archive, open_archive
+from termgrade.grading.carry import carry_work
 from termgrade.grading.closure import PYTHON_NAME, Closure, find_closure
 from termgrade.grading.integrity import LayerReview, review_layer
 from termgrade.grading.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH, GradingPolicy
@@ -59,7 +59,6 @@ from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
 
 DEFAULT_STORAGE_MB = 4096
-RM_BATCH = 512
 
 
 def task_limits(task: Task) -> Limits:
@@ -83,8 +82,9 @@ class RunOutcome:
     error: str | None = None
     """Engine failure: the run is unscored and retried, never counted as 0."""
     durations: dict[str, float] = field(default_factory=dict)
-    """Seconds: ``start`` (both containers), ``agent``, ``snapshot`` (freeze, review,
-    carry), ``verify`` (test.sh), ``total`` (until the reward is known)."""
+    """Seconds: ``start`` (A started, B created), ``agent``, ``snapshot`` (freeze, review,
+    carry, A killed and B started), ``verify`` (test.sh), ``total`` (until the reward is
+    known)."""
     agent_run: AgentRun | None = None
     """What the agent phase left: a model agent's transcript is here."""
 
@@ -127,12 +127,18 @@ def _engine_alive() -> bool:
 
 
 def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None) -> Sandbox:
+    """The agent's container A, started; or (``read_only`` given) the scoring container B,
+    created but not started: its writable layer is filled on the host after the review."""
     from termgrade.sandbox.docker_sandbox import DockerSandbox
 
-    return DockerSandbox.start(
+    if read_only is None:
+        return DockerSandbox.start(
+            image, limits=task_limits(task), env=task.config.environment.env,
+            workdir=task.config.environment.workdir, label=label)
+    return DockerSandbox.create(
         image, limits=task_limits(task), env=task.config.environment.env,
         workdir=task.config.environment.workdir, label=label, read_only=read_only,
-        seccomp=scoring_profile() if read_only is not None else None)
+        seccomp=scoring_profile())
 
 
 def _closure(image: str, task: Task) -> Closure:
@@ -208,7 +214,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files)
     limit = task_limits(task).storage_mb << 20
     layer = agent_box.writable_layer()
-    if layer is None:
+    if layer is None or score_box.writable_layer() is None:
         return RunOutcome(label, None, durations=durations, error=(
             "the engine's writable layers are not readable on this host (TermGrade grades "
             "on a local Docker engine with the overlay2 storage driver, as root)"))
@@ -242,7 +248,8 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                 result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
             else:
-                _carry(score_box, upper, review, task, scoring, key := attest.new_key())
+                _carry(score_box, layer, review, task, scoring, key := attest.new_key())
+                _hand_over(agent_box, score_box)
                 durations["snapshot"] = time.monotonic() - marked
                 _verify(score_box, task, policy, scoring, key, result, limit)
             durations["verify"] = result.duration_s
@@ -257,26 +264,31 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run)
 
 
-def _carry(box: Sandbox, upper: str, review: LayerReview, task: Task, scoring: Scoring,
-           key: bytes) -> None:
-    """Deletions, then the agent's work, the verifier's dirs and the attestation config."""
-    for at in range(0, len(review.deleted), RM_BATCH):
-        done = box.exec(["/bin/rm", "-rf", "--", *review.deleted[at:at + RM_BATCH]],
-                        timeout_s=120)
-        if done.exit_code != 0:
-            raise SandboxError(f"replaying the agent's deletions failed: {done.output[-300:]}")
-    if review.carried:
-        with carry_archive(upper, review.carried) as work:
-            box.put_archive(work)
-    spool, tar = open_archive()
-    with spool:
-        add_dir(tar, str(CONTAINER.logs_dir))
-        add_dir(tar, str(CONTAINER.verifier_dir), mode=0o777)
-        add_dir(tar, GRADER_RUN_DIR, mode=0o700)
-        add_bytes(tar, ATTEST_CONFIG, attest_config(task, key, scoring.closure), mode=0o600)
-        tar.close()
-        spool.seek(0)
-        box.put_archive(spool)
+def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview, task: Task,
+           scoring: Scoring, key: bytes) -> None:
+    """The agent's reviewed work (deletions as whiteouts, files moved out of A's frozen
+    layer), then the grader's own paths and the attestation config, into B's layer
+    before B starts."""
+    layer = box.writable_layer()
+    if layer is None:
+        raise SandboxError("the scoring container's writable layer is not readable here")
+    writer = carry_work(layer[0], agent_layer, review)
+    writer.directory(str(CONTAINER.logs_dir), 0o755, 0, 0)
+    writer.directory(str(CONTAINER.verifier_dir), 0o777, 0, 0)
+    writer.directory(GRADER_RUN_DIR, 0o700, 0, 0)
+    writer.file(ATTEST_CONFIG, attest_config(task, key, scoring.closure), mode=0o600)
+    writer.finish()
+
+
+def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
+    """Kill every process of A (frozen until now: none ever runs again) while B starts on
+    the carried layer. SandboxError when B does not start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        killed = pool.submit(agent_box.halt, kill=True)
+        try:
+            score_box.begin()
+        finally:
+            killed.result()
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,

@@ -149,6 +149,11 @@ class Sandbox(abc.ABC):
     def put_archive(self, archive: IO[bytes]) -> None:
         """Extract a tar stream at ``/`` inside the container, as the engine. SandboxError."""
 
+    def begin(self) -> None:
+        """Start a container that was created stopped (its writable layer still unmounted,
+        so the host may fill it first). A started container is left as it is. SandboxError."""
+        return None
+
     def engine_paths(self) -> tuple[str, ...]:
         """Paths the engine itself places in the container (mount points, its init)."""
         return ()

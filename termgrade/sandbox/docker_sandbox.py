@@ -35,9 +35,10 @@ KILL_GRACE_S = 5.0
 
 
 class DockerSandbox(Sandbox):
-    def __init__(self, container: Any, limits: Limits) -> None:
+    def __init__(self, container: Any, limits: Limits, *, started: bool = True) -> None:
         self._container = container
         self._limits = limits
+        self._started = started
         self.id: str = container.id
         self._layers: tuple[str, list[str]] | tuple[()] | None = None
         """overlay2 (upper, lowers) readable from here; () when the API must diff."""
@@ -60,6 +61,29 @@ class DockerSandbox(Sandbox):
         read-only (root in the container cannot remount them: CAP_SYS_ADMIN is dropped).
         ``seccomp`` is a profile's JSON text, in place of the engine's default.
         """
+        box = cls.create(image, limits=limits, env=env, workdir=workdir, label=label,
+                         read_only=read_only, seccomp=seccomp)
+        try:
+            box.begin()
+        except SandboxError:
+            box.close()
+            raise
+        return box
+
+    @classmethod
+    def create(
+        cls,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+        label: str = "",
+        read_only: dict[str, str] | None = None,
+        seccomp: str | None = None,
+    ) -> DockerSandbox:
+        """A container as :meth:`start` makes it, created but not started: its writable
+        layer is an unmounted directory the host may fill before :meth:`begin`."""
         from docker.errors import DockerException
         from docker.types import Mount
 
@@ -68,7 +92,7 @@ class DockerSandbox(Sandbox):
                   for target, source in (read_only or {}).items()]
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
         try:
-            container = docker_client().containers.run(
+            container = docker_client().containers.create(
                 image,
                 **quota,
                 command=["sleep", "infinity"],
@@ -94,10 +118,21 @@ class DockerSandbox(Sandbox):
             if quota and "storage-opt" in str(exc).lower():
                 # overlay2 enforces a size only on xfs with pquota; the watchdog does it here.
                 _ENGINE_QUOTA.clear()
-                return cls.start(image, limits=limits, env=env, workdir=workdir, label=label,
-                                 read_only=read_only, seccomp=seccomp)
-            raise SandboxError(f"could not start a container of {image}: {exc}") from exc
-        return cls(container, limits)
+                return cls.create(image, limits=limits, env=env, workdir=workdir, label=label,
+                                  read_only=read_only, seccomp=seccomp)
+            raise SandboxError(f"could not create a container of {image}: {exc}") from exc
+        return cls(container, limits, started=False)
+
+    def begin(self) -> None:
+        from docker.errors import DockerException
+
+        if self._started:
+            return
+        try:
+            self._container.start()
+            self._started = True
+        except DockerException as exc:
+            raise SandboxError(f"could not start container {self.id[:12]}: {exc}") from exc
 
     def exec(
         self,

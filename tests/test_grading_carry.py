@@ -1,0 +1,141 @@
+"""The carry: the agent's reviewed work replayed into the scoring container's layer.
+
+On real overlay-shaped directories (whiteouts are 0/0 character devices, an opaque
+directory carries ``trusted.overlay.opaque``), as the grader writes them before the
+scoring container starts. The end-to-end view through the kernel's overlay is in
+``test_grading_carry_docker.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from termgrade.grading.carry import CarryError, LayerWriter, carry_work
+from termgrade.grading.integrity import review_layer
+from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from tests.test_grading_integrity import POLICY, put, review, whiteout
+
+
+@pytest.fixture
+def layers(tmp_path: Path) -> tuple[Path, Path, Path]:
+    lower, upper, target = tmp_path / "lower", tmp_path / "upper", tmp_path / "target"
+    for path in ("/usr/bin/bash", "/app/data/old.csv", "/srv/shop/a.txt", "/etc/passwd"):
+        put(lower, path)
+    upper.mkdir()
+    target.mkdir()
+    return lower, upper, target
+
+
+def carried(lower: Path, upper: Path, target: Path) -> LayerWriter:
+    result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY)
+    assert result.all_findings() == []
+    writer = carry_work(str(target), (str(upper), [str(lower)]), result)
+    writer.finish()
+    return writer
+
+
+def test_files_are_moved_with_their_metadata_and_directories_keep_theirs(
+        layers: tuple[Path, Path, Path]) -> None:
+    lower, upper, target = layers
+    tool = put(upper, "/opt/tool/bin/run.sh", "#!/bin/sh\necho hi\n")
+    os.chown(tool, 1234, 2345)
+    tool.chmod(0o4750)  # after the chown, which clears set-user-ID
+    (upper / "opt/tool").chmod(0o710)
+    os.chown(upper / "opt/tool", 1234, 0)
+    os.link(tool, upper / "opt/tool/bin/same.sh")
+    os.symlink("../bin/run.sh", upper / "opt/tool/link")
+    os.chown(upper / "opt/tool/link", 7, 8, follow_symlinks=False)
+    os.utime(upper / "opt/tool", ns=(1_000_000_000, 1_000_000_000))
+
+    inode = os.lstat(tool).st_ino
+    stats = carried(lower, upper, target).stats
+
+    out = target / "opt/tool/bin/run.sh"
+    assert out.read_text() == "#!/bin/sh\necho hi\n"
+    assert os.lstat(out).st_ino == inode and not tool.exists()  # moved, no data copied
+    assert os.lstat(out).st_nlink == 2  # the agent's two names, and no more
+    assert stat.S_IMODE(out.stat().st_mode) == 0o4750 and out.stat().st_uid == 1234
+    assert os.lstat(target / "opt/tool/bin/same.sh").st_ino == inode
+    made = os.lstat(target / "opt/tool")
+    assert (stat.S_IMODE(made.st_mode), made.st_uid) == (0o710, 1234)
+    assert made.st_mtime_ns == 1_000_000_000  # set after its children were made
+    link = os.lstat(target / "opt/tool/link")
+    assert stat.S_ISLNK(link.st_mode) and os.readlink(target / "opt/tool/link") == "../bin/run.sh"
+    assert (link.st_uid, link.st_gid) == (7, 8)
+    assert (stats.moved, stats.symlinks) == (2, 1)
+
+
+def test_deletions_are_replayed_as_the_whiteouts_and_opaque_directories_they_were(
+        layers: tuple[Path, Path, Path]) -> None:
+    lower, upper, target = layers
+    whiteout(upper, "/app/data/old.csv")
+    (upper / "app").chmod(0o755)
+    put(upper, "/srv/shop", None)
+    os.setxattr(upper / "srv/shop", "trusted.overlay.opaque", b"y")
+    put(upper, "/srv/shop/new.txt")
+    put(upper, "/srv/fake", None)
+    os.setxattr(upper / "srv/fake", "user.overlay.opaque", b"y")  # the agent can set this
+
+    carried(lower, upper, target)
+
+    gone = os.lstat(target / "app/data/old.csv")
+    assert stat.S_ISCHR(gone.st_mode) and gone.st_rdev == 0
+    assert os.getxattr(target / "srv/shop", "trusted.overlay.opaque") == b"y"
+    assert (target / "srv/shop/new.txt").read_text() == "x"
+    # the kernel ignores a user.overlay mark on a rootful overlay: not replayed as one
+    with pytest.raises(OSError):
+        os.getxattr(target / "srv/fake", "trusted.overlay.opaque")
+
+
+def test_fifos_and_devices_are_not_carried(layers: tuple[Path, Path, Path]) -> None:
+    lower, upper, target = layers
+    put(upper, "/app", None)
+    os.mkfifo(upper / "app/pipe")
+    os.mknod(upper / "app/null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    carried(lower, upper, target)
+    assert sorted(os.listdir(target / "app")) == []
+
+
+def test_a_parent_that_is_not_a_directory_in_the_target_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", target / "opt")
+    writer = LayerWriter(str(target))
+    with pytest.raises(CarryError, match="/opt is not a directory"):
+        writer.file("/opt/x/config.json", b"{}")
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_the_grader_files_get_the_images_parent_metadata(tmp_path: Path) -> None:
+    lower, target = tmp_path / "lower", tmp_path / "target"
+    put(lower, "/run", None, mode=0o1777)
+    target.mkdir()
+    writer = LayerWriter(str(target), None, LowerView([str(lower)]))
+    writer.directory("/run/termgrade", 0o700, 0, 0)
+    writer.file("/run/termgrade/attest.json", b"{}", mode=0o600)
+    writer.finish()
+    assert stat.S_IMODE(os.lstat(target / "run").st_mode) == 0o1777
+    assert stat.S_IMODE(os.lstat(target / "run/termgrade").st_mode) == 0o700
+    assert stat.S_IMODE(os.lstat(target / "run/termgrade/attest.json").st_mode) == 0o600
+
+
+@pytest.mark.parametrize("kind", ["symlink", "file"])
+def test_a_directory_above_the_closure_replaced_by_another_type_is_a_finding(
+        layers: tuple[Path, Path, Path], kind: str) -> None:
+    """``/usr/lib`` made a symlink to the agent's copy would put the agent's libraries
+    (and, through the symlink, the mount points) under the verifier."""
+    lower, upper, _ = layers
+    put(lower, "/usr/lib/python3.11/os.py")
+    put(upper, "/usr", None)
+    if kind == "symlink":
+        os.symlink("/app/lib", upper / "usr/lib")
+    else:
+        put(upper, "/usr/lib", "not a directory")
+    findings, carried_paths, _ = review(lower, upper)
+    assert any(f.startswith("C /usr/lib:") or " /usr/lib:" in f for f in findings), findings
+    assert "/usr/lib" not in carried_paths
