@@ -125,8 +125,8 @@ def main() -> None:
     figures = {label: summary(label, found) for label, found in rows.items()}
     if args.baseline:
         (now, now_wall), (before, before_wall) = figures["this"], list(figures.values())[1]
-        print(f"difference: overhead {now - before:+.3f} s a run, wall {now_wall - before_wall:+.3f}"
-              " s a run (budget: at most +0.2 s)")
+        print(f"difference: overhead {now - before:+.3f} s a run, wall "
+              f"{now_wall - before_wall:+.3f} s a run (budget: at most +0.2 s)")
     print("target: median overhead < 1.0 s")
 
 
