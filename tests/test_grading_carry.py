@@ -52,6 +52,7 @@ def test_files_are_moved_with_their_metadata_and_directories_keep_theirs(
     os.utime(upper / "opt/tool", ns=(1_000_000_000, 1_000_000_000))
 
     inode = os.lstat(tool).st_ino
+    passwd = put(upper, "/etc/passwd", "root:x:0:0::/root:/bin/bash\n")  # /etc: unchanged
     stats = carried(lower, upper, target).stats
 
     out = target / "opt/tool/bin/run.sh"
@@ -66,7 +67,9 @@ def test_files_are_moved_with_their_metadata_and_directories_keep_theirs(
     link = os.lstat(target / "opt/tool/link")
     assert stat.S_ISLNK(link.st_mode) and os.readlink(target / "opt/tool/link") == "../bin/run.sh"
     assert (link.st_uid, link.st_gid) == (7, 8)
-    assert (stats.moved, stats.symlinks) == (2, 1)
+    # /opt is new: one rename carries it; /etc/passwd alone (its directory is the image's)
+    assert (stats.trees, stats.moved, stats.symlinks) == (1, 1, 0)
+    assert (target / "etc/passwd").read_text().startswith("root:") and not passwd.exists()
 
 
 def test_deletions_are_replayed_as_the_whiteouts_and_opaque_directories_they_were(
@@ -96,8 +99,27 @@ def test_fifos_and_devices_are_not_carried(layers: tuple[Path, Path, Path]) -> N
     put(upper, "/app", None)
     os.mkfifo(upper / "app/pipe")
     os.mknod(upper / "app/null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    carried(lower, upper, target)
-    assert sorted(os.listdir(target / "app")) == []
+    put(upper, "/app/new", None)
+    os.mkfifo(upper / "app/new/pipe")
+    put(upper, "/app/new/kept.txt")
+    stats = carried(lower, upper, target).stats
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == [
+        "app", "app/new", "app/new/kept.txt"]
+    assert stats.trees == 0  # a directory holding a FIFO is carried entry by entry
+
+
+def test_a_directory_with_a_finding_below_is_not_moved_as_one_piece(
+        layers: tuple[Path, Path, Path]) -> None:
+    lower, upper, target = layers
+    put(lower, "/opt/venv/lib/python3.11/site-packages/_pytest/main.py")
+    put(upper, "/opt/venv/lib/python3.11/site-packages/evil.pth", "import os\n")
+    put(upper, "/opt/mine/tool.sh")
+    result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY)
+    assert any("evil.pth" in f for f in result.all_findings())
+    carry_work(str(target), (str(upper), [str(lower)]), result).finish()
+    assert (target / "opt/mine/tool.sh").exists()
+    assert not (target / "opt/venv").exists()
+    assert (upper / "opt/venv/lib/python3.11/site-packages/evil.pth").exists()  # held in A
 
 
 def test_a_parent_that_is_not_a_directory_in_the_target_is_refused(tmp_path: Path) -> None:

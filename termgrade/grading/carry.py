@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import posixpath
 import shutil
 import stat
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ class CarryStats:
     directories: int = 0
     symlinks: int = 0
     whiteouts: int = 0
+    trees: int = 0
+    """Directories moved as one piece, with everything below them."""
 
 
 class LayerWriter:
@@ -133,6 +136,13 @@ class LayerWriter:
         os.chown(host, 0, 0)
         os.chmod(host, mode)
 
+    def move_tree(self, entry: UpperEntry) -> None:
+        """A directory and everything below it, moved as one piece (its own mode, owner,
+        times and opaque mark go with it)."""
+        os.rename(entry.host_path, self.parent_of(entry.path))
+        self._made.add(entry.path)
+        self.stats.trees += 1
+
     def carry(self, entry: UpperEntry) -> None:
         """One reviewed entry of the source layer (parents carried or made first)."""
         host = self.parent_of(entry.path)
@@ -172,14 +182,39 @@ class LayerWriter:
 
 def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
                review: LayerReview) -> LayerWriter:
-    """The agent's reviewed work (deletions as whiteouts, the rest as it is) written into
-    ``target_upper``; the writer is returned for the grader's own paths, then
-    :meth:`LayerWriter.finish`. Raises OSError (CarryError) when the layer cannot be
-    written."""
+    """The agent's reviewed work written into ``target_upper``: a carried directory with
+    nothing held below it (no finding, nothing of the engine's, no FIFO) moves as one
+    piece, with everything below it; the rest entry by entry; deletions as whiteouts.
+    The writer is returned for the grader's own paths, then :meth:`LayerWriter.finish`.
+    Raises OSError (CarryError) when the layer cannot be written."""
     upper, lowers = agent_layer
     writer = LayerWriter(target_upper, upper, LowerView(lowers))
-    for entry in (*review.whiteouts, *review.carried):
-        writer.carry(entry)
+    moved: set[str] = set()
+    inside: dict[str, bool] = {}
+
+    def under_moved(path: str) -> bool:
+        """Is an ancestor of ``path`` a directory moved as one piece? (memoised)"""
+        chain = []
+        parent = posixpath.dirname(path)
+        while parent not in ("", "/") and parent not in inside and parent not in moved:
+            chain.append(parent)
+            parent = posixpath.dirname(parent)
+        answer = parent in moved or inside.get(parent, False)
+        for seen in chain:
+            inside[seen] = answer
+        return answer
+
+    for entry in review.carried:
+        if under_moved(entry.path):
+            continue
+        if entry.is_dir and entry.path not in review.held_above:
+            writer.move_tree(entry)
+            moved.add(entry.path)
+        else:
+            writer.carry(entry)
+    for entry in review.whiteouts:
+        if not under_moved(entry.path):
+            writer.carry(entry)
     return writer
 
 

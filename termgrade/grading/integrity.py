@@ -14,6 +14,7 @@ reach the verifier.
 
 from __future__ import annotations
 
+import posixpath
 import stat
 import time
 from collections.abc import Iterable
@@ -46,6 +47,17 @@ class LayerReview:
     entries: int = 0
     carried_bytes: int = 0
     """Apparent size of the carried regular files (a sparse file counts in full)."""
+    held_above: set[str] = field(default_factory=set)
+    """Every directory with an entry below it that is neither carried nor replayed (a
+    finding, the engine's, a FIFO): such a directory is never carried as one piece."""
+
+    def hold(self, path: str) -> None:
+        """``path`` stays in the agent's layer: mark its ancestors."""
+        while True:
+            path = posixpath.dirname(path)
+            if path in self.held_above or path in ("", "/"):
+                return
+            self.held_above.add(path)
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
@@ -87,46 +99,59 @@ def review_layer(
         review.entries += 1
         if review.entries % 4096 == 0 and time.monotonic() > deadline:
             raise IntegrityBudgetError(f"reviewing the agent's changes took over {budget_s:.0f} s")
-        path = entry.path
-        if entry.too_deep:
-            review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; "
-                                  "not graded")
-            continue
-        if path in engine:
-            continue
-        protected = policy.in_closure(path) or policy.grader_owned(path)
-        replaced = entry.whiteout or entry.opaque or not entry.is_dir
-        if protected or (replaced and policy.above_protected(path)):
-            if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
-                continue  # copied up because something below it changed
-            if policy.silently_kept(path):
-                continue
-            kind = change_kind(entry, lower)
-            where = ("in a directory the grader resets" if policy.grader_owned(path)
-                     else "in the verifier's closure (what the verifier runs)")
-            review.add(kind, path, f"{_verb(kind)} {where}")
-            continue
-        looked = entry.is_dir or entry.whiteout or policy.watches(path)
-        kind = change_kind(entry, lower) if looked else ChangeKind.ADDED
-        why = looked and policy.shadows(
-            path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
-            is_dir=entry.is_dir, existed=kind is not ChangeKind.ADDED)
-        if why:
-            review.add(kind, path, why)
-            continue
-        if entry.whiteout:
-            review.deleted.append(path)
+        verdict = _sort(entry, lower, policy, engine, review)
+        if verdict == "carry":
+            review.carried.append(entry)
+            if stat.S_ISREG(entry.mode):
+                review.carried_bytes += entry.size
+        elif verdict == "whiteout":
+            review.deleted.append(entry.path)
             review.whiteouts.append(entry)
-            continue
-        if entry.opaque:
-            review.deleted.append(path)
-        if entry.is_dir and kind is ChangeKind.MODIFIED and not entry.opaque \
-                and _same_directory(entry, lower):
-            continue  # copied up unchanged: the scoring container has it already
-        review.carried.append(entry)
-        if stat.S_ISREG(entry.mode):
-            review.carried_bytes += entry.size
+        else:
+            review.hold(entry.path)
     return review
+
+
+def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: PathSet,
+          review: LayerReview) -> str:
+    """``carry``, ``whiteout`` (a deletion replayed), or ``hold`` (stays in the agent's
+    layer: a finding, the engine's, unchanged, or a FIFO, socket or device)."""
+    path = entry.path
+    if entry.too_deep:
+        review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; not graded")
+        return "hold"
+    if path in engine:
+        return "hold"
+    protected = policy.in_closure(path) or policy.grader_owned(path)
+    replaced = entry.whiteout or entry.opaque or not entry.is_dir
+    if protected or (replaced and policy.above_protected(path)):
+        if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
+            return "hold"  # copied up because something below it changed
+        if policy.silently_kept(path):
+            return "hold"
+        kind = change_kind(entry, lower)
+        where = ("in a directory the grader resets" if policy.grader_owned(path)
+                 else "in the verifier's closure (what the verifier runs)")
+        review.add(kind, path, f"{_verb(kind)} {where}")
+        return "hold"
+    looked = entry.is_dir or entry.whiteout or policy.watches(path)
+    kind = change_kind(entry, lower) if looked else ChangeKind.ADDED
+    why = looked and policy.shadows(
+        path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
+        is_dir=entry.is_dir, existed=kind is not ChangeKind.ADDED)
+    if why:
+        review.add(kind, path, why)
+        return "hold"
+    if entry.whiteout:
+        return "whiteout"
+    if entry.opaque:
+        review.deleted.append(path)
+    if entry.is_dir and kind is ChangeKind.MODIFIED and not entry.opaque \
+            and _same_directory(entry, lower):
+        return "hold"  # copied up unchanged: the scoring container has it already
+    if not (entry.is_dir or stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)):
+        return "hold"  # FIFOs, sockets and devices are not carried
+    return "carry"
 
 
 def _verb(kind: ChangeKind) -> str:
