@@ -67,8 +67,10 @@ def test_files_are_moved_with_their_metadata_and_directories_keep_theirs(
     link = os.lstat(target / "opt/tool/link")
     assert stat.S_ISLNK(link.st_mode) and os.readlink(target / "opt/tool/link") == "../bin/run.sh"
     assert (link.st_uid, link.st_gid) == (7, 8)
-    # /opt is new: one rename carries it; /etc/passwd alone (its directory is the image's)
-    assert (stats.trees, stats.moved, stats.symlinks) == (1, 1, 0)
+    # /opt is new and /etc copied up as the image had it: one rename carries each
+    assert (stats.trees, stats.moved, stats.symlinks) == (2, 0, 0)
+    assert stat.S_IMODE(os.lstat(target / "etc").st_mode) == stat.S_IMODE(
+        os.lstat(lower / "etc").st_mode)
     assert (target / "etc/passwd").read_text().startswith("root:") and not passwd.exists()
 
 
@@ -105,7 +107,8 @@ def test_fifos_and_devices_are_not_carried(layers: tuple[Path, Path, Path]) -> N
     stats = carried(lower, upper, target).stats
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == [
         "app", "app/new", "app/new/kept.txt"]
-    assert stats.trees == 0  # a directory holding a FIFO is carried entry by entry
+    # a directory holding a FIFO is carried entry by entry
+    assert (stats.trees, stats.moved, stats.directories) == (0, 1, 1)
 
 
 def test_a_directory_with_a_finding_below_is_not_moved_as_one_piece(

@@ -146,6 +146,9 @@ class LayerWriter:
     def carry(self, entry: UpperEntry) -> None:
         """One reviewed entry of the source layer (parents carried or made first)."""
         host = self.parent_of(entry.path)
+        if stat.S_ISREG(entry.mode) and not entry.whiteout:
+            self._file(entry.host_path, host)
+            return
         info = os.lstat(entry.host_path)
         if entry.whiteout:
             os.mknod(host, stat.S_IFCHR, os.makedev(0, 0))
@@ -155,22 +158,28 @@ class LayerWriter:
             self.directory(entry.path, info.st_mode, info.st_uid, info.st_gid,
                            opaque_xattr=opaque, times_ns=(info.st_atime_ns, info.st_mtime_ns))
         elif stat.S_ISREG(info.st_mode):
-            try:
-                os.rename(entry.host_path, host)
-                self.stats.moved += 1
-            except OSError as exc:
-                if exc.errno not in COPY_INSTEAD:
-                    raise
-                shutil.copyfile(entry.host_path, host, follow_symlinks=False)
-                os.chown(host, info.st_uid, info.st_gid, follow_symlinks=False)
-                os.chmod(host, stat.S_IMODE(info.st_mode))
-                os.utime(host, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
-                self.stats.copied += 1
+            self._file(entry.host_path, host)
         elif stat.S_ISLNK(info.st_mode):
             os.symlink(os.readlink(entry.host_path), host)
             os.chown(host, info.st_uid, info.st_gid, follow_symlinks=False)
             os.utime(host, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
             self.stats.symlinks += 1
+
+    def _file(self, source: str, host: str) -> None:
+        """Moved (its inode, with its metadata and links); copied across filesystems."""
+        try:
+            os.rename(source, host)
+            self.stats.moved += 1
+            return
+        except OSError as exc:
+            if exc.errno not in COPY_INSTEAD:
+                raise
+        info = os.lstat(source)
+        shutil.copyfile(source, host, follow_symlinks=False)
+        os.chown(host, info.st_uid, info.st_gid, follow_symlinks=False)
+        os.chmod(host, stat.S_IMODE(info.st_mode))
+        os.utime(host, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+        self.stats.copied += 1
 
     def finish(self) -> CarryStats:
         """Directory times last (making their children changed them), deepest first."""
@@ -182,9 +191,10 @@ class LayerWriter:
 
 def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
                review: LayerReview) -> LayerWriter:
-    """The agent's reviewed work written into ``target_upper``: a carried directory with
-    nothing held below it (no finding, nothing of the engine's, no FIFO) moves as one
-    piece, with everything below it; the rest entry by entry; deletions as whiteouts.
+    """The agent's reviewed work written into ``target_upper``: a carried or unchanged
+    directory with nothing held below it (no finding, nothing of the engine's, no FIFO)
+    moves as one piece, with everything below it; the rest entry by entry; deletions as
+    whiteouts.
     The writer is returned for the grader's own paths, then :meth:`LayerWriter.finish`.
     Raises OSError (CarryError) when the layer cannot be written."""
     upper, lowers = agent_layer
@@ -204,6 +214,10 @@ def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
             inside[seen] = answer
         return answer
 
+    for entry in review.unchanged:  # parents first: the topmost movable one moves
+        if entry.path not in review.held_above and not under_moved(entry.path):
+            writer.move_tree(entry)
+            moved.add(entry.path)
     for entry in review.carried:
         if under_moved(entry.path):
             continue

@@ -47,6 +47,10 @@ class LayerReview:
     entries: int = 0
     carried_bytes: int = 0
     """Apparent size of the carried regular files (a sparse file counts in full)."""
+    unchanged: list[UpperEntry] = field(default_factory=list)
+    """Directories outside the closure the kernel copied up as the image had them
+    (something below changed): not carried themselves, but one with nothing held below
+    it is carried as one piece with its contents."""
     held_above: set[str] = field(default_factory=set)
     """Every directory with an entry below it that is neither carried nor replayed (a
     finding, the engine's, a FIFO): such a directory is never carried as one piece."""
@@ -107,6 +111,8 @@ def review_layer(
         elif verdict == "whiteout":
             review.deleted.append(entry.path)
             review.whiteouts.append(entry)
+        elif verdict == "unchanged":
+            review.unchanged.append(entry)
         else:
             review.hold(entry.path)
     return review
@@ -114,8 +120,9 @@ def review_layer(
 
 def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: PathSet,
           review: LayerReview) -> str:
-    """``carry``, ``whiteout`` (a deletion replayed), or ``hold`` (stays in the agent's
-    layer: a finding, the engine's, unchanged, or a FIFO, socket or device)."""
+    """``carry``, ``whiteout`` (a deletion replayed), ``unchanged`` (a directory the
+    kernel copied up as the image had it), or ``hold`` (stays in the agent's layer: a
+    finding, the engine's, or a FIFO, socket or device)."""
     path = entry.path
     if entry.too_deep:
         review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; not graded")
@@ -148,7 +155,7 @@ def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: Pa
         review.deleted.append(path)
     if entry.is_dir and kind is ChangeKind.MODIFIED and not entry.opaque \
             and _same_directory(entry, lower):
-        return "hold"  # copied up unchanged: the scoring container has it already
+        return "unchanged"  # copied up unchanged: the scoring container has it already
     if not (entry.is_dir or stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)):
         return "hold"  # FIFOs, sockets and devices are not carried
     return "carry"

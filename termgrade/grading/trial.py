@@ -4,20 +4,21 @@
 
     agent container A          host (the grader)                 scoring container B
     ------------------         ------------------------------    -------------------------
-    agent runs as root   -->   freeze A; read A's writable  -->  fresh from the image, never
-    (any process, any          layer on the host; findings       ran agent code; gets only
-    write)                     for writes outside the            the writable paths' work,
-                               writable paths; carry the rest    tests (read-only mount),
-                                                                 the attestation plugin;
-                                                                 test.sh; signed results
-                               reward = test.sh's number, if  <--  out on an append-only
-                               the attested record backs it        channel
+    agent runs as root   -->   freeze A; review A's writable -->  created (not started) with
+    (any process, any          layer on the host: findings        the image; the verifier's
+    write)                     for changes to the verifier's      closure and the tests
+                               closure or the grader's paths;     mounted read-only; its
+                               move the rest into B's layer;      layer filled on the host,
+                               kill A, start B                    then started; test.sh
+                               reward = computed from the    <--  every pytest session
+                               signed record; test.sh's number    signed, out on an
+                               can only lower it                  append-only channel
 
-No process of the agent phase exists in B, and nothing the agent wrote outside its
-writable paths does either: a cheat that plants a tool, a hook, a daemon or a forged
-reward in A has nothing to act on in B. Failure attribution: before the agent phase
-starts, an engine failure leaves the trial unscored (retried); after it starts, any
-failure to score is the agent's and scores 0, unless the engine itself stopped answering.
+No process of the agent phase exists in B, and nothing of the agent's that touches the
+verifier does either: a cheat that plants a tool, a hook, a daemon or a forged reward in
+A has nothing to act on in B. Failure attribution: before the agent phase starts, an
+engine failure leaves the trial unscored (retried); after it starts, any failure to score
+is the agent's and scores 0, unless the engine itself stopped answering.
 """
 
 from __future__ import annotations
