@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,18 @@ def test_a_directory_above_the_closure_replaced_by_another_type_is_a_finding(
     findings, carried_paths, _ = review(lower, upper)
     assert any(f.startswith("C /usr/lib:") or " /usr/lib:" in f for f in findings), findings
     assert "/usr/lib" not in carried_paths
+
+
+def test_parents_many_levels_deep_are_made_without_recursion(
+        layers: tuple[Path, Path, Path]) -> None:
+    """A chain deeper than Python's recursion limit, nothing of it movable as one piece."""
+    lower, upper, target = layers
+    chain = "/app/" + "/".join(["d"] * 1100)
+    for root in (lower, upper):
+        subprocess.run(["mkdir", "-p", f"{root}{chain}"], check=True)  # pathlib recurses
+    (lower / chain.lstrip("/") / "old.txt").write_text("x")
+    os.mknod(upper / chain.lstrip("/") / "old.txt", stat.S_IFCHR, os.makedev(0, 0))
+    os.mkfifo(upper / chain.lstrip("/") / "pipe")  # holds every directory above it
+    stats = carried(lower, upper, target).stats
+    assert stats.whiteouts == 1 and stats.trees == 0
+    assert stat.S_ISCHR(os.lstat(target / chain.lstrip("/") / "old.txt").st_mode)

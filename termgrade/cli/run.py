@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
     def run(
         task_dir: Path = typer.Argument(..., help="A task directory."),
         agent: AgentName = typer.Option(AgentName.ORACLE, "--agent", "-a"),
-        keep: bool = typer.Option(False, "--keep", help="Leave the container running."),
+        keep: bool = typer.Option(
+            False, "--keep", help="Leave both containers: the scoring one running with the "
+            "agent's carried work, the agent's stopped with what was not carried."),
     ) -> None:
         """Build the task, run an agent phase, copy the tests in, verify, print the reward."""
         task = load_task(task_dir)
@@ -46,5 +48,6 @@ def register(app: typer.Typer) -> None:
             STDERR.print(f"[red]error:[/] {escape(outcome.error)}")
         typer.echo(f"reward: {'unscored' if outcome.reward is None else f'{outcome.reward:g}'}")
         if keep:
-            STDERR.print("container left running (label termgrade=sandbox)")
+            STDERR.print("containers left (label termgrade=sandbox): the scoring one running, "
+                         "with the agent's carried work; the agent's stopped")
         raise typer.Exit(0 if outcome.reward is not None and outcome.reward >= 1.0 else 1)

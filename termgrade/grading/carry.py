@@ -78,11 +78,14 @@ class LayerWriter:
         return os.path.join(root, path.lstrip("/"))
 
     def parent_of(self, path: str) -> str:
-        """Make ``path``'s parents (metadata from the source layer where it has them, as
-        the agent's container showed them), and return the host path of ``path``."""
-        parent = os.path.dirname(path)
-        if parent not in ("/", "") and parent not in self._made:
-            self.parent_of(parent)
+        """Make ``path``'s parents (with the metadata the agent's container showed for
+        them), and return the host path of ``path``."""
+        missing = []
+        parent = posixpath.dirname(path)
+        while parent not in ("/", "") and parent not in self._made:
+            missing.append(parent)
+            parent = posixpath.dirname(parent)
+        for parent in reversed(missing):  # top down
             host = self._host(self.target, parent)
             try:
                 info = os.lstat(host)
