@@ -180,3 +180,25 @@ def test_parents_many_levels_deep_are_made_without_recursion(
     stats = carried(lower, upper, target).stats
     assert stats.whiteouts == 1 and stats.trees == 0
     assert stat.S_ISCHR(os.lstat(target / chain.lstrip("/") / "old.txt").st_mode)
+
+
+def test_layers_that_refuse_moves_between_them_get_copies(
+        layers: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """XFS refuses a rename across project-quota trees (EXDEV), which is how the engine
+    enforces ``storage_mb`` there: the carry copies instead (no XFS here, so the refusal
+    is played by a stand-in for ``os.rename``)."""
+    import errno
+
+    from termgrade.grading import carry
+
+    def refuse(source: str, target: str) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link", source)
+
+    monkeypatch.setattr(carry.os, "rename", refuse)
+    lower, upper, target = layers
+    put(upper, "/opt/tool/bin/run.sh", "#!/bin/sh\n", mode=0o755)
+    put(upper, "/opt/tool/data.txt", "data")
+    stats = carried(lower, upper, target).stats
+    assert (stats.trees, stats.moved, stats.copied) == (0, 0, 2)
+    assert (target / "opt/tool/data.txt").read_text() == "data"
+    assert stat.S_IMODE((target / "opt/tool/bin/run.sh").stat().st_mode) == 0o755

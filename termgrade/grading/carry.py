@@ -73,6 +73,7 @@ class LayerWriter:
         self.stats = CarryStats()
         self._made: set[str] = set()
         self._dir_times: list[tuple[str, int, int]] = []
+        self._trees_refused = False
 
     def _host(self, root: str, path: str) -> str:
         return os.path.join(root, path.lstrip("/"))
@@ -139,12 +140,22 @@ class LayerWriter:
         os.chown(host, 0, 0)
         os.chmod(host, mode)
 
-    def move_tree(self, entry: UpperEntry) -> None:
+    def move_tree(self, entry: UpperEntry) -> bool:
         """A directory and everything below it, moved as one piece (its own mode, owner,
-        times and opaque mark go with it)."""
-        os.rename(entry.host_path, self.parent_of(entry.path))
+        times and opaque mark go with it). False where the filesystem refuses to move
+        across the layers (XFS project quotas): the caller carries it entry by entry."""
+        if self._trees_refused:
+            return False
+        try:
+            os.rename(entry.host_path, self.parent_of(entry.path))
+        except OSError as exc:
+            if exc.errno not in COPY_INSTEAD:
+                raise
+            self._trees_refused = True
+            return False
         self._made.add(entry.path)
         self.stats.trees += 1
+        return True
 
     def carry(self, entry: UpperEntry) -> None:
         """One reviewed entry of the source layer (parents carried or made first)."""
@@ -218,14 +229,13 @@ def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
         return answer
 
     for entry in review.unchanged:  # parents first: the topmost movable one moves
-        if entry.path not in review.held_above and not under_moved(entry.path):
-            writer.move_tree(entry)
+        if entry.path not in review.held_above and not under_moved(entry.path) \
+                and writer.move_tree(entry):
             moved.add(entry.path)
     for entry in review.carried:
         if under_moved(entry.path):
             continue
-        if entry.is_dir and entry.path not in review.held_above:
-            writer.move_tree(entry)
+        if entry.is_dir and entry.path not in review.held_above and writer.move_tree(entry):
             moved.add(entry.path)
         else:
             writer.carry(entry)
