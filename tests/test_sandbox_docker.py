@@ -99,3 +99,18 @@ def test_host_side_diff_matches_the_engines(sandbox: DockerSandbox) -> None:
     kinds = {0: "C", 1: "A", 2: "D"}
     assert {(c.path, c.kind.value) for c in fast} == \
         {(d["Path"], kinds[d["Kind"]]) for d in engine}
+
+
+def test_a_created_container_shows_what_the_host_put_in_its_layer_once_started() -> None:
+    """The scoring container is filled on the host before it starts (grading/carry.py)."""
+    box = DockerSandbox.create(SETTINGS.base_image, label="created")
+    try:
+        layer = box.writable_layer()
+        assert layer is not None and list(Path(layer[0]).iterdir()) == []
+        (Path(layer[0]) / "srv").mkdir()
+        (Path(layer[0]) / "srv/from-host.txt").write_text("before start\n")
+        box.begin()
+        box.begin()  # a started container is left as it is
+        assert sh(box, "cat /srv/from-host.txt").output == "before start\n"
+    finally:
+        box.close()
