@@ -28,6 +28,9 @@ from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperE
 MAX_LISTED_FINDINGS = 50
 """Findings named one by one; past this many, one line counts the rest."""
 DEFAULT_BUDGET_S = 30.0
+BUDGET_PER_ENTRY_S = 60e-6
+"""The review's time budget grows by this much per entry walked (60 s a million): an
+honest million-file layer is reviewed, an adversarial slow one is stopped."""
 
 
 class IntegrityBudgetError(Exception):
@@ -93,16 +96,31 @@ def review_layer(
     """Sort the agent's writes into work (carried), deletions and findings.
 
     ``grader_paths`` are what the engine itself put into the container (its init, mount
-    points): neither findings nor carried. Raises IntegrityBudgetError
-    past ``budget_s``; the walk's own errors (DiffTooLargeError, OSError) propagate.
+    points): neither findings nor carried. Raises IntegrityBudgetError past
+    ``budget_s`` plus :data:`BUDGET_PER_ENTRY_S` per entry; the walk's own errors
+    (DiffTooLargeError, OSError) propagate.
     """
     review = LayerReview()
-    deadline = time.monotonic() + budget_s
+    started = time.monotonic()
     engine = PathSet(grader_paths)
+    plain: dict[str, bool] = {}
     for entry in entries:
         review.entries += 1
-        if review.entries % 4096 == 0 and time.monotonic() > deadline:
-            raise IntegrityBudgetError(f"reviewing the agent's changes took over {budget_s:.0f} s")
+        if review.entries % 4096 == 0:
+            allowed = budget_s + review.entries * BUDGET_PER_ENTRY_S
+            if time.monotonic() - started > allowed:
+                raise IntegrityBudgetError(
+                    f"reviewing the agent's {review.entries:,} changes took over "
+                    f"{allowed:.0f} s")
+        if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
+            parent = entry.path.rpartition("/")[0] or "/"
+            known = plain.get(parent)
+            if known is None:
+                known = plain[parent] = parent not in engine and policy.plain_dir(parent)
+            if known and not policy.named(entry.path) and entry.path not in engine.exact:
+                review.carried.append(entry)
+                review.carried_bytes += entry.size
+                continue
         verdict = _sort(entry, lower, policy, engine, review)
         if verdict == "carry":
             review.carried.append(entry)

@@ -8,6 +8,9 @@ class PathSet:
     def __init__(self, roots: tuple[str, ...]) -> None:
         self.roots = roots
         self._exact = frozenset(roots)
+        self.exact = self._exact
+        """The roots themselves (a path inside none of them is in the set only if it is
+        one of these)."""
         self._prefixes = tuple(root.rstrip("/") + "/" for root in roots)
         self._ancestors = frozenset(
             parent for root in roots

@@ -88,9 +88,24 @@ class GradingPolicy:
 
     def watches(self, path: str) -> bool:
         """Could an entry here shadow the verifier (a PATH or loader directory)?"""
-        parent = posixpath.dirname(path)
+        return self.watched_dir(posixpath.dirname(path))
+
+    def watched_dir(self, parent: str) -> bool:
+        """Could an entry in directory ``parent`` shadow the verifier?"""
         return parent in self.path_dirs or (
             parent.startswith(LIBRARY_TOPS) and any(fnmatch(parent, p) for p in LIBRARY_DIRS))
+
+    def plain_dir(self, parent: str) -> bool:
+        """Is directory ``parent`` outside the closure and the grader's paths, and not
+        one where an entry could shadow the verifier? Then a new regular file in it is
+        the agent's work unless it is itself one of the protected paths."""
+        return not (parent in self._closure or parent in self._grader
+                    or self.watched_dir(parent))
+
+    def named(self, path: str) -> bool:
+        """Is ``path`` itself a protected path or an ancestor of one?"""
+        return (path in self._closure.exact or path in self._grader.exact
+                or self.above_protected(path))
 
     def shadows(self, path: str, *, executable: bool, is_dir: bool, existed: bool) -> str | None:
         """Why a carried entry would change what the verifier runs, or None.
