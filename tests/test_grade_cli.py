@@ -99,3 +99,22 @@ def test_an_endpoint_that_refuses_the_key_stops_the_run_with_a_clear_error(
     assert run.returncode == 1, output
     assert "refuses every request" in output and "HTTP 401" in output
     assert "API key" in output
+
+
+def test_a_grade_run_where_every_trial_is_lost_exits_1_with_the_cause(tmp_path: Path) -> None:
+    from tests.conftest import write_task
+
+    task = write_task(tmp_path / "tasks", "unbuildable",
+                      dockerfile="FROM termgrade/base:local\nRUN echo broken-step && exit 3\n")
+    out = tmp_path / "run"
+    with ScriptedToolEndpoint(replay_solution("echo hello > /app/out.txt\n")) as llm:
+        env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+        done = subprocess.run(
+            [sys.executable, "-m", "termgrade", "grade", str(task), "--model",
+             "scripted-tool-stand-in", "--base-url", llm.url, "-k", "1", "-o", str(out)],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "no trial was counted: 4 trial(s) lost" in output
+    assert "unbuildable" in output and "next: termgrade labels" not in output
+    assert len(TrialJournal(out / TRIALS_FILE).load()) == 4

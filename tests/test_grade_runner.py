@@ -20,6 +20,7 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agents import ModelAgent
+from termgrade.errors import GradeIncompleteError
 from termgrade.grade import (
     TRIALS_FILE,
     AdaptiveRule,
@@ -108,6 +109,24 @@ def test_a_task_is_given_up_after_too_many_losses_of_one_attempt(tasks: Path,
     assert max(tries.values()) == 3 and all(n <= 3 for n in tries.values())  # 1 + 2 retries
     assert all(not r.counted for r in records if r.task_id == "task-b")
     assert sum(r.counted for r in records) == 4
+
+
+def test_a_run_that_lost_a_task_or_counted_nothing_reports_itself_incomplete(
+        tasks: Path, tmp_path: Path) -> None:
+    report = grade_model([tasks], AGENT, tmp_path / "some", k=1, workers=2, max_losses=1,
+                         progress=False,
+                         run=scripted(lambda job: None if job.task_id == "task-b" else True))
+    with pytest.raises(GradeIncompleteError) as caught:
+        report.check()
+    assert "1 task(s) lost" in str(caught.value) and "task-b" in str(caught.value)
+    assert "engine gone" in str(caught.value) and "rerun the same command" in str(caught.value)
+    report = grade_model([tasks], AGENT, tmp_path / "none", k=1, workers=2, max_losses=1,
+                         progress=False, run=scripted(lambda job: None))
+    with pytest.raises(GradeIncompleteError, match="no trial was counted: 6 trial"):
+        report.check()
+    report = grade_model([tasks], AGENT, tmp_path / "all", k=1, workers=2, progress=False,
+                         run=scripted(lambda job: True))
+    report.check()  # every task measured: no error
 
 
 def test_an_executor_failure_is_a_loss_not_a_task_failure(tasks: Path, tmp_path: Path) -> None:

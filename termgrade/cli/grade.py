@@ -105,5 +105,6 @@ def register(app: typer.Typer) -> None:
         if report.abandoned:
             STDERR.print(f"[yellow]gave up on {len(report.abandoned)} task(s) after repeated "
                          f"infrastructure losses: {', '.join(report.abandoned[:10])}")
-        STDERR.print(f"trials: {report.trials_path}  (next: termgrade labels "
-                     f"{report.trials_path} -o labels.jsonl)")
+        STDERR.print(f"trials: {report.trials_path}")
+        report.check()
+        STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from termgrade.agent.probe import probe_endpoint
 from termgrade.agent.scaffold import SCAFFOLD_NAME
 from termgrade.agents import ModelAgent
-from termgrade.errors import TermGradeError
+from termgrade.errors import GradeIncompleteError, TermGradeError
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
 from termgrade.grade.executors import Pool, local_pool
 from termgrade.grade.jobs import TrialJob, run_job
@@ -60,6 +61,38 @@ class GradeReport:
     def pass_rate(self) -> float | None:
         counted = self.counted
         return sum(r.passed for r in counted) / len(counted) if counted else None
+
+    def check(self) -> None:
+        """Raise :class:`GradeIncompleteError` when the run measured nothing (no counted
+        trial) or gave up on tasks; the message names the cause and the fix."""
+        fix = (f"read exception_message in {self.trials_path}, fix the cause (engine, "
+               "endpoint, disk), then rerun the same command: it resumes")
+        cause = _last_loss(self.records)
+        if not self.counted:
+            lost = sum(1 for r in self.records if not r.counted)
+            raise GradeIncompleteError(
+                f"no trial was counted: {lost} trial(s) lost to infrastructure"
+                + (f" (last: {cause})" if cause else ""), fix=fix)
+        if self.abandoned:
+            shown = ", ".join(self.abandoned[:_SHOWN]) + (
+                f" and {len(self.abandoned) - _SHOWN} more"
+                if len(self.abandoned) > _SHOWN else "")
+            raise GradeIncompleteError(
+                f"{len(self.abandoned)} task(s) lost after repeated infrastructure losses "
+                f"of one attempt: {shown}" + (f" (last: {cause})" if cause else ""), fix=fix)
+
+
+_SHOWN = 5
+
+
+def _last_loss(records: Sequence[TrialRecord]) -> str | None:
+    """The first line of the last uncounted trial's exception, shortened."""
+    for record in reversed(records):
+        if not record.counted and record.exception_message:
+            line = record.exception_message.strip().splitlines()[0] if \
+                record.exception_message.strip() else ""
+            return line[:200] + ("..." if len(line) > 200 else "")
+    return None
 
 
 @dataclass
@@ -131,7 +164,9 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     ``pool``: where trials run (default: ``workers`` local threads). ``internet_tasks``:
     what to do with tasks that ask for the network (:mod:`termgrade.task.network`).
     ``missing_images``: what to do with tasks whose FROM image is neither here nor
-    pullable, checked up front when the trials build here (:mod:`.preflight`).
+    pullable, checked up front when the trials build here (:mod:`.preflight`). Then the
+    endpoint is probed (:mod:`termgrade.agent.probe`): one that no trial could use raises
+    :class:`~termgrade.errors.EndpointUnusableError` before any container starts.
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
     """
     try:
@@ -139,6 +174,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             {path.name: path.resolve() for path in discover_tasks(*task_roots)}, internet_tasks)
         if run is run_job and (pool is None or pool.where == "local"):
             task_dirs = apply_image_policy(task_dirs, missing_images)
+        if run is run_job:
+            probe_endpoint(agent.endpoint)
     except TermGradeError:
         if pool is not None:
             pool.shutdown()
