@@ -129,6 +129,37 @@ def test_a_run_that_lost_a_task_or_counted_nothing_reports_itself_incomplete(
     report.check()  # every task measured: no error
 
 
+def test_the_report_has_one_row_per_task_and_says_the_real_concurrency(
+        tasks: Path, tmp_path: Path) -> None:
+    inner = scripted(lambda job: None if (job.task_id, job.retry_index) == ("task-b", 0)
+                     else job.task_id != "task-c" and job.attempt == 0)
+
+    def with_retries(job: TrialJob) -> TrialRecord:
+        record = inner(job)
+        record.http_retries = 2 if job.task_id == "task-a" else 0
+        return record
+
+    started: list[int] = []
+    report = grade_model([tasks], AGENT, tmp_path / "out", k=2, workers=8, progress=False,
+                         run=with_retries, on_start=started.append)
+    assert started == [6]  # 3 tasks x k=2, not the 8 workers
+    rows = {t.task_id: t for t in report.tasks}
+    assert [(t.counted, t.passed, t.lost, t.http_retries, t.band) for t in rows.values()] == [
+        (2, 1, 0, 4, "central"), (2, 1, 2, 0, "central"), (2, 0, 0, 0, "zero")]
+    assert rows["task-a"].pass_rate == 0.5 and rows["task-c"].pass_rate == 0.0
+    started.clear()
+    grade_model([tasks], AGENT, tmp_path / "one", k=1, workers=4, progress=False,
+                run=with_retries, on_start=started.append)
+    assert started == [3]
+
+
+def test_adaptive_grading_says_why_it_cannot_save_at_a_small_k() -> None:
+    why = AdaptiveRule(k_max=4, confidence=0.9).why_no_saving()
+    assert why is not None and "saves nothing at -k 4" in why
+    assert "needs -k 6 or more" in why and "Fix: use -k 6 or more" in why
+    assert AdaptiveRule(k_max=8, confidence=0.9).why_no_saving() is None
+
+
 def test_an_executor_failure_is_a_loss_not_a_task_failure(tasks: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     inner = scripted(lambda job: True)

@@ -67,9 +67,11 @@ class EndpointError(RuntimeError):
 
     ``fatal``: no trial can succeed against it (401, 403, 404: a wrong URL, model or key)."""
 
-    def __init__(self, message: str, *, fatal: bool = False) -> None:
+    def __init__(self, message: str, *, fatal: bool = False, retries: int = 0) -> None:
         super().__init__(message)
         self.fatal = fatal
+        self.retries = retries
+        """Tries of this request that failed before it was given up, less one."""
 
 
 class RequestRejected(RuntimeError):
@@ -159,10 +161,11 @@ class ChatClient:
             if unreachable >= CONNECT_TRIES:
                 raise EndpointError(f"{self.endpoint.url}: nothing answers after {unreachable} "
                                     f"tries: {problem} (check that the server is up and "
-                                    "--base-url is right)", fatal=True)
+                                    "--base-url is right)", fatal=True,
+                                    retries=attempt - 1)
             if attempt == self.retry.attempts:
                 raise EndpointError(f"{self.endpoint.url}: gave up after {attempt} tries: "
-                                    f"{problem}")
+                                    f"{problem}", retries=attempt - 1)
             pause = self.retry.wait(attempt, after)
             with self.stats.lock:
                 self.stats.retries += 1

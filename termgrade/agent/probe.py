@@ -66,8 +66,8 @@ def _request(http: httpx2.Client, endpoint: Endpoint, method: str, url: str,
 
 
 def _refused_key(url: str, reply: httpx2.Response) -> EndpointUnusableError:
-    return EndpointUnusableError(url, f"HTTP {reply.status_code}: {reply.text[:300]}",
-                                 fix=_KEY_FIX)
+    return EndpointUnusableError(url, f"refuses every request: HTTP {reply.status_code}: "
+                                 f"{reply.text[:300]}", fix=_KEY_FIX)
 
 
 def _check_models(http: httpx2.Client, endpoint: Endpoint) -> None:

@@ -27,6 +27,7 @@ from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, apply_image_policy
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
+from termgrade.grade.summary import TaskSummary, summarize_tasks
 from termgrade.progress import track
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
@@ -56,6 +57,11 @@ class GradeReport:
     @property
     def counted(self) -> list[TrialRecord]:
         return [r for r in self.records if r.counted]
+
+    @property
+    def tasks(self) -> list[TaskSummary]:
+        """Per task: counted, passed, rate, band, lost, HTTP retries (resumed included)."""
+        return summarize_tasks(self.records)
 
     @property
     def pass_rate(self) -> float | None:
@@ -157,7 +163,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
           adaptive: AdaptiveRule | None = None, pool: Pool | None = None, workers: int = 4,
           max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
           internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
-          run: Callable[[TrialJob], TrialRecord] = run_job) -> GradeReport:
+          run: Callable[[TrialJob], TrialRecord] = run_job,
+          on_start: Callable[[int], None] | None = None) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
@@ -168,6 +175,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     endpoint is probed (:mod:`termgrade.agent.probe`): one that no trial could use raises
     :class:`~termgrade.errors.EndpointUnusableError` before any container starts.
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
+    ``on_start``: called once, before the first trial, with the trials that will run at
+    once (the pool's slots, or fewer when fewer trials are left to run).
     """
     try:
         task_dirs = apply_internet_policy(
@@ -193,10 +202,16 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     began = time.monotonic()
     lost = 0
     running: dict[Future[TrialRecord], TrialJob] = {}
-    counted = [r for r in previous if r.counted]
+    resumed_counted = sum(n for _, n in done.values())
     total = len(task_dirs) * rule.k_max
+    left = max(0, total - resumed_counted - sum(rule.k_max - done.get(t, (0, 0))[1]
+                                                for t in abandoned))
+    if on_start is not None:
+        on_start(min(pool.slots, left))
+    counted: list[TrialRecord] = []
+    """Counted trials of this run (the live rate leaves resumed ones out)."""
     with track(f"grade {agent.name}", total=total, enabled=progress) as bar:
-        for _ in counted:
+        for _ in range(resumed_counted):
             bar.advance()
         try:
             while True:
@@ -243,8 +258,9 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
 
 
 def _status(model: str, counted: Sequence[TrialRecord], lost: int, began: float) -> str:
+    """The live line: this run's counted trials only (resumed ones are not re-measured)."""
     passed = sum(r.passed for r in counted)
     hours = max(time.monotonic() - began, 1e-6) / 3600
-    return (f"grade {model} [dim]pass {passed}/{len(counted)} = "
+    return (f"grade {model} [dim]this run: pass {passed}/{len(counted)} = "
             f"{passed / max(1, len(counted)):.2f} · {len(counted) / hours:.0f} trials/h · "
             f"{lost} lost")
