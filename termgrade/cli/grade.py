@@ -124,6 +124,9 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
                          "-" if task.pass_rate is None else f"{task.pass_rate:.2f}",
                          task.band or "-", str(task.lost), str(task.http_retries))
     STDERR.print(per_task)
+    if report.reaped:
+        STDERR.print(f"removed {report.reaped} container(s) an interrupted run of this "
+                     "output had left")
     if report.resumed:
         STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
                      "tables, not in the live rate)")

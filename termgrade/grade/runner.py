@@ -22,6 +22,7 @@ from termgrade.agent.scaffold import SCAFFOLD_NAME
 from termgrade.agents import ModelAgent
 from termgrade.errors import GradeIncompleteError, TermGradeError
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
+from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.executors import Pool, local_pool
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
@@ -53,6 +54,8 @@ class GradeReport:
     """Trials of this run lost to infrastructure (recorded uncounted, retried)."""
     abandoned: list[str] = field(default_factory=list)
     """Tasks given up after too many infrastructure losses of one attempt."""
+    reaped: int = 0
+    """Containers an interrupted run of this output left, removed when this one started."""
 
     @property
     def counted(self) -> list[TrialRecord]:
@@ -191,6 +194,9 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
         raise
     rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
     journal = TrialJournal(out_dir / TRIALS_FILE)
+    run_id = run_label(journal.path, agent.name)
+    containers_here = run is run_job and (pool is None or pool.where == "local")
+    reaped = reap_run(run_id) if containers_here else 0
     previous = [r for r in journal.load()
                 if r.model == agent.name and r.scaffold == SCAFFOLD_NAME and r.task_id in task_dirs]
     done, attempts, abandoned = _rebuild(previous, max_losses)
@@ -218,7 +224,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                 free = pool.slots - len(running)
                 for task_id in scheduler.next_attempts(free) if free > 0 else []:
                     attempt, retry = attempts.take(task_id)
-                    job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent)
+                    job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent,
+                                   run_id)
                     running[pool.executor.submit(run, job)] = job
                 if not running:
                     break
@@ -249,12 +256,16 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                         abandoned.add(job.task_id)
                     else:
                         attempts.again[job.task_id].append((job.attempt, job.retry_index + 1))
+        except KeyboardInterrupt:
+            if containers_here:
+                leave_nothing(run_id)
+            raise
         finally:
             for pending in running:
                 pending.cancel()
             pool.shutdown()
     return GradeReport(journal.path, records, len(previous), scheduler.summary(),
-                       time.monotonic() - began, lost, sorted(abandoned))
+                       time.monotonic() - began, lost, sorted(abandoned), reaped)
 
 
 def _status(model: str, counted: Sequence[TrialRecord], lost: int, began: float) -> str:
