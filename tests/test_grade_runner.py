@@ -153,6 +153,17 @@ def test_the_report_has_one_row_per_task_and_says_the_real_concurrency(
     assert started == [3]
 
 
+def test_the_live_rate_leaves_resumed_trials_out(tasks: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    grade_model([tasks], AGENT, out, k=1, workers=1, progress=False,
+                run=scripted(lambda job: True))  # 3 passes, resumed below
+    grade_model([tasks], AGENT, out, k=2, workers=1, progress=True,
+                run=scripted(lambda job: False))
+    live = capsys.readouterr().err
+    assert "this run: pass 0/3 = 0.00" in live  # not 3/6: the resumed passes are not re-measured
+
+
 def test_adaptive_grading_says_why_it_cannot_save_at_a_small_k() -> None:
     why = AdaptiveRule(k_max=4, confidence=0.9).why_no_saving()
     assert why is not None and "saves nothing at -k 4" in why
