@@ -92,7 +92,8 @@ def test_a_malformed_url_mid_run_is_fatal_at_once() -> None:
     assert caught.value.fatal and time.monotonic() - began < 2
 
 
-# --- through the CLI (the image check before the probe asks the Docker engine) ----------
+# --- through the CLI (the image check before the probe asks the Docker engine; a URL
+# without a scheme is refused before anything) -------------------------------------------
 
 
 @pytest.mark.docker
@@ -107,7 +108,6 @@ def test_grade_against_a_closed_port_fails_in_seconds_naming_the_url(tmp_path: P
     assert not (tmp_path / "out" / "trials.jsonl").exists()
 
 
-@pytest.mark.docker
 def test_grade_with_a_base_url_without_http_fails_naming_the_fix(tmp_path: Path) -> None:
     done = runner.invoke(app, ["grade", str(TASK), "--model", "m", "--base-url",
                                "127.0.0.1:8000/v1", "-k", "1", "-o", str(tmp_path / "out")])

@@ -63,8 +63,11 @@ def register(app: typer.Typer) -> None:
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
         `termgrade labels`."""
         from termgrade.agent import Endpoint, ScaffoldConfig
+        from termgrade.agent.probe import check_base_url
         from termgrade.agents import ModelAgent
         from termgrade.grade import AdaptiveRule, grade_model, make_pool
+
+        check_base_url(base_url)  # before anything else: the rest of the probe needs tasks
 
         endpoint = Endpoint(base_url=base_url, model=model, api_key_env=api_key_env or None,
                             max_in_flight=in_flight)
