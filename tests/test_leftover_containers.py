@@ -132,10 +132,13 @@ def test_ctrl_c_during_grade_leaves_no_container_of_the_run(tmp_path: Path) -> N
         while len(of_run(run)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert len(of_run(run)) >= 2, "the run never started its containers"
+        began = time.monotonic()
         grade.send_signal(signal.SIGINT)
         output, _ = grade.communicate(timeout=60)
+        stopped_in = time.monotonic() - began
     assert grade.returncode == 130, output
     assert of_run(run) == [], output
+    assert stopped_in < 20, f"Ctrl-C took {stopped_in:.0f} s"  # not the trials' whole length
 
 
 def test_ctrl_c_during_an_image_build_stops_the_build(tmp_path: Path) -> None:
