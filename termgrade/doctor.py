@@ -1,13 +1,23 @@
-"""Health checks of this machine for TermGrade, each with its fix."""
+"""Health checks of this machine for TermGrade, each with its fix.
+
+A check fails (the command exits 1) when TermGrade cannot work here; it warns when
+something needs cleaning but nothing is broken (containers an interrupted run left).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from termgrade.errors import EngineUnavailableError
 from termgrade.settings import SETTINGS
+
+if TYPE_CHECKING:
+    from termgrade.sandbox.leftovers import Leftover
 
 MIN_FREE_GB = 10.0
 
@@ -18,6 +28,8 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    warn: bool = False
+    """Works, but something needs attention (``fix`` says what)."""
 
 
 def check_engine() -> Check:
@@ -51,5 +63,45 @@ def check_disk(path: Path = Path("/var/lib/docker")) -> Check:
                  None if ok else f"free at least {MIN_FREE_GB:.0f} GB (docker system prune)")
 
 
-def run_checks() -> list[Check]:
-    return [check_engine(), check_base_image(), check_disk()]
+_SHOWN = 5
+
+
+def _names(leftovers: Sequence[Leftover]) -> str:
+    shown = ", ".join(f"{c.name} ({c.status}{', run ' + c.run if c.run else ''})"
+                      for c in leftovers[:_SHOWN])
+    return shown + (f" and {len(leftovers) - _SHOWN} more" if len(leftovers) > _SHOWN else "")
+
+
+def check_leftovers(reaped: Sequence[Leftover] = ()) -> Check:
+    """TermGrade containers that no live run owns (``reaped``: those just removed)."""
+    from termgrade.sandbox.leftovers import find_leftovers
+
+    try:
+        found = find_leftovers()
+    except EngineUnavailableError:
+        return Check("leftover containers", False, "engine unavailable", "fix the engine first")
+    gone = [c for c in found if c.reapable]
+    unknown = [c for c in found if not c.reapable]
+    parts = [f"removed {len(reaped)}: {_names(reaped)}"] if reaped else []
+    if gone:
+        parts.append(f"{len(gone)} container(s) whose run is gone: {_names(gone)}")
+    if unknown:
+        parts.append(f"{len(unknown)} of an owner this host cannot check (another host, or "
+                     f"an older TermGrade): {_names(unknown)}")
+    fixes = ["termgrade doctor --reap"] if gone else []
+    if unknown:
+        fixes.append("`docker rm -f NAME` each of the others once no run uses it")
+    return Check("leftover containers", True, "; ".join(parts) or "none",
+                 "; ".join(fixes) or None, warn=bool(found))
+
+
+def run_checks(*, reap: bool = False) -> list[Check]:
+    """Every check; ``reap`` first removes the containers no live run owns."""
+    reaped: list[Leftover] = []
+    if reap:
+        from termgrade.sandbox.leftovers import find_leftovers
+        from termgrade.sandbox.leftovers import reap as remove
+
+        with contextlib.suppress(EngineUnavailableError):  # the engine check says so
+            reaped = remove(find_leftovers())
+    return [check_engine(), check_base_image(), check_disk(), check_leftovers(reaped)]

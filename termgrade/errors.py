@@ -121,6 +121,21 @@ class UnsafeArchiveError(MaterializeError):
     bomb; nothing was written."""
 
 
+class EndpointUnusableError(TermGradeError, ConnectionError):
+    """A model endpoint that no trial could use: a malformed URL, nothing listening, a
+    refused key, a model it does not serve, no tool calling. Found before any container
+    starts (names the URL and the fix)."""
+
+    def __init__(self, url: str, message: str, *, fix: str | None = None) -> None:
+        self.url = url
+        super().__init__(f"{url}: {message}", fix=fix)
+
+
+class GradeIncompleteError(TermGradeError, RuntimeError):
+    """A grading run that finished without measuring what it was asked to: no trial was
+    counted, or tasks were given up after repeated infrastructure losses."""
+
+
 class OptionError(TermGradeError, ValueError):
     """An option or configuration value that cannot work (bad cut points, k, range, spec)."""
 

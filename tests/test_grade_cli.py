@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -99,3 +100,62 @@ def test_an_endpoint_that_refuses_the_key_stops_the_run_with_a_clear_error(
     assert run.returncode == 1, output
     assert "refuses every request" in output and "HTTP 401" in output
     assert "API key" in output
+
+
+def test_a_grade_run_where_every_trial_is_lost_exits_1_with_the_cause(tmp_path: Path) -> None:
+    from tests.conftest import write_task
+
+    task = write_task(tmp_path / "tasks", "unbuildable",
+                      dockerfile="FROM termgrade/base:local\nRUN echo broken-step && exit 3\n")
+    out = tmp_path / "run"
+    with ScriptedToolEndpoint(replay_solution("echo hello > /app/out.txt\n")) as llm:
+        env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+        done = subprocess.run(
+            [sys.executable, "-m", "termgrade", "grade", str(task), "--model",
+             "scripted-tool-stand-in", "--base-url", llm.url, "-k", "1", "-o", str(out)],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "no trial was counted: 4 trial(s) lost" in output
+    assert "unbuildable" in output and "next: termgrade labels" not in output
+    assert len(TrialJournal(out / TRIALS_FILE).load()) == 4
+
+
+def test_the_summary_ends_with_a_per_task_table_and_counts_http_retries(
+        tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    solve = (TASK / "solution" / "solve.sh").read_text()
+    # every third request is rate limited: the run succeeds, but not as a clean one
+    every_third = FaultPlan(when=[(lambda n, body: n % 3 == 0, Fault.rate_limit(0))])
+    with ScriptedToolEndpoint(replay_solution(solve), faults=every_third) as llm:
+        env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1",
+               "COLUMNS": "200"}
+        done = subprocess.run(
+            [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model",
+             "scripted-tool-stand-in", "--base-url", llm.url, "-k", "1", "-w", "4", "-o",
+             str(out)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "running 1 trial(s) at once" in output  # one trial, not the 4 workers
+    [record] = TrialJournal(out / TRIALS_FILE).load()
+    assert record.counted and record.http_retries is not None and record.http_retries >= 1
+    table = output[output.index("per task"):]
+    assert "HTTP retries" in table and "band" in table
+    [row] = [line for line in table.splitlines() if "word-frequency" in line]
+    cells = [c.strip() for c in row.strip("│┃| ").split("│")]
+    assert cells == ["word-frequency", "1", "1", "1.00", "one", "0", str(record.http_retries)]
+    assert "saved vs fixed k" not in output  # only an adaptive run saves
+
+
+def test_adaptive_at_a_k_where_it_cannot_save_says_why(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a closed port: the run stops at the probe, after the word
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model", "m", "--base-url",
+         f"http://127.0.0.1:{port}/v1", "-k", "4", "--adaptive", "-o", str(tmp_path / "out")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "--adaptive saves nothing at -k 4" in done.stderr
+    assert "use -k 6 or more, or a lower --confidence" in done.stderr
+    assert done.returncode == 1

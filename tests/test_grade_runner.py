@@ -20,6 +20,7 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agents import ModelAgent
+from termgrade.errors import GradeIncompleteError
 from termgrade.grade import (
     TRIALS_FILE,
     AdaptiveRule,
@@ -108,6 +109,66 @@ def test_a_task_is_given_up_after_too_many_losses_of_one_attempt(tasks: Path,
     assert max(tries.values()) == 3 and all(n <= 3 for n in tries.values())  # 1 + 2 retries
     assert all(not r.counted for r in records if r.task_id == "task-b")
     assert sum(r.counted for r in records) == 4
+
+
+def test_a_run_that_lost_a_task_or_counted_nothing_reports_itself_incomplete(
+        tasks: Path, tmp_path: Path) -> None:
+    report = grade_model([tasks], AGENT, tmp_path / "some", k=1, workers=2, max_losses=1,
+                         progress=False,
+                         run=scripted(lambda job: None if job.task_id == "task-b" else True))
+    with pytest.raises(GradeIncompleteError) as caught:
+        report.check()
+    assert "1 task(s) lost" in str(caught.value) and "task-b" in str(caught.value)
+    assert "engine gone" in str(caught.value) and "rerun the same command" in str(caught.value)
+    report = grade_model([tasks], AGENT, tmp_path / "none", k=1, workers=2, max_losses=1,
+                         progress=False, run=scripted(lambda job: None))
+    with pytest.raises(GradeIncompleteError, match="no trial was counted: 6 trial"):
+        report.check()
+    report = grade_model([tasks], AGENT, tmp_path / "all", k=1, workers=2, progress=False,
+                         run=scripted(lambda job: True))
+    report.check()  # every task measured: no error
+
+
+def test_the_report_has_one_row_per_task_and_says_the_real_concurrency(
+        tasks: Path, tmp_path: Path) -> None:
+    inner = scripted(lambda job: None if (job.task_id, job.retry_index) == ("task-b", 0)
+                     else job.task_id != "task-c" and job.attempt == 0)
+
+    def with_retries(job: TrialJob) -> TrialRecord:
+        record = inner(job)
+        record.http_retries = 2 if job.task_id == "task-a" else 0
+        return record
+
+    started: list[int] = []
+    report = grade_model([tasks], AGENT, tmp_path / "out", k=2, workers=8, progress=False,
+                         run=with_retries, on_start=started.append)
+    assert started == [6]  # 3 tasks x k=2, not the 8 workers
+    rows = {t.task_id: t for t in report.tasks}
+    assert [(t.counted, t.passed, t.lost, t.http_retries, t.band) for t in rows.values()] == [
+        (2, 1, 0, 4, "central"), (2, 1, 2, 0, "central"), (2, 0, 0, 0, "zero")]
+    assert rows["task-a"].pass_rate == 0.5 and rows["task-c"].pass_rate == 0.0
+    started.clear()
+    grade_model([tasks], AGENT, tmp_path / "one", k=1, workers=4, progress=False,
+                run=with_retries, on_start=started.append)
+    assert started == [3]
+
+
+def test_the_live_rate_leaves_resumed_trials_out(tasks: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    grade_model([tasks], AGENT, out, k=1, workers=1, progress=False,
+                run=scripted(lambda job: True))  # 3 passes, resumed below
+    grade_model([tasks], AGENT, out, k=2, workers=1, progress=True,
+                run=scripted(lambda job: False))
+    live = capsys.readouterr().err
+    assert "this run: pass 0/3 = 0.00" in live  # not 3/6: the resumed passes are not re-measured
+
+
+def test_adaptive_grading_says_why_it_cannot_save_at_a_small_k() -> None:
+    why = AdaptiveRule(k_max=4, confidence=0.9).why_no_saving()
+    assert why is not None and "saves nothing at -k 4" in why
+    assert "needs -k 6 or more" in why and "Fix: use -k 6 or more" in why
+    assert AdaptiveRule(k_max=8, confidence=0.9).why_no_saving() is None
 
 
 def test_an_executor_failure_is_a_loss_not_a_task_failure(tasks: Path, tmp_path: Path) -> None:

@@ -133,6 +133,7 @@ def test_rate_limits_server_errors_and_dropped_connections_are_retried_not_count
     transcript = outcome.agent_run.transcript if outcome.agent_run else None
     assert transcript is not None and transcript.retries == 4
     assert transcript.waited_s >= 1.0  # Retry-After obeyed, and kept out of the budget
+    assert record.http_retries == 4  # the trial record keeps the count
 
 
 def test_retries_do_not_burn_the_time_budget(task: Task, image: str) -> None:

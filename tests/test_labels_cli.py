@@ -95,3 +95,20 @@ def test_synth_transcripts_build_a_valid_trajectories_repo(
     rebuilt = [r for r in sft if r["messages_source"] == "episode-rebuilt"]
     assert len(rebuilt) == len(graded)
     assert all(r["messages"][0]["content"].startswith(SYNTHETIC_MARK) for r in rebuilt)
+
+
+def test_labels_refuses_a_task_with_no_counted_trial_unless_kept(tmp_path: Path) -> None:
+    rows = [trial("ok", "m", attempt=i, passed=i == 0) for i in range(2)]
+    rows += [trial("dead", "m", attempt=0, retry=r, counted=False) for r in range(4)]
+    path = write_jsonl(tmp_path / "trials.jsonl", rows)
+    out = tmp_path / "labels.jsonl"
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(out)])
+    assert done.exit_code == 1, done.output
+    assert "no counted trial" in done.output and "dead x m (terminus-2)" in done.output
+    assert "--keep-uncounted" in done.output and str(path) in done.output
+    assert not out.exists()
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(out), "--keep-uncounted"])
+    assert done.exit_code == 0, done.output
+    kept = {r["task_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert (kept["dead"]["n_counted"], kept["dead"]["pass_rate"]) == (0, None)
+    assert kept["ok"]["pass_rate"] == 0.5

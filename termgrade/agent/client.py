@@ -5,7 +5,10 @@ retries what is the infrastructure's fault (429, 5xx, dropped connections, timeo
 backoff that obeys ``Retry-After``, and reports the seconds spent waiting so the caller can
 keep them out of the trial's time budget. A context-length refusal is the model's limit,
 not an outage: it raises :class:`ContextLengthError` at once. When the retries run out it
-raises :class:`EndpointError`: the trial is lost to infrastructure, never scored.
+raises :class:`EndpointError`: the trial is lost to infrastructure, never scored. What
+cannot heal is not retried for minutes: a malformed URL fails at once, and an endpoint
+where nothing listens (connection refused, an unknown host) after :data:`CONNECT_TRIES`
+tries; both are ``fatal`` (the run stops and says why).
 
 One :class:`ChatClient` is shared by every trial of a process: it holds one connection pool
 and bounds the requests in flight.
@@ -30,6 +33,9 @@ CONTEXT_ERROR = re.compile(
     r"context[ _-]?length|maximum context|context window|too many tokens|prompt is too long"
     r"|input is too long|reduce the length", re.IGNORECASE)
 DEFAULT_RETRY = RetryPolicy(attempts=8, base_s=1.0, max_s=60.0)
+CONNECT_TRIES = 3
+"""Tries of a request that finds nothing listening (connection refused, an unknown host)
+before the endpoint is given up as down: seconds, not the minutes of the full policy."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +67,11 @@ class EndpointError(RuntimeError):
 
     ``fatal``: no trial can succeed against it (401, 403, 404: a wrong URL, model or key)."""
 
-    def __init__(self, message: str, *, fatal: bool = False) -> None:
+    def __init__(self, message: str, *, fatal: bool = False, retries: int = 0) -> None:
         super().__init__(message)
         self.fatal = fatal
+        self.retries = retries
+        """Tries of this request that failed before it was given up, less one."""
 
 
 class RequestRejected(RuntimeError):
@@ -125,7 +133,7 @@ class ChatClient:
         self._http = httpx2.Client(
             timeout=httpx2.Timeout(endpoint.request_timeout_s, connect=30.0),
             limits=httpx2.Limits(max_connections=max(1, endpoint.max_in_flight)),
-            trust_env=not _is_loopback(endpoint.base_url))
+            trust_env=not is_loopback(endpoint.base_url))
 
     def close(self) -> None:
         self._http.close()
@@ -139,6 +147,7 @@ class ChatClient:
                 **dict(self.endpoint.extra_body), **(params or {})}
         payload = json.dumps(body).encode("utf-8")
         began = time.monotonic()
+        unreachable = 0
         for attempt in range(1, self.retry.attempts + 1):
             with self._gate:
                 sent = time.monotonic()
@@ -148,9 +157,15 @@ class ChatClient:
                         self.stats.requests += 1
                     return Completion(problem, time.monotonic() - sent, sent - began,
                                       attempt - 1)
+            unreachable = unreachable + 1 if problem.startswith("ConnectError") else 0
+            if unreachable >= CONNECT_TRIES:
+                raise EndpointError(f"{self.endpoint.url}: nothing answers after {unreachable} "
+                                    f"tries: {problem} (check that the server is up and "
+                                    "--base-url is right)", fatal=True,
+                                    retries=attempt - 1)
             if attempt == self.retry.attempts:
                 raise EndpointError(f"{self.endpoint.url}: gave up after {attempt} tries: "
-                                    f"{problem}")
+                                    f"{problem}", retries=attempt - 1)
             pause = self.retry.wait(attempt, after)
             with self.stats.lock:
                 self.stats.retries += 1
@@ -166,6 +181,10 @@ class ChatClient:
         headers = {"Content-Type": "application/json", **self.endpoint.headers()}
         try:
             reply = self._http.post(self.endpoint.url, content=payload, headers=headers)
+        except (httpx2.UnsupportedProtocol, httpx2.InvalidURL) as exc:
+            raise EndpointError(f"{self.endpoint.url}: not a usable URL ({exc}); write "
+                                "--base-url in full, e.g. http://127.0.0.1:8000/v1",
+                                fatal=True) from None
         except httpx2.TransportError as exc:
             return f"{type(exc).__name__}: {exc}", None, None
         status = reply.status_code
@@ -196,7 +215,7 @@ def _retry_after(reply: httpx2.Response) -> float | None:
         return None
 
 
-def _is_loopback(url: str) -> bool:
+def is_loopback(url: str) -> bool:
     host = httpx2.URL(url).host
     return host in ("127.0.0.1", "localhost", "::1")
 

@@ -177,6 +177,7 @@ class Episode:
             script.stop_reason = StopReason.ENDPOINT_ERROR
             script.endpoint_error = str(exc)
             script.endpoint_fatal = exc.fatal
+            script.retries += exc.retries
         script.duration_s = time.monotonic() - started
         return script
 

@@ -13,14 +13,18 @@ from termgrade.progress import STDERR
 def register(app: typer.Typer) -> None:
     @app.command()
     @guarded
-    def doctor() -> None:
+    def doctor(
+        reap: bool = typer.Option(False, "--reap", help="Remove the TermGrade containers "
+                                  "that no live run owns (what interrupted runs left)."),
+    ) -> None:
         """Check the engine, base image and disk; say how to fix each problem."""
-        checks = run_checks()
+        checks = run_checks(reap=reap)
         table = Table(title="termgrade doctor")
         for column in ("check", "ok", "detail", "fix"):
             table.add_column(column, overflow="fold")
         for check in checks:
-            mark = "[green]ok[/]" if check.ok else "[red]FAIL[/]"
+            mark = ("[red]FAIL[/]" if not check.ok else "[yellow]warn[/]" if check.warn
+                    else "[green]ok[/]")
             table.add_row(check.name, mark, check.detail, check.fix or "")
         STDERR.print(table)
         raise typer.Exit(0 if all(c.ok for c in checks) else 1)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import typer
 from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.progress import STDERR
+
+if TYPE_CHECKING:
+    from termgrade.grade import GradeReport
 
 
 def register(app: typer.Typer) -> None:
@@ -60,8 +63,11 @@ def register(app: typer.Typer) -> None:
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
         `termgrade labels`."""
         from termgrade.agent import Endpoint, ScaffoldConfig
+        from termgrade.agent.probe import check_base_url
         from termgrade.agents import ModelAgent
         from termgrade.grade import AdaptiveRule, grade_model, make_pool
+
+        check_base_url(base_url)  # before anything else: the rest of the probe needs tasks
 
         endpoint = Endpoint(base_url=base_url, model=model, api_key_env=api_key_env or None,
                             max_in_flight=in_flight)
@@ -81,29 +87,52 @@ def register(app: typer.Typer) -> None:
                                      f"{', '.join(IMAGE_POLICIES)}",
                                      param_hint="--missing-images")
         rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
+        if rule is not None and (why := rule.why_no_saving()):
+            STDERR.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
-        STDERR.print(f"running {pool.slots} trial(s) at once on {where}")
-        report = grade_model(paths or [Path("environments")], ModelAgent(endpoint, config),
-                             out_dir, k=k, adaptive=rule, pool=pool,
-                             internet_tasks=cast(InternetPolicy, internet_tasks),
-                             missing_images=cast(ImagePolicy, missing_images))
-        table = Table(title=f"termgrade grade {model}")
-        for column in ("trials", "counted", "passed", "pass rate", "lost", "saved vs fixed k",
-                       "wall"):
-            table.add_column(column)
-        counted = report.counted
-        rate = report.pass_rate
-        summary = report.summary
-        table.add_row(str(len(report.records)), str(len(counted)),
-                      str(sum(r.passed for r in counted)),
-                      "-" if rate is None else f"{rate:.3f}", str(report.lost),
-                      f"{summary.saved_fraction:.0%}", f"{report.wall_s:.0f} s")
-        STDERR.print(table)
-        if report.resumed:
-            STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path}")
-        if report.abandoned:
-            STDERR.print(f"[yellow]gave up on {len(report.abandoned)} task(s) after repeated "
-                         f"infrastructure losses: {', '.join(report.abandoned[:10])}")
-        STDERR.print(f"trials: {report.trials_path}  (next: termgrade labels "
-                     f"{report.trials_path} -o labels.jsonl)")
+        report = grade_model(
+            paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
+            adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
+            missing_images=cast(ImagePolicy, missing_images),
+            on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"))
+        _print_summary(report, model, adaptive=adaptive)
+        STDERR.print(f"trials: {report.trials_path}")
+        report.check()
+        STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
+
+
+def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
+    """The run in one row, then one row per task (resumed trials included)."""
+    table = Table(title=f"termgrade grade {model}")
+    columns = ["trials", "counted", "passed", "pass rate", "lost", "HTTP retries",
+               *(["saved vs fixed k"] if adaptive else []), "wall"]
+    for column in columns:
+        table.add_column(column)
+    counted = report.counted
+    rate = report.pass_rate
+    tasks = report.tasks
+    table.add_row(str(len(report.records)), str(len(counted)),
+                  str(sum(r.passed for r in counted)),
+                  "-" if rate is None else f"{rate:.3f}", str(report.lost),
+                  str(sum(t.http_retries for t in tasks)),
+                  *([f"{report.summary.saved_fraction:.0%}" if counted else "-"]
+                    if adaptive else []), f"{report.wall_s:.0f} s")
+    STDERR.print(table)
+    per_task = Table(title="per task")
+    for column in ("task", "counted", "passed", "rate", "band", "lost", "HTTP retries"):
+        per_task.add_column(column, overflow="fold")
+    for task in tasks:
+        per_task.add_row(task.task_id, str(task.counted), str(task.passed),
+                         "-" if task.pass_rate is None else f"{task.pass_rate:.2f}",
+                         task.band or "-", str(task.lost), str(task.http_retries))
+    STDERR.print(per_task)
+    if report.reaped:
+        STDERR.print(f"removed {report.reaped} container(s) an interrupted run of this "
+                     "output had left")
+    if report.resumed:
+        STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
+                     "tables, not in the live rate)")
+    if report.abandoned:
+        STDERR.print(f"[yellow]gave up on {len(report.abandoned)} task(s) after repeated "
+                     f"infrastructure losses: {', '.join(report.abandoned[:10])}")

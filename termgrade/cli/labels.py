@@ -84,12 +84,22 @@ def register(app: typer.Typer) -> None:
             "(default zero,low,central,high,one)."),
         k: list[str] = typer.Option(None, "--k", help="Planned attempts: 8 for every model, "
                                     "or MODEL=K (repeatable). Default: inferred per model."),
+        keep_uncounted: bool = typer.Option(
+            False, "--keep-uncounted", help="Write rows (pass_rate null) for task x model "
+            "pairs with no counted trial instead of refusing them."),
     ) -> None:
         """One label row per task x model x scaffold: pass_rate, band, n_counted, k, n_passed.
 
         Infrastructure errors (counted=false) never move a pass rate. NaN rewards, tasks
-        missing for a model and tasks short of k attempts are reported with counts."""
-        from termgrade.labels import BandScheme, compute_labels, parse_k, write_labels
+        missing for a model and tasks short of k attempts are reported with counts. A task
+        x model with no counted trial at all is refused (unless --keep-uncounted)."""
+        from termgrade.labels import (
+            BandScheme,
+            compute_labels,
+            parse_k,
+            require_counted,
+            write_labels,
+        )
         from termgrade.trials import read_trials
 
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
@@ -97,6 +107,8 @@ def register(app: typer.Typer) -> None:
         trial_set = quietly(lambda: read_trials(trials))
         label_set = quietly(lambda: compute_labels(trial_set, k=spec, scheme=scheme))
         print_issues([*trial_set.issues, *label_set.issues])
+        if not keep_uncounted:
+            require_counted(label_set, ", ".join(str(t) for t in trials))
         n = write_labels(output, label_set)
         _print_labels(label_set.frame)
         STDERR.print(f"wrote {n} label rows to {output}")

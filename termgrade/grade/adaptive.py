@@ -225,6 +225,34 @@ class AdaptiveRule:
             return False
         return _tables(self, prior or DEFAULT_PRIOR).decided[n_counted][n_passed]
 
+    def earliest_stop(self, prior: Prior | None = None) -> int | None:
+        """The fewest counted attempts after which some outcome decides a task before
+        ``k_max`` under ``prior`` (default: the starting prior); None when none does, so
+        adaptive grading cannot save a trial until a sharper prior is fitted."""
+        for n in range(self.k_min, self.k_max):
+            if any(self.decided(s, n, prior) for s in range(n + 1)):
+                return n
+        return None
+
+    def why_no_saving(self, prior: Prior | None = None) -> str | None:
+        """Why this rule cannot stop a task early under ``prior``, or None when it can."""
+        if self.earliest_stop(prior) is not None:
+            return None
+        wider = next(((k, stop) for k in range(self.k_max + 1, 65)
+                      if (stop := AdaptiveRule(k_max=k, k_min=self.k_min,
+                                               confidence=self.confidence, scheme=self.scheme,
+                                               refine=self.refine).earliest_stop(prior))
+                      is not None), None)
+        earliest = (f"the earliest stop is after {wider[1]} attempts, which needs -k "
+                    f"{wider[0]} or more" if wider else "no k up to 64 stops a task early")
+        fix = (f"use -k {wider[0]} or more, or a lower --confidence" if wider
+               else "lower --confidence")
+        return (f"--adaptive saves nothing at -k {self.k_max} and --confidence "
+                f"{self.confidence}: no run of outcomes decides a band before attempt "
+                f"{self.k_max} under the starting prior Beta(1/2, 1/2) ({earliest}); "
+                f"every task gets {self.k_max} attempts until a sharper prior is fitted to "
+                f"{MIN_FIT_TASKS} tasks' results. Fix: {fix}")
+
     def uncertainty(self, n_passed: int, n_counted: int, prior: Prior | None = None) -> float:
         """How much another attempt is worth, for ordering: 0 once decided, else the
         posterior probability that the most likely band is wrong (at least 1e-9)."""

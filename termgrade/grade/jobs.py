@@ -18,6 +18,7 @@ from termgrade.errors import TermGradeError
 from termgrade.grade.record import graded_record
 from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.records.trial import TrialRecord
+from termgrade.sandbox.ownership import run_scope
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 
@@ -30,6 +31,8 @@ class TrialJob:
     attempt: int
     retry_index: int
     agent: ModelAgent
+    run_id: str = ""
+    """Labels the trial's containers (``termgrade.run``): a resumed run reaps its own."""
 
 
 _IMAGES: dict[tuple[str, str], str] = {}
@@ -64,7 +67,8 @@ def run_job(job: TrialJob) -> TrialRecord:
     except TermGradeError as exc:
         outcome = RunOutcome(job.agent.name, None, error=f"before the agent started: {exc}")
     else:
-        outcome = run_task(task, image, job.agent)
+        with run_scope(job.run_id):
+            outcome = run_task(task, image, job.agent)
     return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                          retry_index=job.retry_index, outcome=outcome, started_at=started,
                          finished_at=datetime.now(UTC))

@@ -17,15 +17,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from termgrade.agent.probe import probe_endpoint
 from termgrade.agent.scaffold import SCAFFOLD_NAME
 from termgrade.agents import ModelAgent
-from termgrade.errors import TermGradeError
+from termgrade.errors import GradeIncompleteError, TermGradeError
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
+from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.executors import Pool, local_pool
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, apply_image_policy
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
+from termgrade.grade.summary import TaskSummary, summarize_tasks
 from termgrade.progress import track
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
@@ -51,15 +54,54 @@ class GradeReport:
     """Trials of this run lost to infrastructure (recorded uncounted, retried)."""
     abandoned: list[str] = field(default_factory=list)
     """Tasks given up after too many infrastructure losses of one attempt."""
+    reaped: int = 0
+    """Containers an interrupted run of this output left, removed when this one started."""
 
     @property
     def counted(self) -> list[TrialRecord]:
         return [r for r in self.records if r.counted]
 
     @property
+    def tasks(self) -> list[TaskSummary]:
+        """Per task: counted, passed, rate, band, lost, HTTP retries (resumed included)."""
+        return summarize_tasks(self.records)
+
+    @property
     def pass_rate(self) -> float | None:
         counted = self.counted
         return sum(r.passed for r in counted) / len(counted) if counted else None
+
+    def check(self) -> None:
+        """Raise :class:`GradeIncompleteError` when the run measured nothing (no counted
+        trial) or gave up on tasks; the message names the cause and the fix."""
+        fix = (f"read exception_message in {self.trials_path}, fix the cause (engine, "
+               "endpoint, disk), then rerun the same command: it resumes")
+        cause = _last_loss(self.records)
+        if not self.counted:
+            lost = sum(1 for r in self.records if not r.counted)
+            raise GradeIncompleteError(
+                f"no trial was counted: {lost} trial(s) lost to infrastructure"
+                + (f" (last: {cause})" if cause else ""), fix=fix)
+        if self.abandoned:
+            shown = ", ".join(self.abandoned[:_SHOWN]) + (
+                f" and {len(self.abandoned) - _SHOWN} more"
+                if len(self.abandoned) > _SHOWN else "")
+            raise GradeIncompleteError(
+                f"{len(self.abandoned)} task(s) lost after repeated infrastructure losses "
+                f"of one attempt: {shown}" + (f" (last: {cause})" if cause else ""), fix=fix)
+
+
+_SHOWN = 5
+
+
+def _last_loss(records: Sequence[TrialRecord]) -> str | None:
+    """The first line of the last uncounted trial's exception, shortened."""
+    for record in reversed(records):
+        if not record.counted and record.exception_message:
+            line = record.exception_message.strip().splitlines()[0] if \
+                record.exception_message.strip() else ""
+            return line[:200] + ("..." if len(line) > 200 else "")
+    return None
 
 
 @dataclass
@@ -124,27 +166,37 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
           adaptive: AdaptiveRule | None = None, pool: Pool | None = None, workers: int = 4,
           max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
           internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
-          run: Callable[[TrialJob], TrialRecord] = run_job) -> GradeReport:
+          run: Callable[[TrialJob], TrialRecord] = run_job,
+          on_start: Callable[[int], None] | None = None) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
     ``pool``: where trials run (default: ``workers`` local threads). ``internet_tasks``:
     what to do with tasks that ask for the network (:mod:`termgrade.task.network`).
     ``missing_images``: what to do with tasks whose FROM image is neither here nor
-    pullable, checked up front when the trials build here (:mod:`.preflight`).
+    pullable, checked up front when the trials build here (:mod:`.preflight`). Then the
+    endpoint is probed (:mod:`termgrade.agent.probe`): one that no trial could use raises
+    :class:`~termgrade.errors.EndpointUnusableError` before any container starts.
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
+    ``on_start``: called once, before the first trial, with the trials that will run at
+    once (the pool's slots, or fewer when fewer trials are left to run).
     """
     try:
         task_dirs = apply_internet_policy(
             {path.name: path.resolve() for path in discover_tasks(*task_roots)}, internet_tasks)
         if run is run_job and (pool is None or pool.where == "local"):
             task_dirs = apply_image_policy(task_dirs, missing_images)
+        if run is run_job:
+            probe_endpoint(agent.endpoint)
     except TermGradeError:
         if pool is not None:
             pool.shutdown()
         raise
     rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
     journal = TrialJournal(out_dir / TRIALS_FILE)
+    run_id = run_label(journal.path, agent.name)
+    containers_here = run is run_job and (pool is None or pool.where == "local")
+    reaped = reap_run(run_id) if containers_here else 0
     previous = [r for r in journal.load()
                 if r.model == agent.name and r.scaffold == SCAFFOLD_NAME and r.task_id in task_dirs]
     done, attempts, abandoned = _rebuild(previous, max_losses)
@@ -156,17 +208,24 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     began = time.monotonic()
     lost = 0
     running: dict[Future[TrialRecord], TrialJob] = {}
-    counted = [r for r in previous if r.counted]
+    resumed_counted = sum(n for _, n in done.values())
     total = len(task_dirs) * rule.k_max
+    left = max(0, total - resumed_counted - sum(rule.k_max - done.get(t, (0, 0))[1]
+                                                for t in abandoned))
+    if on_start is not None:
+        on_start(min(pool.slots, left))
+    counted: list[TrialRecord] = []
+    """Counted trials of this run (the live rate leaves resumed ones out)."""
     with track(f"grade {agent.name}", total=total, enabled=progress) as bar:
-        for _ in counted:
+        for _ in range(resumed_counted):
             bar.advance()
         try:
             while True:
                 free = pool.slots - len(running)
                 for task_id in scheduler.next_attempts(free) if free > 0 else []:
                     attempt, retry = attempts.take(task_id)
-                    job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent)
+                    job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent,
+                                   run_id)
                     running[pool.executor.submit(run, job)] = job
                 if not running:
                     break
@@ -197,17 +256,22 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                         abandoned.add(job.task_id)
                     else:
                         attempts.again[job.task_id].append((job.attempt, job.retry_index + 1))
+        except KeyboardInterrupt:
+            if containers_here:
+                leave_nothing(run_id)
+            raise
         finally:
             for pending in running:
                 pending.cancel()
             pool.shutdown()
     return GradeReport(journal.path, records, len(previous), scheduler.summary(),
-                       time.monotonic() - began, lost, sorted(abandoned))
+                       time.monotonic() - began, lost, sorted(abandoned), reaped)
 
 
 def _status(model: str, counted: Sequence[TrialRecord], lost: int, began: float) -> str:
+    """The live line: this run's counted trials only (resumed ones are not re-measured)."""
     passed = sum(r.passed for r in counted)
     hours = max(time.monotonic() - began, 1e-6) / 3600
-    return (f"grade {model} [dim]pass {passed}/{len(counted)} = "
+    return (f"grade {model} [dim]this run: pass {passed}/{len(counted)} = "
             f"{passed / max(1, len(counted)):.2f} · {len(counted) / hours:.0f} trials/h · "
             f"{lost} lost")

@@ -55,6 +55,7 @@ from termgrade.grading.verifier import (
 from termgrade.sandbox.base import Limits, Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
@@ -127,19 +128,24 @@ def _engine_alive() -> bool:
         return False
 
 
-def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None) -> Sandbox:
+def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
+           run: str | None = None) -> Sandbox:
     """The agent's container A, started; or (``read_only`` given) the scoring container B,
-    created but not started: its writable layer is filled on the host after the review."""
+    created but not started: its writable layer is filled on the host after the review.
+    ``run``: the run id the container carries (the caller's thread's: this one is a
+    pool's)."""
     from termgrade.sandbox.docker_sandbox import DockerSandbox
+    from termgrade.sandbox.ownership import run_scope
 
-    if read_only is None:
-        return DockerSandbox.start(
+    with run_scope(run):
+        if read_only is None:
+            return DockerSandbox.start(
+                image, limits=task_limits(task), env=task.config.environment.env,
+                workdir=task.config.environment.workdir, label=label)
+        return DockerSandbox.create(
             image, limits=task_limits(task), env=task.config.environment.env,
-            workdir=task.config.environment.workdir, label=label)
-    return DockerSandbox.create(
-        image, limits=task_limits(task), env=task.config.environment.env,
-        workdir=task.config.environment.workdir, label=label, read_only=read_only,
-        seccomp=scoring_profile())
+            workdir=task.config.environment.workdir, label=label, read_only=read_only,
+            seccomp=scoring_profile())
 
 
 def _closure(image: str, task: Task) -> Closure:
@@ -167,8 +173,10 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     score_box: Sandbox | None = None
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None)
-            want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score", mounts)
+            run = current_run()
+            want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
+            want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score",
+                                 mounts, run)
             errors = []
             for future in (want_a, want_b):
                 try:

@@ -1,8 +1,15 @@
 """Pass-rate labels and difficulty bands of task x model x scaffold."""
 
 from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
-from termgrade.labels.compute import LABEL_COLUMNS, LabelSet, compute_labels, parse_k
+from termgrade.labels.compute import (
+    LABEL_COLUMNS,
+    LabelSet,
+    compute_labels,
+    parse_k,
+    require_counted,
+)
 from termgrade.labels.io import read_labels, sniff_kind, write_labels
 
 __all__ = ["DEFAULT_SCHEME", "LABEL_COLUMNS", "BandScheme", "LabelSet",
-           "compute_labels", "parse_k", "read_labels", "sniff_kind", "write_labels"]
+           "compute_labels", "parse_k", "read_labels", "require_counted", "sniff_kind",
+           "write_labels"]

@@ -124,6 +124,25 @@ def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
                     issues=log.issues)
 
 
+def require_counted(labels: LabelSet, source: str = "(input)") -> None:
+    """Raise :class:`RecordError` when a task x model has no counted trial (every trial
+    lost to infrastructure): its row would carry ``k`` but no pass rate, and a reader
+    would take it for a measurement. Names the pairs and the fix."""
+    frame = labels.frame
+    empty = frame[frame["n_counted"] == 0]
+    if empty.empty:
+        return
+    pairs = [f"{t} x {m} ({s})" for t, m, s in
+             zip(empty["task_id"], empty["model"], empty["scaffold"], strict=True)]
+    first = empty.iloc[0]
+    raise RecordError(
+        source, f"{len(pairs)} task x model pair(s) have no counted trial (every trial "
+        f"lost to infrastructure), so no pass rate: {preview(pairs)}",
+        fix=f"grade them again (`termgrade grade` on the same output resumes; e.g. task "
+        f"{first['task_id']} with --model {first['model']}), or pass --keep-uncounted to "
+        "write their rows with pass_rate null")
+
+
 def parse_k(values: list[str] | None) -> KSpec:
     """``["8"]`` -> 8; ``["model-a=8", "model-b=2"]`` -> mapping; nothing -> inferred."""
     if not values:

@@ -111,6 +111,9 @@ class TrialRecord(_Record):
     exception_message: str | None = Field(None, description="Exception message.")
     retry_of: str | None = Field(None, description="trial_id this trial retries, if any.")
     retry_index: int = Field(0, ge=0, description="0 for a first try, n for the n-th retry.")
+    http_retries: int | None = Field(
+        None, ge=0, description="Model requests of the trial that were tried again (429, "
+        "5xx, dropped connections, timeouts); null when not recorded.")
     source: str = Field(description="Where it came from: a Harbor job path, or 'termgrade'.")
     job_id: str | None = Field(None, description="The run's own id: Harbor's job id when "
                                "ingested from Harbor.")

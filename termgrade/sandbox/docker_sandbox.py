@@ -17,6 +17,7 @@ from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, Outpu
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
+from termgrade.sandbox.ownership import container_labels, run_stopped
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
 
 # What a root process in a task container keeps; everything else is dropped.
@@ -87,6 +88,9 @@ class DockerSandbox(Sandbox):
         from docker.errors import DockerException
         from docker.types import Mount
 
+        if run_stopped():
+            raise SandboxError(f"not starting a container of {image}: its run was "
+                               "interrupted")
         limits = limits or Limits()
         mounts = [Mount(target, source, type="bind", read_only=True)
                   for target, source in (read_only or {}).items()]
@@ -110,7 +114,7 @@ class DockerSandbox(Sandbox):
                 pids_limit=limits.pids,
                 environment=env or {},
                 working_dir=workdir,
-                labels={"termgrade": "sandbox", "termgrade.label": label},
+                labels=container_labels(label),
                 log_config={"type": "none", "config": {}},
                 mounts=mounts,
             )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import socket
 import threading
 import time
 from collections import deque
@@ -64,6 +66,57 @@ def remove_image(tag: str, *, wait_s: float = 30.0) -> bool:
         return True
 
 
+class _Build:
+    """One build's HTTP stream, so that another thread can hang up on it: the engine then
+    cancels the build (and ``forcerm`` removes its container)."""
+
+    def __init__(self) -> None:
+        self.response: Any = None
+        self.aborted = False
+
+    def api(self) -> Any:
+        """A client of its own whose build stream this object can reach."""
+        import docker
+        from docker.utils import kwargs_from_env
+
+        shared = docker_client().api
+        api = docker.APIClient(version=shared.api_version, timeout=shared.timeout,
+                               **kwargs_from_env())
+        stream_helper = api._stream_helper  # docker-py reads the build's reply through it
+
+        def keep(response: Any, decode: bool = False) -> Any:
+            if self.response is None:
+                self.response = response
+            return stream_helper(response, decode=decode)
+
+        api._stream_helper = keep
+        return api
+
+    def abort(self) -> None:
+        self.aborted = True
+        response = self.response
+        if response is None:
+            return
+        with contextlib.suppress(Exception):  # private chain: best effort, then close
+            response.raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            response.close()
+
+
+_BUILDS: set[_Build] = set()
+_BUILDS_LOCK = threading.Lock()
+
+
+def abort_builds() -> int:
+    """Hang up on every build this process has in flight (a run interrupted by Ctrl-C
+    must not wait for them); returns how many."""
+    with _BUILDS_LOCK:
+        builds = list(_BUILDS)
+    for build in builds:
+        build.abort()
+    return len(builds)
+
+
 @dataclass(frozen=True)
 class BuiltImage:
     tag: str
@@ -82,7 +135,8 @@ def build_image(
 ) -> BuiltImage:
     """Build ``context/Dockerfile`` as ``tag``; offline (``network_mode=none``) by default.
 
-    Raises ImageBuildError with the last lines of the build log.
+    Raises ImageBuildError with the last lines of the build log. Interrupted (Ctrl-C) or
+    past ``timeout_s``, it hangs up on the engine, which cancels the build.
     """
     from docker.errors import APIError, DockerException
 
@@ -90,10 +144,12 @@ def build_image(
     log: deque[str] = deque(maxlen=40)
     result: dict[str, Any] = {}
     started = time.monotonic()
+    build = _Build()
+    api = build.api()
 
     def _run() -> None:
         try:
-            stream = client.api.build(
+            stream = api.build(
                 path=str(context),
                 tag=tag,
                 network_mode="host" if network else "none",
@@ -112,13 +168,31 @@ def build_image(
                     result["id"] = aux["ID"]
         except (APIError, DockerException) as exc:
             result["error"] = str(exc)
+        except Exception as exc:  # the stream hung up on (an aborted build)
+            result["error"] = f"{type(exc).__name__}: {exc}"
 
     worker = threading.Thread(target=_run, daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise ImageBuildError(tag, "\n".join(log), fix=f"the build ran past {timeout_s:.0f} s; "
-                              "raise [environment] build_timeout_sec or slim the Dockerfile")
+    with _BUILDS_LOCK:
+        _BUILDS.add(build)
+    try:
+        worker.start()
+        worker.join(timeout_s)
+        if worker.is_alive():
+            build.abort()
+            raise ImageBuildError(tag, "\n".join(log), fix=f"the build ran past "
+                                  f"{timeout_s:.0f} s; raise [environment] build_timeout_sec "
+                                  "or slim the Dockerfile")
+    except BaseException:
+        build.abort()  # Ctrl-C: the engine cancels the build
+        raise
+    finally:
+        with _BUILDS_LOCK:
+            _BUILDS.discard(build)
+        with contextlib.suppress(Exception):
+            api.close()
+    if build.aborted:
+        raise ImageBuildError(tag, "\n".join(log), fix="the build was stopped (the run was "
+                              "interrupted); run the command again")
     if "error" in result:
         log.append(str(result["error"]).strip())
         raise ImageBuildError(tag, "\n".join(log), fix=fix)

@@ -142,10 +142,15 @@ def verify_tasks(
                     if journal is not None:
                         journal.append(record)
                     bar.advance(f"verify [dim]{record.task_id}: {record.verdict.value}")
-        except BaseException:
-            # Interrupted: queued tasks never start; a started one finishes unrecorded.
+        except BaseException as exc:
+            # Interrupted: queued tasks never start; a started one finishes unrecorded,
+            # and after Ctrl-C its image build is stopped rather than waited for.
             for pending in running:
                 pending.cancel()
+            if isinstance(exc, KeyboardInterrupt):
+                from termgrade.sandbox.engine import abort_builds
+
+                abort_builds()
             raise
         finally:
             if pool is None:  # ours: wait for the started ones, as before

@@ -450,7 +450,7 @@ CHEATING_POLICIES = ("read-tests", "write-reward", "plant-conftest", "tamper-pyt
 # --------------------------------------------------------------------------- faults
 
 
-FaultKind = Literal["rate_limit", "server_error", "unavailable", "slow", "drop"]
+FaultKind = Literal["rate_limit", "server_error", "unavailable", "slow", "drop", "no_tools"]
 
 
 @dataclass(frozen=True)
@@ -489,6 +489,11 @@ class Fault:
     def drop(cls) -> Fault:
         """Close the connection without sending any response."""
         return cls("drop")
+
+    @classmethod
+    def no_tools(cls) -> Fault:
+        """400 as vLLM answers a request with tools when tool calling is off."""
+        return cls("no_tools")
 
 
 FaultPredicate = Callable[[int, dict[str, Any]], bool]
@@ -540,6 +545,8 @@ _FAULT_STATUS: dict[str, tuple[int, str, str]] = {
                      "your request (scripted fault)."),
     "unavailable": (503, "ServiceUnavailableError", "The server is overloaded or not ready "
                     "yet (scripted fault)."),
+    "no_tools": (400, "BadRequestError", '"auto" tool choice requires '
+                 "--enable-auto-tool-choice and --tool-call-parser to be set"),
 }
 
 
