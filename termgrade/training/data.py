@@ -93,6 +93,39 @@ def _read_rows(files: Sequence[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def read_tasks(repo: Path, split: str) -> list[dict[str, Any]]:
+    """The split's task rows (the columns a run needs)."""
+    return _read_rows(split_files(repo, split))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The model and scaffold whose pass rates selected the repo's tasks."""
+
+    model: str | None
+    scaffold: str | None
+
+
+def repo_identity(repo: Path) -> Identity:
+    """``base_model`` / ``base_scaffold`` of the repo's task rows: one of each, or None when
+    the repo was built without labels. Several are refused: a repo is selected for one."""
+    found: set[tuple[str | None, str | None]] = set()
+    for split in SPLITS:
+        for path in split_files(repo, split):
+            names = pq.read_schema(path).names
+            columns = [c for c in ("base_model", "base_scaffold") if c in names]
+            for row in pq.read_table(path, columns=columns).to_pylist():
+                found.add((row.get("base_model"), row.get("base_scaffold")))
+    known = {pair for pair in found if pair[0] is not None}
+    if len(known) > 1:
+        raise BuildError(f"{repo / TASKS_CONFIG}: rows selected for "
+                         + ", ".join(f"{m} / {s}" for m, s in sorted(known, key=str)),
+                         fix="build the bandcentral repo for one model (`termgrade build "
+                             "bandcentral --model ... --scaffold ...`)")
+    model, scaffold = next(iter(known)) if known else (None, None)
+    return Identity(model, scaffold)
+
+
 def prompt_row(task: dict[str, Any], *, split: str, index: int, task_dir: Path,
                image: str) -> dict[str, Any]:
     """One verl prompt row (see the module docstring)."""
@@ -118,7 +151,7 @@ def prompt_row(task: dict[str, Any], *, split: str, index: int, task_dir: Path,
 
 def prepare_split(repo: Path, paths: RunPaths, split: str) -> SplitData:
     """Unpack the split's tasks into the run and build its prompt rows."""
-    tasks = _read_rows(split_files(repo, split))
+    tasks = read_tasks(repo, split)
     rows = []
     with track(f"{split}: unpacking tasks", len(tasks)) as progress:
         for index, task in enumerate(tasks):
