@@ -43,8 +43,9 @@ def run_loop(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
 
     entry = OmegaConf.create(agent_loop_config(recipe)[0])
     row = prompt_row({"task_id": task_dir.name, "instruction": "Write hello to /app/out.txt.",
-                      "archive_sha256": None, "base_pass_rate": 0.5},
-                     split="train", index=0, task_dir=task_dir, image="unused")
+                      "archive_sha256": "0" * 64, "base_pass_rate": 0.5},
+                     split="train", index=0)
+    row["extra_info"]["task_dir"] = str(task_dir)  # absolute: taken as it is
 
     async def go() -> Any:
         loop = hydra.utils.instantiate(

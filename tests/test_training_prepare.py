@@ -348,3 +348,53 @@ def test_smoke_renders_one_step_on_one_gpu(verl: Any, paper_sized: Path,
                           tokenizer=tiny_tokenizer(), config=config.data)
     assert len(dataset) == 16 and len(dataset) // config.data.train_batch_size >= 1
     assert "stands in for google/gemma-4-31B-it" in result.output
+
+
+def test_the_repos_verl_rows_are_the_trainers_rows(verl: Any, paper_sized: Path,
+                                                   tmp_path: Path) -> None:
+    """The bandcentral `verl` config and `train prepare`'s parquet hold the same rows:
+    agent loop name, prompt, task paths (the repo ships tasks/ where the run unpacks them)."""
+    from termgrade.training.agent_loop import BashAgentLoop  # noqa: F401  (registers it)
+
+    prepare_run(str(paper_sized), tmp_path / "run")
+    for split in ("train", "validation"):
+        repo_rows = pq.read_table(paper_sized / "data" / "verl" /
+                                  f"{split}-00000-of-00001.parquet").to_pylist()
+        run_rows = pq.read_table(tmp_path / "run" / "data" / f"{split}.parquet").to_pylist()
+        assert repo_rows == run_rows
+    loops = yaml.safe_load((tmp_path / "run" / "agent_loop.yaml").read_text())
+    assert {r["agent_name"] for r in repo_rows} == {loops[0]["name"]}
+    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+
+    assert loops[0]["name"] in _agent_loop_registry
+
+
+def test_the_cards_quick_start_runs_up_to_the_gpu_step(verl: Any, paper_sized: Path,
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every `termgrade` line of the card's bash quick start, as written (the repo id points
+    at the staged repo, the working directory is fresh); the launch line needs the node."""
+    import re
+    import shlex
+
+    from termgrade.agent.scaffold import TOOLS
+    from termgrade.builders.bandcentral import DEFAULT_REPO_ID
+
+    card = (paper_sized / "README.md").read_text()
+    block = re.findall(r"```bash\n(.*?)```", card, re.S)[0]
+    assert "python -m verl.trainer.main_ppo" not in card
+    assert f"Train `{PAPER_MODEL}`" in card
+    assert json.dumps(list(TOOLS), indent=2) in card
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for line in block.splitlines():
+        if not line.startswith("termgrade "):
+            continue
+        args = [str(paper_sized) if a == DEFAULT_REPO_ID else a for a in shlex.split(line)[1:]]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (line, result.output)
+        ran += 1
+    assert ran == 2
+    assert (tmp_path / "run" / "launch.sh").is_file()
+    assert (tmp_path / "smoke" / "run.json").is_file()
+    assert "bash run/launch.sh" in block

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
+from termgrade.agent.scaffold import TOOLS
 from termgrade.builders.card import (
     card_configs,
     field_table,
@@ -14,7 +16,7 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.figures import pass_rate_histogram
-from termgrade.builders.layout import RepoPaths, parquet_name
+from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
 
 if TYPE_CHECKING:
@@ -69,7 +71,6 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
     if any(rates.values()):
         pass_rate_histogram(rates, paths.figure("base_pass_rate"))
         figures = f"![Base pass rates]({paths.rel(paths.figure('base_pass_rate'))})"
-    verl_dir = paths.config_dir("verl")
     values = {
         "repo_id": repo_id,
         "base_model": summary.base_model or "the base model",
@@ -79,10 +80,9 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "split_rows": _split_rows(summary),
         "figures": figures,
         "selection": _selection(summary),
-        "verl_train": paths.rel(verl_dir / parquet_name("train", 0, 1)),
-        "verl_validation": paths.rel(verl_dir / parquet_name("validation", 0, 1)),
         "task_fields": field_table(BandcentralTaskRow),
         "verl_fields": field_table(VerlPromptRow),
+        "tool_definitions": json.dumps(list(TOOLS), indent=2),
     }
     text = with_prose(load_template("bandcentral.md"), prose, card="bandcentral")
     body = render_template(text, values, name="bandcentral.md")
