@@ -47,6 +47,20 @@ def _selection(summary: BandcentralSummary) -> str:
             "GRPO weight 4p(1-p) and the chance that all its rollouts agree.")
 
 
+PAPER_BATCH = 16
+SMOKE_BATCH = 2
+
+
+def _train_commands(repo_id: str, n_train: int) -> str:
+    """The card's `termgrade train prepare` lines; a repo with fewer training tasks than
+    the paper's batch of 16 gets a batch it can fill (verl drops a partial batch)."""
+    batch = f" --batch-size {n_train}" if 0 < n_train < PAPER_BATCH else ""
+    lines = [f"termgrade train prepare --repo {repo_id} -o run{batch}"]
+    if n_train >= SMOKE_BATCH:
+        lines.append(f"termgrade train prepare --repo {repo_id} -o smoke --smoke")
+    return "\n".join(lines)
+
+
 def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
     splits = list(summary.rates)
     n = sum(len(r) for r in summary.rates.values())
@@ -83,6 +97,7 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "task_fields": field_table(BandcentralTaskRow),
         "verl_fields": field_table(VerlPromptRow),
         "tool_definitions": json.dumps(list(TOOLS), indent=2),
+        "train_commands": _train_commands(repo_id, len(summary.rates.get("train", []))),
     }
     text = with_prose(load_template("bandcentral.md"), prose, card="bandcentral")
     body = render_template(text, values, name="bandcentral.md")
