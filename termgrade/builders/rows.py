@@ -125,7 +125,8 @@ class VerlPromptRow(_Row):
 class ToolFunctionRow(_Row):
     name: str = Field(description="The tool called.")
     arguments: LargeStr = Field(description="Its arguments: a JSON text, exactly as the model "
-                                "wrote it (possibly malformed).")
+                                "wrote it (possibly malformed). Templates that tojson or "
+                                "iterate arguments need it parsed (json.loads) first.")
 
 
 class ToolCallRow(_Row):
@@ -135,8 +136,10 @@ class ToolCallRow(_Row):
 
 
 class MessageRow(_Row):
-    """A chat message in the OpenAI form (the trial record's ``messages``, field for field):
-    a chat template takes it unmodified. Fields a message does not use are null."""
+    """A chat message in the OpenAI form (the trial record's ``messages``, field for field).
+    A template that prints a call's arguments takes it unmodified; one that ``tojson``s
+    or iterates them needs :func:`termgrade.builders.sft_messages.with_argument_mappings`.
+    Fields a message does not use are null."""
 
     role: str = Field(description="system, user, assistant or tool.")
     content: LargeStr | None = Field(description="Message text, exactly as the model saw or "
@@ -153,7 +156,8 @@ class MessageRow(_Row):
 
 
 class SftRow(_Row):
-    """One trial as chat messages: feed ``messages`` to a chat template unmodified."""
+    """One trial as chat messages in the OpenAI wire form (see :class:`MessageRow` for the
+    templates that need the arguments as a mapping)."""
 
     trial_id: str = Field(description="Unique id of the trial.")
     task_id: str = Field(description="The task's id.")
