@@ -244,7 +244,8 @@ def test_the_checkpoint_card_comes_from_the_run(verl: Any, paper_sized: Path,
     assert result.exit_code == 1 and "--config and --run both given" in result.output
 
 
-def test_launch_and_eval_commands(verl: Any, bandcentral: Path, tmp_path: Path) -> None:
+def test_launch_and_eval_commands(verl: Any, bandcentral: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
     run = tmp_path / "run"
     prepare_run(str(bandcentral), run, recipe=SMALL)
     runner = CliRunner()
@@ -255,10 +256,13 @@ def test_launch_and_eval_commands(verl: Any, bandcentral: Path, tmp_path: Path) 
         assert here.exit_code == 1 and "no GPU here" in here.output
     missing = runner.invoke(app, ["train", "launch", str(tmp_path / "nowhere")])
     assert missing.exit_code == 1 and "train prepare" in missing.output
+    monkeypatch.chdir(tmp_path)
     plan = runner.invoke(app, ["train", "eval", "--model", "openai/adapter", "--dry-run"])
     assert plan.exit_code == 0
-    assert ("harbor run -y -d terminal-bench@2.1 -a terminus-2 -m openai/adapter "
-            "--ak api_base=http://127.0.0.1:8000/v1 -k 3") in plan.output
+    # the agent, model and endpoint are in the job config (with the 2 h timeout):
+    # tests/test_training_eval.py
+    assert "harbor run -y -c jobs/tb21-eval.harbor-job.json -d terminal-bench@2.1 -k 3" \
+        in plan.output
     assert "89 tasks" in plan.output and "2 h per task" in plan.output
 
 

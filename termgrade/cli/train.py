@@ -111,16 +111,21 @@ def register(app: typer.Typer) -> None:
         repeats: int = typer.Option(3, "-k", help="Repeats per task (pass@1 over them)."),
         concurrent: int = typer.Option(8, "-n", help="Trials at once."),
         env: str = typer.Option("docker", "-e", help="Harbor environment (paper: daytona)."),
+        timeout_s: float = typer.Option(7200, "--task-timeout", help="Seconds the agent gets "
+                                        "per task (the paper: 2 h); 0: each task's own."),
         timeout_multiplier: float | None = typer.Option(None, help="Harbor's multiplier of "
-                                                        "each task's timeout (paper: 2 h)."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan only."),
+                                                        "every timeout, on top."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Write the job config and print "
+                                     "the plan; run nothing."),
     ) -> None:
-        """Terminal-Bench 2.1 through Harbor: 89 tasks, Terminus-2, 3 repeats."""
-        from termgrade.training.evaluate import EvalPlan, describe, run_eval
+        """Terminal-Bench 2.1 through Harbor: 89 tasks, Terminus-2, 3 repeats, 2 h per task."""
+        from termgrade.training.evaluate import EvalPlan, describe, run_eval, write_job_config
 
         plan = EvalPlan(model=model, api_base=api_base, jobs_dir=jobs, job_name=job_name,
                         repeats=repeats, concurrent=concurrent, environment=env,
-                        timeout_multiplier=timeout_multiplier)
+                        timeout_s=timeout_s or None, timeout_multiplier=timeout_multiplier)
         typer.echo(describe(plan))
-        if not dry_run:
+        if dry_run:
+            STDERR.print(f"wrote {write_job_config(plan)}")
+        else:
             raise typer.Exit(run_eval(plan))
