@@ -402,3 +402,41 @@ def test_the_cards_quick_start_runs_up_to_the_gpu_step(verl: Any, paper_sized: P
     assert (tmp_path / "run" / "launch.sh").is_file()
     assert (tmp_path / "smoke" / "run.json").is_file()
     assert "bash run/launch.sh" in block
+
+
+def test_without_verls_files_prepare_says_what_it_did_not_check(
+        bandcentral: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel install without verl: the recipe's own limits still hold, and the message
+    and run.json say the composition with verl's config did not run."""
+    import termgrade.training.verl_config as verl_config
+    from termgrade.training.prepare import UNCHECKED_WITHOUT_VERL
+
+    monkeypatch.setattr(verl_config, "find_verl_config_dir", lambda: None)
+    result = CliRunner().invoke(app, ["train", "prepare", "--repo", str(bandcentral),
+                                      "--batch-size", "2", "-o", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "not composed with its ppo_trainer config" in result.output
+    record = read_record(tmp_path / "run" / "run.json")
+    assert not record.verl_checked and UNCHECKED_WITHOUT_VERL in record.warnings
+    with pytest.raises(OptionError, match="verl is not installed here") as caught:
+        verl_config.verl_config_dir()
+    assert "pip install --no-deps 'verl==0.9.1'" in caught.value.fix
+    refused = CliRunner().invoke(app, ["train", "prepare", "--repo", str(bandcentral),
+                                       "-o", str(tmp_path / "run2")])
+    assert refused.exit_code == 1 and "(train-dataloader)" in refused.output
+
+
+def test_a_task_the_agent_loop_would_not_find_is_named(verl: Any, bandcentral: Path,
+                                                       tmp_path: Path) -> None:
+    from termgrade.training.data import SplitData, read_split
+    from termgrade.training.paths import RunPaths
+    from termgrade.training.prepare import _check_run_files
+
+    run = tmp_path / "run"
+    prepare_run(str(bandcentral), run, recipe=SMALL)
+    paths = RunPaths(run)
+    splits = {s: SplitData(s, read_split(paths.split_file(s))) for s in ("train", "validation")}
+    _check_run_files(paths, splits)
+    shutil.rmtree(run / "tasks" / "bravo" / "tests")
+    with pytest.raises(OptionError, match=r"would not find train: tasks/bravo/tests"):
+        _check_run_files(paths, splits)
