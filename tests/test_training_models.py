@@ -102,3 +102,38 @@ def test_smoke_takes_the_small_model_of_the_family() -> None:
     assert (qwen.model, qwen.tool_parser) == ("Qwen/Qwen3-1.7B", "hermes")
     with pytest.raises(OptionError, match="no small model"):
         choose_model("zai-org/GLM-4.6", "bash-tool", default=PAPER, smoke=True)
+
+
+@pytest.mark.parametrize(("model", "text"), [
+    ("Qwen/Qwen3-8B",
+     'Listing.<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la /app"}}\n'
+     "</tool_call>"),
+    ("google/gemma-4-31B-it",
+     'Listing.<|tool_call>call:bash{command:<|"|>ls -la /app<|"|>}<tool_call|>'),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct",
+     "Listing.<tool_call>\n<function=bash>\n<parameter=command>\nls -la /app\n</parameter>\n"
+     "</function>\n</tool_call>"),
+])
+def test_the_chosen_parser_reads_its_familys_calls(verl: object, model: str,
+                                                   text: str) -> None:
+    """verl's own parser, picked by the table, reads a bash call in the family's syntax
+    (a tokenizer built here with the family's special tokens)."""
+    import asyncio
+    import json
+
+    from verl.experimental.agent_loop.tool_parser import ToolParser
+
+    from tests.support.tiny_tokenizer import GEMMA4_SPECIAL, tiny_tokenizer_with
+
+    tokenizer = tiny_tokenizer_with(*GEMMA4_SPECIAL)
+    parser = ToolParser.get_tool_parser(tool_parser_for(model)[0], tokenizer)
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    content, calls = asyncio.run(parser.extract_tool_calls(ids))
+    assert content.strip() == "Listing."
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        ("bash", {"command": "ls -la /app"})]
+    other = "hermes" if tool_parser_for(model)[0] != "hermes" else "gemma4"
+    _, misread = asyncio.run(ToolParser.get_tool_parser(other, tokenizer)
+                             .extract_tool_calls(ids))
+    assert [(c.name, json.loads(c.arguments)) for c in misread] != [
+        ("bash", {"command": "ls -la /app"})]
