@@ -50,14 +50,17 @@ def test_selected_tasks_and_verl_rows(inputs: dict[str, Path], tmp_path: Path) -
     verl = pq.read_table(out / "data" / "verl" / "train-00000-of-00001.parquet").to_pylist()
     first = verl[0]
     assert first["data_source"] == "termgrade" and first["ability"] == "terminal"
+    # the instruction as the grading scaffold sends it (stripped), as the trainer's rows
     assert first["prompt"] == [{"role": "system", "content": BASH_SYSTEM_PROMPT},
-                               {"role": "user", "content": "Write hello to /app/out.txt.\n"}]
+                               {"role": "user", "content": "Write hello to /app/out.txt."}]
     assert first["reward_model"] == {"style": "rule", "ground_truth": "alpha"}
     info = first["extra_info"]
     assert (info["split"], info["index"], info["task_id"], info["base_pass_rate"]) == (
         "train", 0, "alpha", 0.5)
-    assert info["tools_kwargs"]["bash"]["create_kwargs"]["archive_sha256"] == \
-        train[0]["archive_sha256"]
+    assert info["archive_sha256"] == train[0]["archive_sha256"]
+    assert first["agent_name"] == "termgrade_bash" and "tools_kwargs" not in info
+    assert (info["task_dir"], info["tests_dir"]) == ("tasks/alpha", "tasks/alpha/tests")
+    assert (out / info["tests_dir"]).is_dir()
     assert verl[1]["extra_info"]["index"] == 1
     assert sorted(p.name for p in (out / "tasks").iterdir()) == ["alpha", "bravo", "charlie"]
     meta, body = split_front_matter((out / "README.md").read_text())

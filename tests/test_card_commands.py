@@ -55,6 +55,8 @@ INLINE = re.compile(r"`(termgrade [^`]+)`")
 IDS = {"environments": "lab/envs", "trajectories": "lab/traj", "bandcentral": "lab/bc",
        "checkpoint": "lab/ckpt"}
 TASKS = ("alpha", "bravo", "charlie", "delta", "echo")
+MODEL = "google/gemma-4-31B-it"
+"""The graded model: the bandcentral card's `termgrade train` lines train it."""
 DOCKER_REASON = "builds images and runs containers: needs a Docker daemon"
 runner = CliRunner()
 
@@ -75,9 +77,10 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     rates = dict(zip(TASKS, (0.5, 0.375, 0.25, 0.75, 1.0), strict=True))
     for task_id in TASKS:
         write_task(root / "tasks", task_id)
-    labels = write_jsonl(root / "labels.jsonl", [label(t, "gemma", r) for t, r in rates.items()])
+    labels = write_jsonl(root / "labels.jsonl", [
+        label(t, MODEL, r).model_copy(update={"scaffold": "bash-tool"}) for t, r in rates.items()])
     splits = root / "splits.jsonl"
-    done = runner.invoke(cli_app(), ["select", str(labels), "--model", "gemma", "--n", "2",
+    done = runner.invoke(cli_app(), ["select", str(labels), "--model", MODEL, "--n", "2",
                                      "--val-n", "1", "-o", str(splits)])
     assert done.exit_code == 0, done.output
     tasks = [root / "tasks"]
@@ -214,9 +217,32 @@ def _termgrade(card: Card, words: list[str], cwd: Path) -> None:
     card.ran.append(f"termgrade {args[0]} (run)")
 
 
+def _pip(card: Card, words: list[str]) -> None:
+    """`pip install 'termgrade[EXTRA]'`: the extra is one pyproject.toml declares."""
+    import tomllib
+
+    assert words[:2] == ["pip", "install"], words
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for spec in words[2:]:
+        match = re.fullmatch(r"termgrade\[(\w+)\]", spec)
+        assert match and match.group(1) in extras, f"pip install {spec}: no such extra"
+    card.ran.append("pip (extra checked)")
+
+
+def _launch(card: Card, words: list[str], cwd: Path) -> None:
+    """`bash RUN/launch.sh` needs the GPU node: the script the card's prepare line wrote
+    must exist, and refuses this machine (tests/test_training_prepare.py runs it)."""
+    script = next(w for w in words if w.endswith("launch.sh"))
+    assert (cwd / script).is_file(), f"{script}: not written by the card's prepare line"
+    card.ran.append("launch (the script exists: needs the GPU node)")
+
+
 def _run_bash(card: Card, block: str) -> None:
     cwd = card.work
     for words in _commands(block):
+        while words and re.fullmatch(r"\w+=\S*", words[0]):  # VAR=value command
+            words = words[1:]
         program = words[0]
         if program == "cd":
             cwd = cwd / words[1]
@@ -229,6 +255,10 @@ def _run_bash(card: Card, block: str) -> None:
             _verl(card, words, cwd)
         elif program == "termgrade":
             _termgrade(card, words, cwd)
+        elif program == "pip":
+            _pip(card, words)
+        elif program == "bash" and words[-1].endswith("launch.sh"):
+            _launch(card, words, cwd)
         else:
             pytest.fail(f"{card.name} card: no handler for `{shlex.join(words)}`: add one")
         card.ran.append(program)
@@ -269,6 +299,13 @@ def test_every_command_in_the_card_runs(repos: dict[str, Path], name: str,
         elif lang == "yaml":
             assert yaml.safe_load(code) == yaml.safe_load(
                 (card.repo / "training_config.yaml").read_text())
+        elif lang == "json":  # the agent loop's tool definitions
+            import json
+
+            from termgrade.agent.scaffold import TOOLS
+
+            assert json.loads(code) == list(TOOLS)
+            card.ran.append("json (the scaffold's tools)")
         elif lang == "bibtex":  # the citation: not a command, but it must be one entry
             assert code.lstrip().startswith("@") and code.count("{") == code.count("}")
         elif lang != "python":
@@ -276,7 +313,7 @@ def test_every_command_in_the_card_runs(repos: dict[str, Path], name: str,
     _inline(card)
     expected = {"environments": ["python block 0", "hf", "docker", "termgrade materialize"],
                 "trajectories": ["python block 3"],
-                "bandcentral": ["python block 0", "hf", "verl (data files"],
+                "bandcentral": ["python block 0", "pip", "termgrade train", "launch"],
                 "checkpoint": ["python (compiled"]}[name]
     for what in expected:
         assert any(r.startswith(what) for r in card.ran), (what, card.ran)

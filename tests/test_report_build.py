@@ -152,3 +152,15 @@ def test_report_cli(corpus: Path, tmp_path: Path) -> None:
     assert done.exit_code == 1 and "no such file" in done.output
     frame = pd.read_json(tmp_path / "r" / "report.json", typ="series")
     assert frame["central_band"] == "central"
+
+
+def test_the_grpo_figure_annotates_only_the_users_data() -> None:
+    """No paper figures ("0.99 at p=0.45") on a user's plot: notes come from their sets."""
+    from termgrade.report.plots import curve_annotations, grpo_curve
+
+    assert curve_annotations(None) == [] and curve_annotations({"train": []}) == []
+    [(x, y, text)] = curve_annotations({"train": [0.25, 0.75, float("nan")]})
+    assert (x, y) == (0.5, 1.0)
+    assert text == "train: mean p=0.50, mean weight 0.75"
+    assert "0.45" not in text and "0.36" not in text
+    assert grpo_curve({"train": [0.25, 0.75]})[:4] == b"\x89PNG"

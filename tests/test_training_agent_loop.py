@@ -43,8 +43,9 @@ def run_loop(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
 
     entry = OmegaConf.create(agent_loop_config(recipe)[0])
     row = prompt_row({"task_id": task_dir.name, "instruction": "Write hello to /app/out.txt.",
-                      "archive_sha256": None, "base_pass_rate": 0.5},
-                     split="train", index=0, task_dir=task_dir, image="unused")
+                      "archive_sha256": "0" * 64, "base_pass_rate": 0.5},
+                     split="train", index=0)
+    row["extra_info"]["task_dir"] = str(task_dir)  # absolute: taken as it is
 
     async def go() -> Any:
         loop = hydra.utils.instantiate(
@@ -161,3 +162,54 @@ def test_the_tasks_agent_timeout_bounds_the_commands(config: Any, make_task: Mak
     _, tools = _split(out, policy.tokenizer)
     assert tools == ""  # the episode ended at the budget: no reply follows
     _assert_removed("tg13-loop-timeout")
+
+
+@pytest.mark.docker
+def test_a_smoke_run_s_own_files_drive_the_loop(verl: Any, make_task: MakeTask, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`train prepare --smoke` for a repo selected for a Qwen3 model: the run's composed
+    config, its agent-loop entry (the Hermes parser the tiny tokenizer speaks) and its first
+    prompt row, read by verl's RLHFDataset, run one trajectory against real containers
+    with the task unpacked into the run. What is left for the GPU: vLLM, the real
+    tokenizer, FSDP and the update (docs/training.md)."""
+    import hydra
+    import pyarrow.parquet as pq
+    import yaml
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from termgrade.training.launch import RUN_DIR_VAR
+    from termgrade.training.prepare import ModelRequest, prepare_run
+    from tests.test_training_prepare import labelled_bandcentral
+
+    repo = labelled_bandcentral(make_task, tmp_path, 2, model="Qwen/Qwen3-8B")
+    run = tmp_path / "smoke"
+    done = prepare_run(str(repo), run, model=ModelRequest(smoke=True))
+    assert done.record.recipe["base_model"] == "Qwen/Qwen3-1.7B"
+    config = compose_verl_config([o.replace("$RUN_DIR", str(run))
+                                  for o in done.record.overrides])
+    [entry] = yaml.safe_load((run / "agent_loop.yaml").read_text())
+    assert entry["tool_format"] == "hermes"
+    tokenizer = tiny_tokenizer()
+    dataset = RLHFDataset(data_files=[str(run / "data" / "train.parquet")],
+                          tokenizer=tokenizer, config=config.data)
+    item = dataset[0]
+    task_id = item["extra_info"]["task_id"]
+    assert pq.read_table(run / "data" / "train.parquet").num_rows == 2
+    monkeypatch.setenv(RUN_DIR_VAR, str(run))
+    policy = ScriptedPolicy(tokenizer, [bash_call("echo hello > /app/out.txt"), FINISH])
+
+    async def go() -> Any:
+        loop = hydra.utils.instantiate(
+            config=OmegaConf.create(entry), trainer_config=DictConfigWrap(config),
+            server_manager=policy, tokenizer=tokenizer, processor=None, hf_model_type=None,
+            dataset_cls=RLHFDataset, data_config=DictConfigWrap(config.data),
+            tools=ToolListWrap([]))
+        return await loop.run({"temperature": 0.6, "top_p": 1.0},
+                              raw_prompt=item["raw_prompt"], extra_info=item["extra_info"])
+
+    out = asyncio.run(go())
+    assert out.reward_score == 1.0, out.extra_fields["termgrade_failure"]
+    assert {r["max_tokens"] for r in policy.requests} == {4096}  # the smoke per-turn cap
+    _assert_removed(task_id)

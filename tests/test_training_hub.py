@@ -13,6 +13,7 @@ from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.publish import PublishOptions, RetryPolicy, ValidationOutcome, publish
 from termgrade.records import SplitRow
 from termgrade.training.prepare import prepare_run
+from termgrade.training.recipe import GrpoRecipe
 from tests.conftest import MakeTask
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
 from tests.support.hub_server import HubServer
@@ -33,7 +34,8 @@ def test_prepare_from_a_hub_repo(verl: Any, make_task: MakeTask, tmp_path: Path,
                                    token="hf_dummy", state_dir=tmp_path / "state",
                                    retry=RetryPolicy(base_s=0.01)),
             validator=lambda root: ValidationOutcome(True))
-    done = prepare_run("org/bandcentral", tmp_path / "run")
+    one = GrpoRecipe(train_batch_size=1, ppo_mini_batch_size=1, total_training_steps=1)
+    done = prepare_run("org/bandcentral", tmp_path / "run", recipe=one)
     assert done.record.source == "org/bandcentral"
     assert done.record.splits["train"].task_ids == ["alpha"]
     rows = pq.read_table(tmp_path / "run" / "data" / "validation.parquet").to_pylist()

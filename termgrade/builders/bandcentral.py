@@ -6,7 +6,7 @@ pass rates; ``--model`` / ``--scaffold`` pick one when the labels hold several).
 
     README.md                                  card (templates/bandcentral.md)
     data/tasks/{train,validation}-*.parquet    config "tasks" (default): task rows + base pass rate
-    data/verl/{train,validation}-*.parquet     config "verl": verl's RL prompt table
+    data/verl/{train,validation}-*.parquet     config "verl": the rows `train prepare` writes
     tasks/<task_id>/..., registry.json         Harbor-runnable task tree
     selection/selection.{json,md,png}          the report of the select run (--selection-report)
     figures/base_pass_rate.png
@@ -164,7 +164,10 @@ def _write_split(paths: RepoPaths, inputs: Inputs, base: dict[str, LabelRow], ou
             base_pass_rate=rate, band=label.band if label else None,
             n_counted=label.n_counted if label else None, k=label.k if label else None)
         tasks.add(full.model_dump(), where=f"task {task_id}")
-        prompt = verl_prompt_row(row, split=out_split, index=index, base_pass_rate=rate)
+        prompt = verl_prompt_row(task_id=task_id, instruction=row.instruction,
+                                 archive_sha256=row.archive_sha256, split=out_split,
+                                 index=index, base_pass_rate=rate, domain=row.domain,
+                                 difficulty=row.difficulty)
         verl.add(prompt.model_dump(), where=f"task {task_id}")
         rates.append(rate)
     summary.rates[out_split] = rates

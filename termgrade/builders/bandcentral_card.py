@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
+from termgrade.agent.scaffold import TOOLS
 from termgrade.builders.card import (
     card_configs,
     field_table,
@@ -14,7 +16,7 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.figures import pass_rate_histogram
-from termgrade.builders.layout import RepoPaths, parquet_name
+from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
 
 if TYPE_CHECKING:
@@ -45,6 +47,20 @@ def _selection(summary: BandcentralSummary) -> str:
             "GRPO weight 4p(1-p) and the chance that all its rollouts agree.")
 
 
+PAPER_BATCH = 16
+SMOKE_BATCH = 2
+
+
+def _train_commands(repo_id: str, n_train: int) -> str:
+    """The card's `termgrade train prepare` lines; a repo with fewer training tasks than
+    the paper's batch of 16 gets a batch it can fill (verl drops a partial batch)."""
+    batch = f" --batch-size {n_train}" if 0 < n_train < PAPER_BATCH else ""
+    lines = [f"termgrade train prepare --repo {repo_id} -o run{batch}"]
+    if n_train >= SMOKE_BATCH:
+        lines.append(f"termgrade train prepare --repo {repo_id} -o smoke --smoke")
+    return "\n".join(lines)
+
+
 def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
     splits = list(summary.rates)
     n = sum(len(r) for r in summary.rates.values())
@@ -69,7 +85,6 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
     if any(rates.values()):
         pass_rate_histogram(rates, paths.figure("base_pass_rate"))
         figures = f"![Base pass rates]({paths.rel(paths.figure('base_pass_rate'))})"
-    verl_dir = paths.config_dir("verl")
     values = {
         "repo_id": repo_id,
         "base_model": summary.base_model or "the base model",
@@ -79,10 +94,10 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "split_rows": _split_rows(summary),
         "figures": figures,
         "selection": _selection(summary),
-        "verl_train": paths.rel(verl_dir / parquet_name("train", 0, 1)),
-        "verl_validation": paths.rel(verl_dir / parquet_name("validation", 0, 1)),
         "task_fields": field_table(BandcentralTaskRow),
         "verl_fields": field_table(VerlPromptRow),
+        "tool_definitions": json.dumps(list(TOOLS), indent=2),
+        "train_commands": _train_commands(repo_id, len(summary.rates.get("train", []))),
     }
     text = with_prose(load_template("bandcentral.md"), prose, card="bandcentral")
     body = render_template(text, values, name="bandcentral.md")

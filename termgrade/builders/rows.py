@@ -92,28 +92,19 @@ class RewardModel(_Row):
     ground_truth: str = Field(description="The task_id whose verifier scores the rollout.")
 
 
-class CreateKwargs(_Row):
-    task_id: str = Field(description="Task the bash tool's sandbox is built from.")
-    archive_sha256: str = Field(description="sha256 of the task archive to materialize.")
-
-
-class BashTool(_Row):
-    create_kwargs: CreateKwargs = Field(description="Arguments of the tool's create().")
-
-
-class ToolsKwargs(_Row):
-    bash: BashTool = Field(description="kwargs of the bash tool.")
-
-
 class ExtraInfo(_Row):
     split: str = Field(description="train or validation.")
     index: int = Field(ge=0, description="Row index within the split.")
     task_id: str = Field(description="The task's id.")
+    task_dir: str = Field(description="The task's directory, relative to the repo (and to a "
+                          "`termgrade train prepare` run, which unpacks it there): "
+                          "tasks/<task_id>.")
+    tests_dir: str = Field(description="Its tests: task_dir/tests.")
+    image: str = Field(description="The image tag the grader builds the task as.")
+    archive_sha256: str = Field(description="sha256 of the task's archive (config tasks).")
     base_pass_rate: float | None = Field(description="Measured base pass rate.")
     domain: str | None = Field(description="Task domain.")
     difficulty: str | None = Field(description="Authored difficulty.")
-    need_tools_kwargs: bool = Field(description="verl multi-turn: pass tools_kwargs to tools.")
-    tools_kwargs: ToolsKwargs = Field(description="verl multi-turn per-tool kwargs.")
 
 
 class VerlPromptRow(_Row):
@@ -124,7 +115,9 @@ class VerlPromptRow(_Row):
     ability: str = Field(description="Task family: 'terminal'.")
     reward_model: RewardModel = Field(description="How the reward is computed.")
     extra_info: ExtraInfo = Field(description="Split, index, task id and selection data.")
-    agent_name: str = Field(description="verl agent loop to run the prompt with.")
+    agent_name: str = Field(description="verl agent loop to run the prompt with: termgrade_bash, "
+                            "TermGrade's bash agent loop (its tools and reward: the task's "
+                            "own verifier).")
 
 
 # -- trajectories -------------------------------------------------------------------------
@@ -132,7 +125,8 @@ class VerlPromptRow(_Row):
 class ToolFunctionRow(_Row):
     name: str = Field(description="The tool called.")
     arguments: LargeStr = Field(description="Its arguments: a JSON text, exactly as the model "
-                                "wrote it (possibly malformed).")
+                                "wrote it (possibly malformed). Templates that tojson or "
+                                "iterate arguments need it parsed (json.loads) first.")
 
 
 class ToolCallRow(_Row):
@@ -142,8 +136,10 @@ class ToolCallRow(_Row):
 
 
 class MessageRow(_Row):
-    """A chat message in the OpenAI form (the trial record's ``messages``, field for field):
-    a chat template takes it unmodified. Fields a message does not use are null."""
+    """A chat message in the OpenAI form (the trial record's ``messages``, field for field).
+    A template that prints a call's arguments takes it unmodified; one that ``tojson``s
+    or iterates them needs :func:`termgrade.builders.sft_messages.with_argument_mappings`.
+    Fields a message does not use are null."""
 
     role: str = Field(description="system, user, assistant or tool.")
     content: LargeStr | None = Field(description="Message text, exactly as the model saw or "
@@ -160,7 +156,8 @@ class MessageRow(_Row):
 
 
 class SftRow(_Row):
-    """One trial as chat messages: feed ``messages`` to a chat template unmodified."""
+    """One trial as chat messages in the OpenAI wire form (see :class:`MessageRow` for the
+    templates that need the arguments as a mapping)."""
 
     trial_id: str = Field(description="Unique id of the trial.")
     task_id: str = Field(description="The task's id.")

@@ -22,26 +22,42 @@ def register(app: typer.Typer) -> None:
                                  "Hub dataset id."),
         out: Path = typer.Option(..., "-o", "--out", help="The run directory to write."),
         revision: str | None = typer.Option(None, help="Hub revision of --repo."),
-        base_model: str | None = typer.Option(None, help="Override the recipe's base model "
-                                              "(a Hub id or a local path on the node)."),
+        base_model: str | None = typer.Option(None, help="The model to train (a Hub id or a "
+                                              "local path on the node). Default: the model "
+                                              "the repo's tasks were selected for; another "
+                                              "model needs --train-other-model."),
+        tool_parser: str | None = typer.Option(None, help="verl's tool-call parser (default: "
+                                               "by the model's family, e.g. gemma4, hermes)."),
+        train_other_model: bool = typer.Option(False, "--train-other-model", help="Train a "
+                                               "model other than the one the tasks were "
+                                               "selected for (their difficulty is unmeasured "
+                                               "for it)."),
+        smoke: bool = typer.Option(False, "--smoke", help="A one-step run on one GPU with a "
+                                   "small model of the same family (checks the loop)."),
         steps: int | None = typer.Option(None, help="Override total_training_steps (5)."),
+        batch_size: int | None = typer.Option(None, help="Prompts per step, also the "
+                                              "mini-batch (fully on-policy; paper: 16)."),
     ) -> None:
         """Write the parquet, agent-loop config, launch script and run.json for verl."""
-        from termgrade.training.prepare import prepare_run
+        from termgrade.training.prepare import ModelRequest, prepare_run
         from termgrade.training.recipe import GrpoRecipe
 
         changes: dict[str, object] = {}
-        if base_model:
-            changes["base_model"] = base_model
         if steps is not None:
             changes["total_training_steps"] = steps
+        if batch_size is not None:
+            changes["train_batch_size"] = changes["ppo_mini_batch_size"] = batch_size
         recipe = GrpoRecipe.model_validate(changes)
-        done = prepare_run(repo, out, recipe=recipe, revision=revision)
+        request = ModelRequest(base_model=base_model, tool_parser=tool_parser,
+                               train_other_model=train_other_model, smoke=smoke)
+        done = prepare_run(repo, out, recipe=recipe, revision=revision, model=request)
+        for warning in done.record.warnings:
+            STDERR.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
         splits = ", ".join(f"{n} {s.tasks}" for n, s in done.record.splits.items())
-        STDERR.print(f"wrote {out}: {splits} tasks; launch on the GPU node with "
-                     f"`bash {done.paths.launch_script}`"
-                     + ("" if done.record.verl_checked else
-                        " (verl not installed here: overrides not composed)"))
+        STDERR.print(f"wrote {out}: {done.choice.model} with verl's {done.choice.tool_parser} "
+                     f"tool parser ({done.choice.parser_source}), {splits} tasks; launch on "
+                     f"the GPU node with `bash {done.paths.launch_script}`",
+                     highlight=False, soft_wrap=True)
 
     @group.command("launch")
     @guarded
@@ -95,16 +111,21 @@ def register(app: typer.Typer) -> None:
         repeats: int = typer.Option(3, "-k", help="Repeats per task (pass@1 over them)."),
         concurrent: int = typer.Option(8, "-n", help="Trials at once."),
         env: str = typer.Option("docker", "-e", help="Harbor environment (paper: daytona)."),
+        timeout_s: float = typer.Option(7200, "--task-timeout", help="Seconds the agent gets "
+                                        "per task (the paper: 2 h); 0: each task's own."),
         timeout_multiplier: float | None = typer.Option(None, help="Harbor's multiplier of "
-                                                        "each task's timeout (paper: 2 h)."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan only."),
+                                                        "every timeout, on top."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Write the job config and print "
+                                     "the plan; run nothing."),
     ) -> None:
-        """Terminal-Bench 2.1 through Harbor: 89 tasks, Terminus-2, 3 repeats."""
-        from termgrade.training.evaluate import EvalPlan, describe, run_eval
+        """Terminal-Bench 2.1 through Harbor: 89 tasks, Terminus-2, 3 repeats, 2 h per task."""
+        from termgrade.training.evaluate import EvalPlan, describe, run_eval, write_job_config
 
         plan = EvalPlan(model=model, api_base=api_base, jobs_dir=jobs, job_name=job_name,
                         repeats=repeats, concurrent=concurrent, environment=env,
-                        timeout_multiplier=timeout_multiplier)
+                        timeout_s=timeout_s or None, timeout_multiplier=timeout_multiplier)
         typer.echo(describe(plan))
-        if not dry_run:
+        if dry_run:
+            STDERR.print(f"wrote {write_job_config(plan)}")
+        else:
             raise typer.Exit(run_eval(plan))

@@ -62,18 +62,36 @@ def pass_rate_histograms(labels: pd.DataFrame, order: Sequence[str],
     return _png(fig)
 
 
+def curve_annotations(selected: Mapping[str, Sequence[float]] | None
+                      ) -> list[tuple[float, float, str]]:
+    """The 4p(1-p) figure's notes, from the user's data only: each chosen set's mean
+    pass rate and its tasks' mean weight (none without data; the paper's own figures are
+    not the user's)."""
+    notes = []
+    for name, rates in (selected or {}).items():
+        r = np.asarray(rates, dtype=float)
+        r = r[np.isfinite(r)]
+        if r.size:
+            mean = float(r.mean())
+            notes.append((mean, float(grpo_weight(mean)),
+                          f"{name}: mean p={mean:.2f}, mean weight "
+                          f"{float(grpo_weight(r).mean()):.2f}"))
+    return notes
+
+
 def grpo_curve(selected: Mapping[str, Sequence[float]] | None = None,
                band: tuple[float, float] = (0.25, 0.75)) -> bytes:
-    """4p(1-p) over [0, 1], the band shaded, chosen tasks marked on the curve."""
+    """4p(1-p) over [0, 1], the band shaded, chosen tasks marked on the curve and annotated
+    (:func:`curve_annotations`)."""
     fig = _figure(6.4, 3.8, left=0.12)
     ax = fig.subplots()
     p = np.linspace(0, 1, 401)
     ax.plot(p, grpo_weight(p), color="black", lw=1.5, label="4p(1-p)")
     ax.axvspan(*band, color="tab:green", alpha=0.12, lw=0,
                label=f"band [{band[0]:g}, {band[1]:g}]")
-    for x, text_y in ((0.45, 0.97), (0.36, 0.8)):
-        ax.annotate(f"{float(grpo_weight(x)):.2f} at p={x:g}", (x, float(grpo_weight(x))),
-                    xytext=(0.02, text_y), fontsize=8,
+    for (x, y, text), text_y in zip(curve_annotations(selected), (0.97, 0.8, 0.63, 0.46),
+                                     strict=False):
+        ax.annotate(text, (x, y), xytext=(0.02, text_y), fontsize=8,
                     arrowprops={"arrowstyle": "->", "lw": 0.6, "color": "0.4"})
     markers = iter(("o", "s", "^", "D", "v"))
     for name, rates in (selected or {}).items():

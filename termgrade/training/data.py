@@ -3,7 +3,9 @@
 The repo (a staged directory or a Hub dataset id) holds ``data/tasks/{train,validation}-*
 .parquet``: one row per selected task with its instruction, base pass rate and the exact
 task archive. Each task is unpacked into the run (the safe, manifest-checked unpacker of
-:mod:`termgrade.materialize`), and its prompt row names what the agent loop needs:
+:mod:`termgrade.materialize`), and its prompt row (built by
+:func:`termgrade.training.prompts.verl_prompt_row`, as the repo's own ``verl`` rows are)
+names what the agent loop needs:
 
 * ``data_source``, ``ability``, ``prompt`` (the scaffold's system prompt, the
   instruction), ``reward_model`` (``rule``, the task id: the task's own verifier);
@@ -11,7 +13,7 @@ task archive. Each task is unpacked into the run (the safe, manifest-checked unp
 * ``extra_info``: ``split``, ``index``, ``task_id``, ``task_dir`` and ``tests_dir``
   (relative to the run directory, which launch.sh exports as ``TERMGRADE_RUN_DIR``, so
   the run can move to the node), ``image`` (the tag the grader builds),
-  ``archive_sha256``, ``base_pass_rate``.
+  ``archive_sha256``, ``base_pass_rate``, ``domain``, ``difficulty``.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ from termgrade.materialize import find_row, unpack_row
 from termgrade.progress import track
 from termgrade.task import load_task
 from termgrade.training.paths import RunPaths
-from termgrade.training.prompts import ABILITY, BASH_SYSTEM_PROMPT, DATA_SOURCE, REWARD_STYLE
-from termgrade.training.recipe import AGENT_NAME
+from termgrade.training.prompts import task_dir_for, verl_prompt_row
 
 SPLITS = ("train", "validation")
 TASKS_CONFIG = "data/tasks"
 COLUMNS = ["task_id", "instruction", "base_pass_rate", "archive_sha256"]
+OPTIONAL = ["domain", "difficulty"]
 
 
 @dataclass(frozen=True)
@@ -89,47 +91,68 @@ def _read_rows(files: Sequence[Path]) -> list[dict[str, Any]]:
         if missing:
             raise BuildError(f"{path}: no column(s) {', '.join(missing)}",
                              fix="rebuild the repo with `termgrade build bandcentral`")
-        rows += pq.read_table(path, columns=COLUMNS).to_pylist()
+        columns = COLUMNS + [c for c in OPTIONAL if c in names]
+        rows += pq.read_table(path, columns=columns).to_pylist()
     return rows
 
 
-def prompt_row(task: dict[str, Any], *, split: str, index: int, task_dir: Path,
-               image: str) -> dict[str, Any]:
-    """One verl prompt row (see the module docstring)."""
-    return {
-        "data_source": DATA_SOURCE,
-        "agent_name": AGENT_NAME,
-        "prompt": [{"role": "system", "content": BASH_SYSTEM_PROMPT},
-                   {"role": "user", "content": str(task["instruction"]).strip()}],
-        "ability": ABILITY,
-        "reward_model": {"style": REWARD_STYLE, "ground_truth": str(task["task_id"])},
-        "extra_info": {
-            "split": split,
-            "index": index,
-            "task_id": str(task["task_id"]),
-            "task_dir": str(task_dir),
-            "tests_dir": str(task_dir / "tests"),
-            "image": image,
-            "archive_sha256": task.get("archive_sha256"),
-            "base_pass_rate": task.get("base_pass_rate"),
-        },
-    }
+def read_tasks(repo: Path, split: str) -> list[dict[str, Any]]:
+    """The split's task rows (the columns a run needs)."""
+    return _read_rows(split_files(repo, split))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The model and scaffold whose pass rates selected the repo's tasks."""
+
+    model: str | None
+    scaffold: str | None
+
+
+def repo_identity(repo: Path) -> Identity:
+    """``base_model`` / ``base_scaffold`` of the repo's task rows: one of each, or None when
+    the repo was built without labels. Several are refused: a repo is selected for one."""
+    found: set[tuple[str | None, str | None]] = set()
+    for split in SPLITS:
+        for path in split_files(repo, split):
+            names = pq.read_schema(path).names
+            columns = [c for c in ("base_model", "base_scaffold") if c in names]
+            for row in pq.read_table(path, columns=columns).to_pylist():
+                found.add((row.get("base_model"), row.get("base_scaffold")))
+    known = {pair for pair in found if pair[0] is not None}
+    if len(known) > 1:
+        raise BuildError(f"{repo / TASKS_CONFIG}: rows selected for "
+                         + ", ".join(f"{m} / {s}" for m, s in sorted(known, key=str)),
+                         fix="build the bandcentral repo for one model (`termgrade build "
+                             "bandcentral --model ... --scaffold ...`)")
+    model, scaffold = next(iter(known)) if known else (None, None)
+    return Identity(model, scaffold)
+
+
+def prompt_row(task: dict[str, Any], *, split: str, index: int) -> dict[str, Any]:
+    """One verl prompt row (the bandcentral repo's ``verl`` row of the same task)."""
+    return verl_prompt_row(
+        task_id=str(task["task_id"]), instruction=str(task["instruction"]),
+        archive_sha256=str(task["archive_sha256"]), split=split, index=index,
+        base_pass_rate=task.get("base_pass_rate"), domain=task.get("domain"),
+        difficulty=task.get("difficulty")).model_dump()
 
 
 def prepare_split(repo: Path, paths: RunPaths, split: str) -> SplitData:
     """Unpack the split's tasks into the run and build its prompt rows."""
-    tasks = _read_rows(split_files(repo, split))
+    tasks = read_tasks(repo, split)
     rows = []
     with track(f"{split}: unpacking tasks", len(tasks)) as progress:
         for index, task in enumerate(tasks):
             task_id = str(task["task_id"])
-            target = paths.task_dir(task_id)
+            target = paths.root / task_dir_for(task_id)
             if not target.exists():
                 unpack_row(find_row(str(repo), task_id), target)
-            loaded = load_task(target)
-            rows.append(prompt_row(task, split=split, index=index,
-                                   task_dir=target.relative_to(paths.root),
-                                   image=loaded.image_tag))
+            row = prompt_row(task, split=split, index=index)
+            if load_task(target).image_tag != row["extra_info"]["image"]:
+                raise BuildError(f"{target}: loads as another task than {task_id}",
+                                 fix="rebuild the repo with `termgrade build bandcentral`")
+            rows.append(row)
             progress.advance()
     return SplitData(split, rows)
 

@@ -21,8 +21,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from termgrade import __version__
 from termgrade.atomic import atomic_write_text
 from termgrade.errors import OptionError
-from termgrade.training.data import SPLITS, SplitData, local_repo, prepare_split, write_split
+from termgrade.training.checks import composed_errors, preflight
+from termgrade.training.data import (
+    SPLITS,
+    SplitData,
+    local_repo,
+    prepare_split,
+    read_tasks,
+    repo_identity,
+    write_split,
+)
 from termgrade.training.launch import PINS, render_launch_script
+from termgrade.training.models import ModelChoice, choose_model
 from termgrade.training.paths import RunPaths
 from termgrade.training.recipe import (
     AGENT_NAME,
@@ -30,6 +40,7 @@ from termgrade.training.recipe import (
     RunPlaces,
     as_hydra,
     run_overrides,
+    smoke_recipe,
 )
 
 SCHEMA_VERSION = 1
@@ -73,6 +84,15 @@ class RunRecord(BaseModel):
     splits: dict[str, SplitRecord] = Field(description="train and validation.")
     deviations: list[str] = Field(description="Where the run departs from the paper, and why.")
     verl_checked: bool = Field(description="The overrides were composed with verl's config.")
+    selected_for_model: str | None = Field(
+        None, description="The model the repo's tasks were selected for (base_model).")
+    selected_for_scaffold: str | None = Field(
+        None, description="The scaffold they were graded in (base_scaffold).")
+    tool_parser_source: str | None = Field(
+        None, description="Why recipe.tool_format: the model's family or --tool-parser.")
+    smoke: bool = Field(False, description="A one-GPU smoke run (train prepare --smoke).")
+    warnings: list[str] = Field(default_factory=list,
+                                description="What prepare warned about, e.g. another model.")
 
 
 def read_record(path: Path) -> RunRecord:
@@ -108,17 +128,41 @@ def agent_loop_config(recipe: GrpoRecipe) -> list[dict[str, Any]]:
     }]
 
 
-def _check_with_verl(overrides: list[str]) -> bool:
-    """Compose with verl's config when verl is here; False when it is not installed."""
-    try:
-        import verl  # noqa: F401
-    except ImportError:
-        return False
-    from termgrade.training.verl_config import compose_verl_config
+UNCHECKED_WITHOUT_VERL = (
+    "verl is not installed here, so the overrides were not composed with its ppo_trainer "
+    "config: a key verl does not know, and a value its config interpolates, would only "
+    "fail on the node (the recipe's own limits were checked)")
 
+
+def _check_with_verl(overrides: list[str], recipe: GrpoRecipe) -> bool:
+    """Compose with verl's config whenever its files are here (always through Hydra) and
+    check the composed values; False when verl is not installed."""
+    from termgrade.training.verl_config import compose_verl_config, find_verl_config_dir
+
+    if find_verl_config_dir() is None:
+        return False
     concrete = [o.replace("$RUN_DIR", "/run") for o in overrides]
-    compose_verl_config(concrete)
+    errors = composed_errors(compose_verl_config(concrete), recipe)
+    if errors:
+        raise OptionError("verl's composed config would fail on the node: "
+                          + "; ".join(errors), fix="change the option named; nothing was "
+                          "written")
     return True
+
+
+def _check_run_files(paths: RunPaths, splits: dict[str, SplitData]) -> None:
+    """Every file the agent loop opens on the node: each row's task and tests, the agent
+    loop's config."""
+    missing = [f"{split}: {row['extra_info'][key]}"
+               for split, data in splits.items() for row in data.rows
+               for key in ("task_dir", "tests_dir")
+               if not (paths.root / row["extra_info"][key]).is_dir()]
+    if not paths.agent_loop_config.is_file():
+        missing.append(str(paths.agent_loop_config))
+    if missing:
+        raise OptionError(f"{paths.root}: the agent loop would not find "
+                          + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""),
+                          fix="prepare the run again into a new -o directory")
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -130,25 +174,54 @@ def _mean(values: list[float | None]) -> float | None:
 class Prepared:
     paths: RunPaths
     record: RunRecord
+    choice: ModelChoice
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """What ``train prepare`` was asked about the model (see :func:`choose_model`)."""
+
+    base_model: str | None = None
+    tool_parser: str | None = None
+    train_other_model: bool = False
+    smoke: bool = False
 
 
 def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
-                revision: str | None = None) -> Prepared:
-    """Write the run directory ``out`` from the bandcentral repo ``source``."""
+                revision: str | None = None, model: ModelRequest | None = None) -> Prepared:
+    """Write the run directory ``out`` from the bandcentral repo ``source``: the model the
+    repo was selected for (``model`` may ask for another), verl's run-time limits checked
+    before anything is written."""
     recipe = recipe or GrpoRecipe()
+    model = model or ModelRequest()
     paths = RunPaths(out)
     if paths.record.exists():
         raise OptionError(f"{paths.record} exists: {out} already holds a run",
                           fix="choose a new -o directory (runs are not overwritten)")
-    overrides = as_hydra(run_overrides(recipe, run_places(recipe)))
-    checked = _check_with_verl(overrides)
     repo = local_repo(source, revision=revision)
+    identity = repo_identity(repo)
+    choice = choose_model(identity.model, identity.scaffold, default=recipe.base_model,
+                          asked=model.base_model, tool_parser=model.tool_parser,
+                          train_other_model=model.train_other_model, smoke=model.smoke)
+    if model.smoke:
+        recipe = smoke_recipe(recipe)
+    recipe = recipe.model_copy(update={"base_model": choice.model,
+                                       "tool_format": choice.tool_parser})
+    counts = {split: len(read_tasks(repo, split)) for split in SPLITS}
+    checks = preflight(recipe, n_train=counts["train"], n_val=counts["validation"])
+    checks.raise_errors()
+    overrides = as_hydra(run_overrides(recipe, run_places(recipe)))
+    checked = _check_with_verl(overrides, recipe)
+    warnings = [*choice.warnings, *checks.warnings]
+    if not checked:
+        warnings.append(UNCHECKED_WITHOUT_VERL)
     splits: dict[str, SplitData] = {split: prepare_split(repo, paths, split)
                                     for split in SPLITS}
     for split, data in splits.items():
         write_split(paths.split_file(split), data)
     atomic_write_text(paths.agent_loop_config,
                       yaml.safe_dump(agent_loop_config(recipe), sort_keys=False))
+    _check_run_files(paths, splits)
     atomic_write_text(paths.launch_script, render_launch_script(overrides))
     paths.launch_script.chmod(0o755)
     fields = GrpoRecipe.model_fields
@@ -161,6 +234,8 @@ def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
         splits={s: SplitRecord(tasks=len(d.rows), task_ids=d.task_ids,
                                mean_base_pass_rate=_mean(d.base_pass_rates))
                 for s, d in splits.items()},
-        deviations=list(DEVIATIONS), verl_checked=checked)
+        deviations=list(DEVIATIONS), verl_checked=checked,
+        selected_for_model=choice.selected_for, selected_for_scaffold=choice.scaffold,
+        tool_parser_source=choice.parser_source, smoke=model.smoke, warnings=warnings)
     atomic_write_text(paths.record, record.model_dump_json(indent=2) + "\n")
-    return Prepared(paths, record)
+    return Prepared(paths, record, choice)

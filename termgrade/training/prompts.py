@@ -1,31 +1,25 @@
-"""Tasks -> verl's RL dataset format (the ``verl`` config of the bandcentral repo).
+"""The verl prompt row of a task: one builder for the bandcentral repo's ``verl`` config
+and the run ``termgrade train prepare`` writes, so the repo's rows are the trainer's rows.
 
 verl's RLHFDataset reads parquet rows with ``data_source`` (routes the reward function),
 ``prompt`` (chat messages the chat template renders), ``ability``, ``reward_model``
-(``style`` and ``ground_truth``) and ``extra_info`` (``split``, ``index`` and anything the
-reward or tools need). Multi-turn tool use reads ``extra_info.need_tools_kwargs`` /
-``tools_kwargs`` (kwargs of each tool's ``create``), and ``agent_name`` picks the agent
-loop. Here the reward is the task's own verifier: ``ground_truth`` is the task id, and
-the bash tool builds its sandbox from the task archive named in ``tools_kwargs``.
+(``style`` and ``ground_truth``) and ``extra_info``; ``agent_name`` picks the agent loop:
+``termgrade_bash`` (:data:`termgrade.training.recipe.AGENT_NAME`), TermGrade's bash agent
+loop, whose tools are the grading scaffold's (:data:`termgrade.agent.scaffold.TOOLS`)
+and whose reward is the task's own verifier run by the grader. ``extra_info.task_dir`` is
+``tasks/<task_id>``, relative to the repo (which ships the task tree there) and to the run
+directory (where ``train prepare`` unpacks each task from its archive).
 """
 
 from __future__ import annotations
 
 from termgrade.agent.scaffold import ScaffoldConfig, system_prompt
-from termgrade.builders.rows import (
-    BashTool,
-    CreateKwargs,
-    ExtraInfo,
-    PromptMessage,
-    RewardModel,
-    TaskRow,
-    ToolsKwargs,
-    VerlPromptRow,
-)
+from termgrade.builders.rows import ExtraInfo, PromptMessage, RewardModel, VerlPromptRow
+from termgrade.task.model import image_tag_for
+from termgrade.training.recipe import AGENT_NAME
 
 DATA_SOURCE = "termgrade"
 ABILITY = "terminal"
-AGENT_NAME = "tool_agent"
 REWARD_STYLE = "rule"
 
 BASH_SYSTEM_PROMPT = system_prompt("/app", ScaffoldConfig())
@@ -33,26 +27,28 @@ BASH_SYSTEM_PROMPT = system_prompt("/app", ScaffoldConfig())
 :mod:`termgrade.agent.scaffold` defines and ``termgrade grade`` grades with."""
 
 
-def verl_prompt_row(task: TaskRow, *, split: str, index: int,
-                    base_pass_rate: float | None,
+def task_dir_for(task_id: str) -> str:
+    """Where a row's task lives, relative to the repo and to the run directory."""
+    return f"tasks/{task_id}"
+
+
+def verl_prompt_row(*, task_id: str, instruction: str, archive_sha256: str, split: str,
+                    index: int, base_pass_rate: float | None, domain: str | None = None,
+                    difficulty: str | None = None,
                     system_prompt: str = BASH_SYSTEM_PROMPT) -> VerlPromptRow:
-    """One verl prompt row for ``task``; ``split`` is ``train`` or ``validation``."""
+    """One verl prompt row; ``split`` is ``train`` or ``validation``. The user message is
+    the instruction as the grading scaffold sends it (stripped)."""
+    task_dir = task_dir_for(task_id)
     return VerlPromptRow(
         data_source=DATA_SOURCE,
         prompt=[PromptMessage(role="system", content=system_prompt),
-                PromptMessage(role="user", content=task.instruction)],
+                PromptMessage(role="user", content=instruction.strip())],
         ability=ABILITY,
-        reward_model=RewardModel(style=REWARD_STYLE, ground_truth=task.task_id),
+        reward_model=RewardModel(style=REWARD_STYLE, ground_truth=task_id),
         extra_info=ExtraInfo(
-            split=split,
-            index=index,
-            task_id=task.task_id,
-            base_pass_rate=base_pass_rate,
-            domain=task.domain,
-            difficulty=task.difficulty,
-            need_tools_kwargs=True,
-            tools_kwargs=ToolsKwargs(bash=BashTool(create_kwargs=CreateKwargs(
-                task_id=task.task_id, archive_sha256=task.archive_sha256))),
-        ),
+            split=split, index=index, task_id=task_id, task_dir=task_dir,
+            tests_dir=f"{task_dir}/tests", image=image_tag_for(task_id),
+            archive_sha256=archive_sha256, base_pass_rate=base_pass_rate, domain=domain,
+            difficulty=difficulty),
         agent_name=AGENT_NAME,
     )

@@ -64,6 +64,7 @@ class GrpoRecipe(BaseModel):
     rollout_n: int = Field(16, description="paper: 16 rollouts per prompt.")
     temperature: float = Field(0.6, description="paper: sampling temperature 0.6.")
     total_training_steps: int = Field(5, description="paper: 5 updates (about one epoch).")
+    total_epochs: int = Field(1, description="paper: about one epoch.")
     # -- the model -----------------------------------------------------------------------------
     base_model: str = Field("google/gemma-4-31B-it", description="paper: gemma-4-31B-it.")
     lora_rank: int = Field(32, description="paper: LoRA rank 32.")
@@ -78,7 +79,16 @@ class GrpoRecipe(BaseModel):
         8192, description="choice: the per-turn completion cap the agent loop enforces "
                           "(verl's sampling params carry none).")
     tool_format: str = Field(
-        "gemma4", description="choice: verl's tool-call parser for the base model's syntax.")
+        "gemma4", description="model: verl's tool-call parser for the base model's family "
+                              "(termgrade.training.models), or --tool-parser.")
+    ppo_max_token_len_per_gpu: int | None = Field(
+        None, description="derived: tokens per actor micro-batch with dynamic batch size; "
+                          "None = prompt + response (verl asserts >= the longest sequence).")
+    log_prob_max_token_len_per_gpu: int | None = Field(
+        None, description="derived: the same for the old and ref log-prob passes; "
+                          "None = prompt + response.")
+    max_num_batched_tokens: int = Field(
+        8192, description="choice: vLLM's tokens per scheduler step (chunked prefill on).")
     max_concurrent_trajectories: int = Field(
         64, description="choice: trajectories holding containers at once, per agent worker.")
     # -- the node ------------------------------------------------------------------------------
@@ -88,6 +98,22 @@ class GrpoRecipe(BaseModel):
     gpu_memory_utilization: float = Field(0.6, description="choice: vLLM KV cache share.")
     test_freq: int = Field(1, description="paper: validation every step.")
     val_n: int = Field(1, description="choice: one validation rollout per task.")
+    val_max_samples: int = Field(-1, description="paper: every validation task (-1).")
+
+
+SMOKE = {
+    "total_training_steps": 1, "train_batch_size": 2, "ppo_mini_batch_size": 2,
+    "rollout_n": 4, "n_gpus_per_node": 1, "nnodes": 1, "tensor_parallel_size": 1,
+    "max_response_length": 16384, "max_tokens_per_turn": 4096,
+    "max_concurrent_trajectories": 8, "gpu_memory_utilization": 0.5, "val_max_samples": 2,
+}
+"""``train prepare --smoke``: one update of 2 prompts x 4 rollouts on one GPU, 2
+validation tasks, 16k-token trajectories: the whole loop (vLLM with LoRA, the agent loop
+against containers, rewards, one update, the weight sync) in minutes, not the recipe."""
+
+
+def smoke_recipe(recipe: GrpoRecipe) -> GrpoRecipe:
+    return recipe.model_copy(update=SMOKE)
 
 
 class RunPlaces(BaseModel):
@@ -118,6 +144,8 @@ def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
     actor = "actor_rollout_ref.actor"
     rollout = "actor_rollout_ref.rollout"
     model = "actor_rollout_ref.model"
+    budget = recipe.max_prompt_length + recipe.max_response_length
+    log_prob = recipe.log_prob_max_token_len_per_gpu or budget
     return {
         "algorithm.adv_estimator": recipe.adv_estimator,
         "algorithm.norm_adv_by_std_in_grpo": recipe.norm_adv_by_std_in_grpo,
@@ -130,6 +158,7 @@ def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
         "data.max_prompt_length": recipe.max_prompt_length,
         "data.max_response_length": recipe.max_response_length,
         "data.return_raw_chat": True,
+        "data.val_max_samples": recipe.val_max_samples,
         f"{actor}.use_kl_loss": recipe.use_kl_loss,
         f"{actor}.entropy_coeff": recipe.entropy_coeff,
         f"{actor}.clip_ratio_low": recipe.clip_ratio_low,
@@ -140,6 +169,12 @@ def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
         f"{actor}.ppo_epochs": recipe.ppo_epochs,
         f"{actor}.optim.lr": recipe.lr,
         f"{actor}.use_dynamic_bsz": True,
+        f"{actor}.ppo_max_token_len_per_gpu": recipe.ppo_max_token_len_per_gpu or budget,
+        "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu": log_prob,
+        f"{rollout}.log_prob_max_token_len_per_gpu": log_prob,
+        f"{rollout}.max_model_len": budget,
+        f"{rollout}.max_num_batched_tokens": recipe.max_num_batched_tokens,
+        f"{rollout}.enable_chunked_prefill": True,
         f"{model}.path": recipe.base_model,
         f"{model}.lora_rank": recipe.lora_rank,
         f"{model}.lora_alpha": recipe.lora_alpha,
@@ -155,12 +190,13 @@ def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
         f"{rollout}.multi_turn.enable": True,
         f"{rollout}.multi_turn.max_assistant_turns": recipe.max_turns,
         f"{rollout}.multi_turn.max_user_turns": recipe.max_turns,
+        f"{rollout}.multi_turn.format": recipe.tool_format,
         f"{rollout}.agent.default_agent_loop": AGENT_NAME,
         f"{rollout}.val_kwargs.temperature": recipe.temperature,
         f"{rollout}.val_kwargs.do_sample": True,
         f"{rollout}.val_kwargs.n": recipe.val_n,
         "trainer.total_training_steps": recipe.total_training_steps,
-        "trainer.total_epochs": 1,
+        "trainer.total_epochs": recipe.total_epochs,
         "trainer.n_gpus_per_node": recipe.n_gpus_per_node,
         "trainer.nnodes": recipe.nnodes,
         "trainer.test_freq": recipe.test_freq,

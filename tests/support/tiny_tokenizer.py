@@ -60,17 +60,28 @@ CORPUS = [
 @lru_cache(maxsize=1)
 def tiny_tokenizer() -> Any:
     """A ``PreTrainedTokenizerFast`` of about 400 tokens (deterministic)."""
+    return tiny_tokenizer_with()
+
+
+GEMMA4_SPECIAL = ("<|tool_call>", "<tool_call|>", '<|"|>')
+"""Gemma 4's tool-call delimiters (verl's ``gemma4`` parser stops on ``<tool_call|>``)."""
+
+
+@lru_cache(maxsize=4)
+def tiny_tokenizer_with(*extra_special: str) -> Any:
+    """The tiny tokenizer with more special tokens (another family's tool-call syntax)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIAL, show_progress=False,
+    specials = [*SPECIAL, *extra_special]
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     core.train_from_iterator(CORPUS * 4, trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>",
                                         pad_token="<|endoftext|>",
-                                        additional_special_tokens=SPECIAL[3:])
+                                        additional_special_tokens=specials[3:])
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer

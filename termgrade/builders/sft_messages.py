@@ -1,0 +1,71 @@
+"""The trajectories' ``sft`` messages in the form a model's chat template needs.
+
+The rows keep the OpenAI wire form: a tool call's ``function.arguments`` is the JSON text
+the model wrote (possibly malformed). Chat templates take it in one of three conventions:
+
+* **string**: the template prints ``arguments`` as it is (the OpenAI form; Hermes-style
+  templates that test ``arguments is string``): the wire form renders as written.
+* **mapping**: the template encodes ``arguments | tojson`` (Llama 3.1, Qwen2.5, Qwen3
+  style): the wire form's text would be encoded a second time (a quoted JSON string),
+  teaching the model to emit one. These need :func:`with_argument_mappings`.
+* **gemma**: the template iterates ``arguments.items()`` (Gemma 4's
+  ``call:name{key:<|"|>value<|"|>}``): a text has no items; it needs the mapping too.
+
+``tests/test_sft_chat_template.py`` renders a trial through a local template of each
+convention and checks that every call's arguments appear encoded exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+CONVENTIONS = ("string", "mapping", "gemma")
+
+
+def _parsed(arguments: Any) -> Any:
+    """A JSON object text as its mapping; anything else (already a mapping, malformed, or
+    JSON that is not an object) as it is."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError:
+        return arguments
+    return value if isinstance(value, dict) else arguments
+
+
+def with_argument_mappings(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of ``messages`` whose tool calls carry ``function.arguments`` as a mapping,
+    for templates that ``tojson`` or iterate it. Arguments that are not a JSON object (a
+    malformed call) stay the model's text: such a turn cannot be rendered in those
+    templates' syntax, so drop the row or its call when training on them
+    (:func:`malformed_calls` finds them)."""
+    out = []
+    for message in messages:
+        copy = dict(message)
+        calls = message.get("tool_calls")
+        if calls:
+            copy["tool_calls"] = [
+                {**call, "function": {**call["function"],
+                                      "arguments": _parsed(call["function"]["arguments"])}}
+                for call in calls]
+        out.append(copy)
+    return out
+
+
+def malformed_calls(messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The ids of tool calls whose arguments are not a JSON object."""
+    return [str(call.get("id")) for message in messages
+            for call in message.get("tool_calls") or []
+            if not isinstance(_parsed(call["function"]["arguments"]), dict)]
+
+
+def for_template(messages: Iterable[Mapping[str, Any]], convention: str) -> list[dict[str, Any]]:
+    """``messages`` for a template of ``convention`` (one of :data:`CONVENTIONS`)."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention {convention!r}: one of {', '.join(CONVENTIONS)}")
+    if convention == "string":
+        return [dict(m) for m in messages]
+    return with_argument_mappings(messages)
