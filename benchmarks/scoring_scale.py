@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from termgrade.grading.carry import carry_work
+from termgrade.grading.carry import CarryStats, carry_work
 from termgrade.grading.closure import find_closure
-from termgrade.grading.integrity import review_layer
+from termgrade.grading.integrity import LayerReview, review_layer
 from termgrade.grading.policy import GradingPolicy
 from termgrade.sandbox.docker_sandbox import DockerSandbox
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
@@ -89,16 +89,23 @@ def main() -> None:
         started_b = time.monotonic()
         seen = score.exec(["bash", "-c", f"find {where} -name 'd*f*.txt' | wc -l"],
                           timeout_s=600)
+        report(args.added, where, review, stats, seen.output.strip(),
+               (started, frozen, reviewed, carried, started_b))
     finally:
-        agent.close()
-        score.close()
+        for box in (agent, score):  # a million-file layer takes the engine minutes to remove
+            box.close_later()
+
+
+def report(added: int, where: str, review: LayerReview, stats: CarryStats, seen: str,
+           marks: tuple[float, float, float, float, float]) -> None:
+    started, frozen, reviewed, carried, started_b = marks
     print(f"entries in the writable layer: {review.entries:,}")
     print(f"findings: {len(review.findings) + review.unlisted:,} "
           f"(listed {len(review.findings)}), carried entries: {len(review.carried):,} "
           f"({stats.trees:,} directories moved whole, {stats.moved:,} files moved one by "
           f"one, {stats.copied:,} copied, {stats.directories:,} directories made)")
-    print(f"files the scoring container sees under {where}: {seen.output.strip()} "
-          f"(made: {args.added:,})")
+    print(f"files the scoring container sees under {where}: {seen} "
+          f"(made: {added:,})")
     print(f"freeze:  {frozen - started:6.3f} s")
     print(f"review:  {reviewed - frozen:6.3f} s  (target < 2 s for 100,000 changed paths)")
     print(f"carry:   {carried - reviewed:6.3f} s  (into the scoring layer on the host)")
@@ -106,6 +113,7 @@ def main() -> None:
           "one started)")
     print(f"scoring: {started_b - started:6.3f} s  (freeze + review + carry + start; target "
           "< 60 s for 1,000,000 entries)")
+
 
 if __name__ == "__main__":
     main()
