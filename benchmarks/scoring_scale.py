@@ -87,7 +87,7 @@ def main() -> None:
         agent.halt(kill=True)
         score.begin()
         started_b = time.monotonic()
-        seen = score.exec(["bash", "-c", f"find {where} -name 'd*f*.txt' | wc -l"],
+        seen = score.exec(["bash", "-c", f"find {where} -type f -name '*f*.txt' | wc -l"],
                           timeout_s=600)
         report(args.added, where, review, stats, seen.output.strip(),
                (started, frozen, reviewed, carried, started_b))
