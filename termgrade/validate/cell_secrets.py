@@ -8,11 +8,11 @@ nesting (``messages.content``, ``messages.tool_calls.function.arguments``,
 same engine as the repo's files (:mod:`.secrets_scan`: detect-secrets' own plugins,
 transformers and filters on the lines they can flag).
 
-At scale: each distinct text is scanned once (a repo repeats instructions, prompts and
-frames across trials); the distinct texts are joined and sieved in one pass of each
-plugin's pattern (:func:`.secrets_scan.flagging_plugins`), and only the texts holding a
-flagged line, or that a config transformer may read (so its lines differ from the raw
-ones), go through detect-secrets' line processing on their own. Binary cells (task
+At scale, in one read of the file: one RE2 pass over the cells (in Arrow, C++) drops
+those in which no plugin can flag a line (:func:`.secrets_scan.re2_prefilter`, each plugin
+pattern as an RE2 pattern that matches at least the same lines); the cells left, and those
+a config transformer may read so that a plugin flags its ``key = "value"`` lines, are
+scanned as detect-secrets scans a file, each distinct text once. Binary cells (task
 archives) are not text: the ``tasks/`` tree they are packed from is scanned as files.
 A finding names the file, the row, the column and the line within the cell, and stores
 the secret's hash, never the secret.
@@ -25,9 +25,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -136,95 +135,86 @@ def _ini_like_lines(text: str) -> list[str]:
     return out
 
 
-def _prefiltered(values: pa.Array, lines: pa.Array | None = None) -> pa.Array:
-    """``values`` where ``lines`` (default: ``values``) match the sieves' RE2 superset
-    (:func:`.secrets_scan.re2_prefilter`): the others no plugin can flag."""
-    from termgrade.validate.secrets_scan import re2_prefilter
-
-    pattern = re2_prefilter()
-    if pattern is None or not len(values):
-        return values
-    mask = pc.match_substring_regex(values if lines is None else lines, pattern)
-    return values.filter(pc.fill_null(mask, False))
+def _matching(values: pa.Array, pattern: str | None) -> pa.Array:
+    """A mask of the non-null ``values`` that ``pattern`` (RE2) matches (None: all)."""
+    valid = pc.is_valid(values)
+    if pattern is None:
+        return valid
+    return pc.and_(valid, pc.fill_null(pc.match_substring_regex(values, pattern), False))
 
 
-class _Pass1(NamedTuple):
-    flagged_lines: pa.Array
-    """Raw lines (as split at newlines) in which some plugin may find a secret."""
-    suspects: set[str]
-    """Cells a config transformer may read, and that may hold a secret that way."""
+class _Judge:
+    """Which cells to scan as detect-secrets scans a file, and their findings, each
+    distinct text once."""
 
+    def __init__(self) -> None:
+        from termgrade.validate.secrets_scan import re2_prefilter
 
-def _first_pass(leaves: Leaves) -> _Pass1:
-    """Every distinct line of every cell through the sieve, once; the cells a config
-    transformer may read through the sieve in that form."""
-    from termgrade.validate.secrets_scan import flagging_plugins
+        self.prefilter = re2_prefilter()
+        self.readable: dict[str, bool] = {}
+        """Cells a config transformer may read: whether that reading may flag them."""
+        self.found: dict[str, list[tuple[int, str, str, bool]]] = {}
 
-    distinct: list[pa.Array] = []
-    own: set[str] = set()
-    for _, _, values, _ in leaves():
-        distinct.append(pc.unique(pc.split_pattern(values, "\n").flatten())
-                        .cast(pa.large_string()))
-        readable = pc.invert(pc.match_substring_regex(values, _PLAIN_LINE))
-        own.update(t for t in pc.unique(values.filter(readable)).to_pylist() if t)
-    lines = pc.unique(pa.chunked_array(distinct, pa.large_string())) if distinct \
-        else pa.array([], pa.large_string())
-    raw = _prefiltered(lines).to_pylist()
-    # As detect-secrets reads a line: at universal newlines, right-stripped.
-    pieces = [(i, piece.rstrip()) for i, line in enumerate(raw)
-              for piece in (line.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-                            if "\r" in line else (line,))]
-    hits = flagging_plugins([piece for _, piece in pieces], CELL_NAME)
-    flagged = sorted({raw[pieces[i][0]] for i in hits})
-    # The cells a config transformer may read, in one sieve pass of their lines in both
-    # forms.
-    readable = sorted(own)
-    forms: list[str] = []
-    starts: list[int] = []
-    for text in readable:
-        starts.append(len(forms))
-        forms.extend(_ini_like_lines(_universal(text)))
-    kept = _prefiltered(pa.array(range(len(forms)), pa.int64()), pa.array(forms, pa.large_string()))
-    suspects = {readable[bisect.bisect_right(starts, kept_index) - 1]
-                for kept_index in (kept[i].as_py() for i in flagging_plugins(
-                    [forms[j] for j in kept.to_pylist()], CELL_NAME))}
-    return _Pass1(pa.array(flagged, pa.large_string()), suspects)
+    def marked(self, values: pa.Array) -> list[int]:
+        """Indexes of the cells that may hold a secret: a line of theirs matches the
+        sieves' RE2 superset, or a config transformer may read them so that it does."""
+        candidate = _matching(values, self.prefilter)
+        # A cell with a line every transformer fails on is read as its raw lines.
+        readable = pc.and_(pc.and_(pc.is_valid(values), pc.invert(candidate)),
+                           pc.invert(pc.fill_null(
+                               pc.match_substring_regex(values, _PLAIN_LINE), True)))
+        indexes = pc.indices_nonzero(readable).to_pylist()
+        if indexes:
+            self._judge_readable(values.take(pa.array(indexes)).to_pylist())
+        marked = pc.indices_nonzero(candidate).to_pylist()
+        marked += [i for i in indexes if self.readable[values[i].as_py()]]
+        return sorted(marked)
+
+    def _judge_readable(self, texts: list[str]) -> None:
+        """Sieve the lines config transformers may read from these cells, all at once."""
+        from termgrade.validate.secrets_scan import flagging_plugins
+
+        todo = sorted({t for t in texts if t not in self.readable})
+        forms: list[str] = []
+        starts: list[int] = []
+        for text in todo:
+            starts.append(len(forms))
+            forms.extend(_ini_like_lines(_universal(text)))
+        mask = _matching(pa.array(forms, pa.large_string()), self.prefilter)
+        kept = pc.indices_nonzero(mask).to_pylist()
+        flagged = flagging_plugins([forms[i] for i in kept], CELL_NAME)
+        hit = {todo[bisect.bisect_right(starts, kept[i]) - 1] for i in flagged}
+        self.readable.update((text, text in hit) for text in todo)
+
+    def findings(self, text: str) -> list[tuple[int, str, str, bool]]:
+        """detect-secrets' findings in ``text`` read as a file: ``(line, type, hashed
+        secret, known false positive)``."""
+        from termgrade.validate.secrets_check import is_known_false_positive
+        from termgrade.validate.secrets_scan import scan_text
+
+        if text not in self.found:
+            reading = _universal(text)
+            lines = reading.split("\n")
+            self.found[text] = [
+                (s.line_number, s.type, s.secret_hash, is_known_false_positive(
+                    s.secret_value, lines[s.line_number - 1]
+                    if 0 < s.line_number <= len(lines) else ""))
+                for s in scan_text(reading, CELL_NAME, file_filters=False)]
+        return self.found[text]
 
 
 def scan_leaves(leaves: Leaves) -> list[CellFinding]:
-    """detect-secrets' findings in the cells of ``leaves``: each distinct line is sieved
-    once; the cells holding a line the sieve flags (or that a config transformer may read
-    so that it flags them) are scanned as detect-secrets scans a file, each text once
-    (call inside ``detect_secrets.settings.default_settings()``)."""
-    from termgrade.validate.secrets_check import is_known_false_positive
-    from termgrade.validate.secrets_scan import scan_text
-
-    first = _first_pass(leaves)
-    if not len(first.flagged_lines) and not first.suspects:
-        return []
-    suspects = pa.array(sorted(first.suspects), pa.large_string())
-    scanned: dict[str, list[tuple[int, str, str, bool]]] = {}
+    """detect-secrets' findings in the cells of ``leaves``, in one read: one RE2 pass
+    over the cells drops those no plugin can flag (:func:`.secrets_scan.re2_prefilter`);
+    the others, and those a config transformer may read so that a plugin flags them,
+    are scanned as detect-secrets scans a file, each distinct text once (call inside
+    ``detect_secrets.settings.default_settings()``)."""
+    judge = _Judge()
     hits: list[CellFinding] = []
     for offset, column, values, row_of in leaves():
-        lines = pc.split_pattern(values, "\n")
-        holding = pc.list_parent_indices(lines).filter(
-            pc.is_in(lines.flatten().cast(pa.large_string()), value_set=first.flagged_lines))
-        marked = set(np.unique(holding.to_numpy()).tolist())
-        if len(suspects):
-            in_set = pc.is_in(values.cast(pa.large_string()), value_set=suspects)
-            marked.update(pc.indices_nonzero(pc.fill_null(in_set, False)).to_pylist())
-        for index in sorted(marked):
-            text = values[index].as_py()
-            if text not in scanned:
-                reading = _universal(text)
-                cell_lines = reading.split("\n")
-                scanned[text] = [
-                    (s.line_number, s.type, s.secret_hash, is_known_false_positive(
-                        s.secret_value, cell_lines[s.line_number - 1]
-                        if 0 < s.line_number <= len(cell_lines) else ""))
-                    for s in scan_text(reading, CELL_NAME, file_filters=False)]
+        for index in judge.marked(values):
             hits.extend(CellFinding(offset + row_of(index), column, number, kind, hashed, fp)
-                        for number, kind, hashed, fp in scanned[text])
+                        for number, kind, hashed, fp in judge.findings(values[index].as_py()))
     return hits
 
 
