@@ -134,9 +134,9 @@ def load_labels(path: RecordSource, tasks: dict[str, Task],
 
 def load_inputs(roots: Iterable[Path], *, splits: RecordSource | None,
                 labels: RecordSource | None, verify: RecordSource | None,
-                models: Sequence[str] | None = None) -> Inputs:
+                models: Sequence[str] | None = None, require_tasks: bool = True) -> Inputs:
     tasks = load_tasks(roots)
-    if not tasks:
+    if not tasks and require_tasks:
         raise RecordError(", ".join(str(r) for r in roots), "no task directories found",
                           fix="pass folders that hold task dirs (with task.toml)")
     from termgrade.selection.bandcentral import check_split_name
