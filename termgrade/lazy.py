@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 
@@ -23,3 +24,22 @@ def lazy_exports(package: str, api: Mapping[str, str], *,
             setattr(sys.modules[package], name, value)
         return value
     return __getattr__
+
+
+class _CallableModule(ModuleType):
+    """A subpackage that calls its namesake function when called (see
+    :func:`callable_package`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self, self.__dict__["__callable__"])(*args, **kwargs)
+
+
+def callable_package(package: str, function: str) -> None:
+    """Make ``package`` (``termgrade.publish``) call its ``function`` (``publish``) when
+    called. Importing a subpackage binds it on its parent over the parent's lazy export
+    of the same name (``from termgrade.publish import PublishOptions`` makes
+    ``termgrade.publish`` the package), so the top-level name ``tg.publish(...)`` keeps
+    working whichever was imported first, and dotted imports of its modules still do."""
+    module = sys.modules[package]
+    module.__dict__["__callable__"] = function
+    module.__class__ = _CallableModule

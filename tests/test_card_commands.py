@@ -275,7 +275,8 @@ def _inline(card: Card) -> None:
             to = words.index("--to") + 1
             words[to] = str(card.work / "materialized")
             _termgrade(card, words, card.work)
-            assert (card.work / "materialized" / "instruction.md").is_file()
+            # --to is a location: the task keeps its id, its directory's name (issue 22).
+            assert (card.work / "materialized" / example / "instruction.md").is_file()
         elif len(words) > 2 or words[1] in ("validate", "select"):
             register_commands()
             args = [w.replace(IDS[card.name], str(card.repo)) for w in words[1:]]

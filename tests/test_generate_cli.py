@@ -49,3 +49,22 @@ def test_generate_prints_the_funnel_and_keeps_the_valid_task(tmp_path: Path) -> 
     assert "termgrade generate: funnel" in result.stderr
     assert "unparsable" in result.stderr and "seconds: model" in result.stderr
     assert [p.name for p in (out / "kept").iterdir()] == ["gen-text-processing-easy-000"]
+
+
+def test_an_output_with_a_journal_is_not_started_over_without_resume(tmp_path: Path) -> None:
+    """What was paid for is not thrown away: no --resume on a journal is refused, and the
+    journal is left as it was."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_yaml(["scripted-valid"]))
+    out = tmp_path / "out"
+    out.mkdir()
+    journal = out / "journal.jsonl"
+    journal.write_text('{"candidate_id": "gen-text-processing-easy-000"}\n')
+    result = invoke("--spec", str(spec), "--model", "m", "--base-url",
+                    "http://127.0.0.1:9/v1", "-o", str(out), "--api-key-env", "")
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert f"{out} holds the journal of an earlier run (1 finished candidate(s)" in said
+    assert "add --resume to keep them, or pass a fresh -o" in said
+    assert "Traceback" not in result.stderr
+    assert journal.read_text() == '{"candidate_id": "gen-text-processing-easy-000"}\n'

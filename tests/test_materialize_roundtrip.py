@@ -101,7 +101,8 @@ def test_cli_materializes_and_names_an_unknown_task(tmp_path: Path) -> None:
                              str(tmp_path / "wf")])
     assert ok.exit_code == 0, ok.output
     assert f"word-frequency: {len(task_manifest(TASK))} files" in ok.stdout
-    assert_identical(TASK, tmp_path / "wf")
+    # --to is a location: the task keeps its id, its directory's name (issue 22).
+    assert_identical(TASK, tmp_path / "wf" / "word-frequency")
     missing = runner.invoke(app, ["materialize", str(parquet), "nope", "--to",
                                   str(tmp_path / "x")])
     assert missing.exit_code == 1 and "task 'nope' not found" in missing.output

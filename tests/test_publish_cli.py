@@ -73,7 +73,7 @@ def test_the_checkpoint_model_repo_validates_and_publishes(hub: HubServer,  # no
     from termgrade.validate import validate_repo
 
     staged = tmp_path / "dist" / "adapter"
-    build_checkpoint_card(staged)
+    build_checkpoint_card(staged, repo_id="org/adapter")  # the id it is published to
     report = validate_repo(staged)
     assert report.ok, report.findings
     done = invoke(str(staged), "--repo-id", "org/adapter", "--repo-type", "model",
@@ -84,3 +84,38 @@ def test_the_checkpoint_model_repo_validates_and_publishes(hub: HubServer,  # no
     # A dataset card without configs is still refused: the model exemption is narrow.
     (staged / "data").mkdir()
     assert any("configs" in f.message for f in validate_repo(staged).findings)
+
+
+def test_a_card_built_for_another_repo_id_is_refused_with_the_fix(tmp_path: Path) -> None:
+    """The card's quick start loads the repo it was built for: published under another
+    id it would load nothing. Refused before any Hub request, --dry-run included."""
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+
+    staged = tmp_path / "dist" / "adapter"
+    build_checkpoint_card(staged, repo_id="org/adapter")
+    done = invoke(str(staged), "--repo-id", "org/other", "--repo-type", "model", "--dry-run")
+    said = " ".join(done.output.split())
+    assert done.exit_code == 1
+    assert "the card was built for 'org/adapter'" in said and "not --repo-id 'org/other'" in said
+    assert "--repo-id org/other`, or publish with --repo-id org/adapter" in said
+
+
+def test_publish_fails_fast_when_the_hub_does_not_resolve(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline (a host name that cannot resolve): one clear error in seconds, no minute of
+    retries."""
+    import time
+
+    from termgrade.builders.checkpoint_card import build_checkpoint_card
+
+    staged = tmp_path / "dist" / "adapter"
+    build_checkpoint_card(staged, repo_id="org/adapter")
+    monkeypatch.setenv("HF_ENDPOINT", "http://hub.invalid")
+    monkeypatch.setattr(validation, "library_validator", lambda root: ValidationOutcome(True))
+    began = time.monotonic()
+    done = invoke(str(staged), "--repo-id", "org/adapter", "--repo-type", "model", "--dry-run",
+                  "--state-dir", str(tmp_path / "state"))
+    said = " ".join(done.output.split())
+    assert done.exit_code == 1
+    assert "cannot reach the Hub" in said and "does not resolve" in said and "fix:" in said
+    assert time.monotonic() - began < 20

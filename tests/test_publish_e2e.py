@@ -24,7 +24,8 @@ def test_built_repo_publishes_and_materializes_byte_identical(
         tmp_path: Path, hub: HubServer) -> None:  # noqa: F811
     shutil.copytree(TASK, tmp_path / "corpus" / TASK.name)
     out = tmp_path / "dist" / "environments"
-    build_environments(out, task_roots=[tmp_path / "corpus"])
+    build_environments(out, task_roots=[tmp_path / "corpus"],
+                       repo_id="org/termgrade-environments")  # the id it is published to
     opts = PublishOptions(repo_id="org/termgrade-environments", endpoint=hub.url,
                           token="hf_dummy", state_dir=tmp_path / "state", tag="v0.1",
                           retry=RetryPolicy(base_s=0.01))

@@ -6,6 +6,7 @@ import random
 import re
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -226,3 +227,51 @@ def test_every_match_of_a_plugin_pattern_holds_one_of_its_required_strings(
 def test_required_literals_of_small_patterns(pattern: str, flags: int,
                                              needles: tuple[str, ...] | None) -> None:
     assert regex_literals.required_literals(re.compile(pattern, flags)) == needles
+
+
+def _probes() -> list[Any]:
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        sieves = secrets_scan._sieves()
+        assert sieves is not None
+        return list(secrets_scan._plan(sieves)[0])
+
+
+@pytest.mark.parametrize("index", range(48))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_line_a_sieve_pattern_matches_its_re2_superset_matches(
+        index: int, data: st.DataObject) -> None:
+    """Arrow drops, in bulk, the lines the RE2 superset does not match (parquet cells):
+    lines generated from each sieve pattern itself always match it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from termgrade.validate.re2_superset import re2_superset
+
+    probes = _probes()
+    if index >= len(probes):
+        return
+    probe = probes[index]
+    text = data.draw(st.from_regex(probe.pattern, fullmatch=False)).split("\n")
+    hay = [line.translate(secrets_scan._ASCII_LOWER) if probe.on_lowered else line
+           for line in text]
+    matching = [line for line, seen in zip(text, hay, strict=True) if probe.pattern.search(seen)]
+    if not matching:
+        return
+    superset = re2_superset(probe.pattern, lowered=probe.on_lowered)
+    assert all(pc.match_substring_regex(pa.array(matching), superset).to_pylist()), (
+        probe.pattern.pattern, matching)
+
+
+def test_the_re2_prefilter_exists_and_keeps_every_secret_line_and_drops_plain_ones() -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        pattern = secrets_scan.re2_prefilter()
+    assert pattern is not None
+    assert all(pc.match_substring_regex(pa.array(SECRET_LINES), pattern).to_pylist())
+    assert not any(pc.match_substring_regex(pa.array(PLAIN[:2]), pattern).to_pylist())

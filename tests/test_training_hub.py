@@ -29,7 +29,8 @@ def test_prepare_from_a_hub_repo(verl: Any, make_task: MakeTask, tmp_path: Path,
         SplitRow(task_id="alpha", split="train151", pass_rate=0.5),
         SplitRow(task_id="charlie", split="heldout120", pass_rate=0.75)])
     staged = tmp_path / "bandcentral"
-    build_bandcentral(staged, splits=splits, task_roots=[tmp_path / "tasks"])
+    build_bandcentral(staged, splits=splits, task_roots=[tmp_path / "tasks"],
+                      repo_id="org/bandcentral")  # the id it is published to
     publish(staged, PublishOptions(repo_id="org/bandcentral", endpoint=hub.url,
                                    token="hf_dummy", state_dir=tmp_path / "state",
                                    retry=RetryPolicy(base_s=0.01)),

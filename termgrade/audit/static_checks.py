@@ -3,7 +3,8 @@
 Like a datatrove filter, a check has one contract (a task in, ok or a reason out) and
 the audit counts failures by check name. The checks, in :data:`CHECKS` order:
 
-``task_loads``        the Harbor loader accepts the task (files present, task.toml valid)
+``task_loads``        the Harbor loader accepts the task (files present, task.toml valid),
+                       and every entry can be packed (no symlink, UTF-8 names)
 ``dockerfile_offline`` the image recipe fetches nothing (no apt/pip/npm install, curl,
                        wget, remote git clone, ``ADD <url>``): builds run without network
 ``verifier_offline``  ``tests/test.sh`` installs or downloads nothing at test time
@@ -39,6 +40,7 @@ from termgrade.audit.testcode import TestInventory, inventory
 from termgrade.audit.verifier_steps import verifier_steps_reason
 from termgrade.errors import TaskLoadError
 from termgrade.task import load_task
+from termgrade.task.digest import check_task_files
 
 DEFAULT_MIN_TESTS = 10
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -62,6 +64,7 @@ def _inventory(sources: tuple[SourceFile, ...]) -> TestInventory:
 def task_loads(doc: AuditDoc, options: CheckOptions) -> str | None:
     try:
         load_task(doc.root)
+        check_task_files(doc.root)  # what a dataset row and an archive can hold
     except TaskLoadError as exc:
         return str(exc).splitlines()[0]
     return "; ".join(doc.problems) or None

@@ -134,14 +134,19 @@ def load_labels(path: RecordSource, tasks: dict[str, Task],
 
 def load_inputs(roots: Iterable[Path], *, splits: RecordSource | None,
                 labels: RecordSource | None, verify: RecordSource | None,
-                models: Sequence[str] | None = None) -> Inputs:
+                models: Sequence[str] | None = None, require_tasks: bool = True) -> Inputs:
     tasks = load_tasks(roots)
-    if not tasks:
+    if not tasks and require_tasks:
         raise RecordError(", ".join(str(r) for r in roots), "no task directories found",
                           fix="pass folders that hold task dirs (with task.toml)")
+    from termgrade.selection.bandcentral import check_split_name
+
+    split_rows = _by_task(splits, SplitRow, tasks, "split flag") if splits is not None else {}
+    for name in sorted({row.split for row in split_rows.values()}):
+        check_split_name(name, str(splits) if isinstance(splits, str | Path) else "splits")
     return Inputs(
         tasks=tasks,
-        splits=_by_task(splits, SplitRow, tasks, "split flag") if splits is not None else {},
+        splits=split_rows,
         labels=load_labels(labels, tasks, models) if labels is not None else [],
         verify=(_by_task(verify, VerifyRecord, tasks, "verify record")
                 if verify is not None else {}),

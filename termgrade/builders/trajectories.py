@@ -94,7 +94,10 @@ def build_trajectories(
     prose = load_card_prose(card_prose) if card_prose is not None else None
     if isinstance(trials, str | Path) and not Path(trials).is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
-    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None)
+    # Task dirs give the exact instruction.md; without them, trials take it from their
+    # transcripts (with a warning).
+    inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None,
+                         require_tasks=False)
     instructions = {tid: task.instruction for tid, task in inputs.tasks.items()}
     keys = JoinKeys(
         split={tid: (inputs.splits[tid].split if tid in inputs.splits else DEFAULT_SPLIT)
@@ -105,6 +108,7 @@ def build_trajectories(
         {r.split for r in inputs.splits.values()
          if (r.role or LEGACY_ROLES.get(r.split)) == "train"}))
     seen: set[str] = set()
+    pending: dict[str, list[tuple[TrialRecord, str]]] = {}
     with staged_directory(Path(out), overwrite=overwrite) as stage:
         paths = RepoPaths(stage)
         writer = TrajectoryWriter(paths, row_group_bytes=row_group_bytes,
@@ -114,10 +118,14 @@ def build_trajectories(
                 with _byte_progress(Path(trials)) as counter:
                     for where, record in iter_jsonl(Path(trials), TrialRecord,
                                                     on_line=counter):
-                        _add(record, where, instructions, keys, seen, writer, stats)
+                        _add(record, where, instructions, keys, seen, writer, stats,
+                             pending)
             else:
                 for where, record in records_of(trials, TrialRecord):
-                    _add(record, where, instructions, keys, seen, writer, stats)
+                    _add(record, where, instructions, keys, seen, writer, stats, pending)
+            for task_pending in pending.values():
+                held, held_where = task_pending[0]
+                raise _no_instruction(f"{held_where} (trial {held.trial_id})", held)
             results = writer.close()
         except BaseException:
             writer.abort()
@@ -129,8 +137,10 @@ def build_trajectories(
         summary.episode_bytes = results["episodes"].payload_bytes
         if stats.from_transcript:
             warnings.warn(DataWarning(
-                f"{len(stats.from_transcript)} task(s) have no task dir under "
-                f"{', '.join(map(str, task_roots))} (first: {min(stats.from_transcript)!r}); "
+                f"{len(stats.from_transcript)} task(s) have no task dir "
+                + (f"under {', '.join(map(str, task_roots))} " if task_roots else
+                   "(no --tasks given) ")
+                + f"(first: {min(stats.from_transcript)!r}); "
                 "their rows take the instruction from the trial's first user message. Fix: "
                 "pass their task dirs with --tasks for the exact instruction.md"),
                 stacklevel=2)
@@ -145,6 +155,9 @@ def _transcript_instruction(record: TrialRecord) -> str | None:
     for message in record.messages or []:
         if message.role == "user" and message.content:
             return message.content
+    for step in record.episode or []:  # no messages: the episode's first user step
+        if step.source == "user" and step.message:
+            return step.message
     return None
 
 
@@ -162,15 +175,23 @@ class JoinKeys:
                 "band": label.band if label is not None else None}
 
 
+MAX_PENDING = 10_000
+"""Trials of a task with no task dir, held until one of its trials' transcripts gives
+the instruction (a retried infrastructure error often has no transcript)."""
+
+
 def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: JoinKeys,
-         seen: set[str], writer: TrajectoryWriter, stats: TrajectoryStats) -> None:
+         seen: set[str], writer: TrajectoryWriter, stats: TrajectoryStats,
+         pending: dict[str, list[tuple[TrialRecord, str]]]) -> None:
     name = f"{where} (trial {record.trial_id})"
     if record.task_id not in instructions:
         prompt = _transcript_instruction(record)
         if prompt is None:
-            raise RecordError(name, f"trial of unknown task {record.task_id!r}, and its "
-                              "transcript holds no user message to take the instruction from",
-                              fix="pass the task dirs with --tasks, or drop the trial")
+            waiting = pending.setdefault(record.task_id, [])
+            if sum(map(len, pending.values())) >= MAX_PENDING:
+                raise _no_instruction(name, record)
+            waiting.append((record, where))
+            return
         instructions[record.task_id] = prompt
         stats.from_transcript.add(record.task_id)
     if record.trial_id in seen:
@@ -181,3 +202,11 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: Jo
     writer.add(trajectory_row(trial, chat_messages(trial), instructions[record.task_id],
                               keys.of(record)), where=name)
     stats.add(trial)
+    for held, held_where in pending.pop(record.task_id, []):
+        _add(held, held_where, instructions, keys, seen, writer, stats, pending)
+
+
+def _no_instruction(name: str, record: TrialRecord) -> RecordError:
+    return RecordError(name, f"trial of unknown task {record.task_id!r}, and no transcript "
+                       "of that task holds a user message to take the instruction from",
+                       fix="pass the task dirs with --tasks, or drop the trial")

@@ -79,7 +79,10 @@ def trajectories(
     """Every trial as SFT messages (config sft) and full episodes (config episodes)."""
     from termgrade.builders.trajectories import build_trajectories
 
-    summary = build_trajectories(trials, out, task_roots=tasks or [Path("environments")],
+    # Without --tasks: environments/ when it is here; else no task dirs, and each task's
+    # instruction comes from its trials' transcripts (`termgrade synth --transcripts`).
+    default = [Path("environments")] if Path("environments").is_dir() else []
+    summary = build_trajectories(trials, out, task_roots=tasks or default,
                                  labels=labels, splits=splits, repo_id=repo_id,
                                  environments_repo=environments_repo, overwrite=force,
                                  card_prose=card_prose)

@@ -17,7 +17,9 @@ def register(app: typer.Typer) -> None:
         source: str = typer.Argument(..., help="A tasks parquet file, a staged repo dir, "
                                                "or a Hub dataset repo id (namespace/name)."),
         task_id: str = typer.Argument(..., help="The task_id of the row."),
-        to: Path = typer.Option(..., "--to", help="The task directory to create."),
+        to: Path = typer.Option(..., "--to", help="Where to create the task: DIR itself "
+                                "when it is named TASK_ID, else DIR/TASK_ID (a task's id "
+                                "is its directory name)."),
         revision: str | None = typer.Option(None, "--revision", help="Hub revision."),
     ) -> None:
         """Unpack a task's archive (refusing unsafe archives), check it against the row's

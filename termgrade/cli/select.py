@@ -31,7 +31,11 @@ def register(app: typer.Typer) -> None:
         band: tuple[float, float] = typer.Option((0.25, 0.75), "--range",
                                                  help="Pass-rate range for training."),
         val_n: int = typer.Option(60, "--val-n", min=0, help="Validation tasks per target."),
-        val_targets: str = typer.Option("0.25,0.75", "--val-targets"),
+        val_targets: str = typer.Option("0.25,0.75", "--val-targets",
+                                        help="Pass rates in [0, 1] to pick validation near."),
+        val_max_distance: float = typer.Option(
+            0.2, "--val-max-distance",
+            help="A validation task's pass rate is within this of its target."),
         external: list[str] = typer.Option(None, "--external", help="[NAME=]labels.jsonl of "
                                            "another task set graded the same way (repeatable)."),
         split_names: str | None = typer.Option(None, "--split-names", help="unseen,train,"
@@ -60,7 +64,8 @@ def register(app: typer.Typer) -> None:
                               fix="e.g. --split-names unseen,train151,heldout120")
         config = SelectionConfig(
             model=model, scaffold=scaffold, n=n, lo=band[0], hi=band[1], val_n=val_n,
-            val_targets=parse_floats(val_targets, "--val-targets"), tiebreak=tiebreak,
+            val_targets=parse_floats(val_targets, "--val-targets"),
+            val_max_distance=val_max_distance, tiebreak=tiebreak,
             rollouts=rollouts, split_names=(names[0], names[1], names[2]) if names else None)
         frame = read_labels(labels)
         extra = [(name, read_labels([path])) for name, path in map(_external, external or [])]

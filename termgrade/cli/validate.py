@@ -29,7 +29,8 @@ def register(app: typer.Typer) -> None:
         write_baseline: bool = typer.Option(
             False, "--write-secrets-baseline",
             help="Write the current secret findings to DIR.secrets.baseline (beside DIR) "
-                 "to review with `detect-secrets audit`, then validate with it."),
+                 "and list them; review them with `detect-secrets audit`, then rerun "
+                 "validate (this run accepts none of them)."),
         cache: bool = typer.Option(
             True, "--cache/--no-cache",
             help="Skip row and load checks of files unchanged since they passed "
@@ -43,25 +44,34 @@ def register(app: typer.Typer) -> None:
         # extra): about 190 MiB this command never uses. Its own switch turns that off.
         if "datasets" not in sys.modules:
             os.environ.setdefault("USE_TORCH", "0")
+        from rich.markup import escape
+
         from termgrade.builders.layout import RepoPaths
         from termgrade.validate import validate_repo
         from termgrade.validate.secrets_check import write_baseline as write
 
+        written = None
         if write_baseline:
             paths = RepoPaths(directory.resolve())
             count = write(paths, paths.secrets_baseline)
-            STDERR.print(f"wrote {count} finding(s) to {paths.secrets_baseline}: review them "
-                         f"(cd {directory} && detect-secrets audit {paths.secrets_baseline})")
+            written = (f"wrote {count} finding(s) to {paths.secrets_baseline} (listed above "
+                       f"as secrets FAIL): review them (cd {directory.parent} && "
+                       f"detect-secrets audit {paths.secrets_baseline.name}), then rerun "
+                       f"`termgrade validate {directory}`: reviewed ones then pass")
+        # A baseline just written is not reviewed: this run shows its findings, accepts none.
         report = validate_repo(directory, load=load, secrets=secrets, secrets_baseline=baseline,
-                               cache=cache)
+                               cache=cache, accept_baseline=written is None)
         if as_json:
             typer.echo(json.dumps(report.to_dict(), indent=2))
         for check, proved in report.passed.items():
             STDERR.print(f"[green]ok[/] {check}: {proved}", highlight=False)
         for note in report.notes:
-            STDERR.print(f"note: {note}", highlight=False)
+            STDERR.print(f"note: {escape(note)}", highlight=False)
         for finding in report.findings:
-            STDERR.print(f"[red]FAIL[/] {finding}", highlight=False)
+            # A finding names fields in brackets: text, not console markup.
+            STDERR.print(f"[red]FAIL[/] {escape(str(finding))}", highlight=False)
         STDERR.print(f"{directory}: " + ("valid" if report.ok else
                                          f"{len(report.findings)} finding(s)"))
+        if written is not None:
+            STDERR.print(written, highlight=False)
         raise typer.Exit(0 if report.ok else 1)

@@ -25,7 +25,7 @@ from typing import Any
 from termgrade.agent.client import DEFAULT_RETRY, ChatClient, Endpoint
 from termgrade.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from termgrade.audit import AuditSettings
-from termgrade.errors import OptionError
+from termgrade.errors import OptionError, OutputError
 from termgrade.generate.funnel import Funnel, funnel, funnel_png
 from termgrade.generate.gate import audit_candidates
 from termgrade.generate.loop import LoopSettings, Verifier, run_candidate
@@ -81,6 +81,24 @@ def verify_and_clean(path: Path, *, repeat: int, keep_images: bool = False) -> V
     return record
 
 
+def refuse_to_overwrite_journal(paths: GenerationPaths) -> None:
+    """A run without ``resume`` on a directory whose journal holds finished candidates
+    would throw away what was paid for: refuse, naming ``--resume`` and a fresh ``-o``."""
+    journal = paths.journal
+    try:
+        finished = sum(1 for line in journal.open("rb") if line.strip())
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(journal, exc.strerror or str(exc)) from exc
+    if finished:
+        raise OptionError(
+            f"{paths.root} holds the journal of an earlier run ({finished} finished "
+            f"candidate(s), {journal}): starting over would pay the model for them again",
+            fix=f"add --resume to keep them, or pass a fresh -o (or delete {journal} to "
+                "start over)")
+
+
 def generate_tasks(
     specs: Sequence[CandidateSpec],
     *,
@@ -115,6 +133,8 @@ def generate_tasks(
                               "1 or more")
     began = time.monotonic()
     paths = GenerationPaths(Path(out_dir))
+    if not resume:
+        refuse_to_overwrite_journal(paths)
     prompts = Prompts.load(prompts_version)
     client = ChatClient(replace(endpoint, max_in_flight=max_requests),
                         retry=retry or DEFAULT_RETRY)

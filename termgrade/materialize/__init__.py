@@ -6,6 +6,7 @@ staged repo dir or a Hub repo id), unpacks its ``archive`` with the safe unpacke
 manifest and renames it into place (:mod:`.materializer`).
 """
 
+from termgrade.lazy import callable_package
 from termgrade.materialize.materializer import MaterializeResult, materialize, unpack_row
 from termgrade.materialize.rows import TaskArchiveRow, find_row
 from termgrade.materialize.safe_tar import ArchiveLimits, extract_archive
@@ -19,3 +20,6 @@ __all__ = [
     "materialize",
     "unpack_row",
 ]
+
+# `termgrade.materialize` is this package once it is imported: calling it calls materialize().
+callable_package(__name__, "materialize")

@@ -107,7 +107,14 @@ def _remove(stage: Path) -> None:
 def materialize(source: str | Path, task_id: str, to: Path, *, revision: str | None = None,
                 endpoint: str | None = None, token: str | None = None,
                 limits: ArchiveLimits | None = None) -> MaterializeResult:
-    """Recreate task ``task_id`` from ``source`` (parquet file, staged dir or repo id) at ``to``."""
+    """Recreate task ``task_id`` from ``source`` (parquet file, staged dir or repo id) at ``to``.
+
+    A task's id is its directory's name, so ``to`` is only a location: the task is
+    created at ``to`` when it is named ``task_id``, else at ``to/task_id`` (unpacked under
+    another name, it would be graded as another task, matching no label)."""
+    to = Path(to)
+    if to.name != task_id:
+        to = to / task_id
     row = find_row(str(source), task_id, revision=revision, endpoint=endpoint, token=token)
     path = unpack_row(row, to, limits)
     return MaterializeResult(row.task_id, path, len(row.files),

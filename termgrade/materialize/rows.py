@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termgrade.errors import MaterializeError
@@ -49,6 +50,16 @@ def _row_from(table_row: dict[str, Any], source: str) -> TaskArchiveRow:
 
 
 def find_in_parquet(path: Path, task_id: str) -> TaskArchiveRow | None:
+    try:
+        return _find_in_parquet(path, task_id)
+    except (pa.ArrowException, OSError) as exc:
+        # An empty, truncated or non-parquet file: say which, not pyarrow's traceback.
+        raise MaterializeError(f"{path}: not a readable parquet file ({exc})",
+                               fix="download or rebuild it (`termgrade build`), or point at "
+                                   "another tasks parquet file") from exc
+
+
+def _find_in_parquet(path: Path, task_id: str) -> TaskArchiveRow | None:
     schema = pq.read_schema(path)
     missing = [c for c in COLUMNS if c not in schema.names and c != "archive_sha256"]
     if missing:

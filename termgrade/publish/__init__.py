@@ -6,6 +6,7 @@ several commits (:mod:`.commit`), retries 429 / 5xx with backoff (:mod:`.retry`)
 from a journal after a failure (:mod:`.journal`) and tags the release.
 """
 
+from termgrade.lazy import callable_package
 from termgrade.publish.files import LocalFile, RemoteFile, scan_local
 from termgrade.publish.plan import Limits, Plan, make_plan
 from termgrade.publish.publisher import PublishOptions, PublishResult, publish
@@ -27,3 +28,6 @@ __all__ = [
     "publish",
     "scan_local",
 ]
+
+# `termgrade.publish` is this package once it is imported: calling it calls publish().
+callable_package(__name__, "publish")

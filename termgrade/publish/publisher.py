@@ -22,12 +22,13 @@ from huggingface_hub import HfApi
 
 from termgrade.errors import PublishError
 from termgrade.progress import track
+from termgrade.publish.card_repo import check_card_repo_id
 from termgrade.publish.commit import HubWriter, StaleParent
 from termgrade.publish.files import LocalFile, manifest_digest, scan_local
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.plan import Limits, Plan, make_plan
 from termgrade.publish.remote import RemoteState, head_of, list_files, remote_state
-from termgrade.publish.retry import is_hub_failure
+from termgrade.publish.retry import is_hub_failure, unresolvable
 from termgrade.publish.validation import Validator, check_staged_repo
 from termgrade.retry import RetryEvent, RetryPolicy
 from termgrade.settings import SETTINGS
@@ -186,6 +187,7 @@ def publish(source: Path, options: PublishOptions, *, validator: Validator | Non
     if o.tag and o.create_pr:
         raise PublishError("--tag cannot be combined with --create-pr: nothing is released "
                            "until the pull request is merged", fix="tag after merging it")
+    check_card_repo_id(Path(source), o.repo_id)
     check_staged_repo(Path(source), validator)
     run = _Run(Path(source), o, api or HfApi(endpoint=o.endpoint, token=o.token),
                log or (lambda line: None))
@@ -196,6 +198,11 @@ def publish(source: Path, options: PublishOptions, *, validator: Validator | Non
     except Exception as exc:
         if not is_hub_failure(exc):
             raise
+        if unresolvable(exc):
+            raise PublishError(f"{o.repo_id}: cannot reach the Hub: {run.api.endpoint} does not "
+                               f"resolve ({exc})",
+                               fix="connect to the network, or set HF_ENDPOINT to a Hub "
+                                   "you can reach") from exc
         raise PublishError(f"{o.repo_id}: a Hub request failed after retries: {exc}",
                            fix="rerun the same command: nothing committed is redone, and a "
                                "chunked publish resumes from its journal") from exc

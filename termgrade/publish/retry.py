@@ -8,6 +8,7 @@ landed, the retry gets a 412 and the caller re-plans against the new head.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -43,7 +44,15 @@ def is_hub_failure(exc: BaseException) -> bool:
                                              for err in _chain(exc))
 
 
+def unresolvable(exc: BaseException) -> bool:
+    """The Hub's host name does not resolve (offline, or a mistyped endpoint): retrying
+    cannot heal it."""
+    return any(isinstance(err, socket.gaierror) for err in _chain(exc))
+
+
 def is_retryable(exc: BaseException) -> bool:
+    if unresolvable(exc):
+        return False
     if any(isinstance(err, httpx2.TransportError) for err in _chain(exc)):
         return True
     return status_of(exc) in RETRYABLE_STATUS

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.atomic import atomic_write_bytes, atomic_write_text
+from termgrade.errors import OptionError
 from termgrade.report import plots
 from termgrade.report.inputs import ReportInputs
 from termgrade.report.markdown import render_markdown
@@ -27,7 +28,18 @@ class ReportOptions:
     """Pass rates of chosen tasks per split, marked on the 4p(1-p) figure."""
 
 
+def check_band(inputs: ReportInputs, band: str) -> None:
+    """Refuse a ``--band`` that names no band of the scheme or of the labels."""
+    known = set(inputs.scheme.names)
+    if "band" in inputs.labels:
+        known |= {str(b) for b in inputs.labels["band"].dropna().unique()}
+    if band not in known:
+        raise OptionError(f"--band {band!r}: no such band (known: {', '.join(sorted(known))})",
+                          fix="give one of those, or --cuts/--band-names that define it")
+
+
 def build_report(inputs: ReportInputs, options: ReportOptions = ReportOptions()) -> Report:
+    check_band(inputs, options.central_band)
     configs = summarize_configs(inputs.labels)
     order = [c.config for c in configs]
     report = Report(

@@ -12,6 +12,7 @@ choice is deterministic and does not favour any prefix of names. Every other poo
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +24,18 @@ from termgrade.trials.issues import DataIssue, IssueLog, preview
 
 CORPUS = "corpus"
 _EPS = 1e-12
+SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$", re.ASCII)
+"""A split name ``datasets`` accepts (its ``_split_re``): letters, digits and ``_``,
+dots between words. It is also a Python name in the card's quick start."""
+
+
+def check_split_name(name: str, where: str) -> None:
+    """Refuse a split name ``datasets`` cannot load (``rl-train``), naming the fix."""
+    if not SPLIT_NAME.match(name):
+        suggestion = re.sub(r"\W+", "_", name, flags=re.ASCII).strip("_") or "train"
+        raise OptionError(f"{where}: split name {name!r} is not one `datasets` can load "
+                          "(letters, digits and _ only, dots between words)",
+                          fix=f"use {suggestion!r} instead")
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,9 @@ class SelectionConfig:
     val_n: int = 60
     """Validation tasks per validation target."""
     val_targets: tuple[float, ...] = (0.25, 0.75)
+    val_max_distance: float = 0.2
+    """A validation task's pass rate is within this of its target (the default keeps
+    tasks at p = 0 and p = 1, which carry no signal, out of validation near 0.25/0.75)."""
     tiebreak: str = "hash"
     """``hash`` (sha256 of the task id) or ``id`` (the id itself)."""
     rollouts: int = 16
@@ -52,6 +68,16 @@ class SelectionConfig:
             raise OptionError(f"--tiebreak {self.tiebreak!r}: use 'hash' or 'id'")
         if self.split_names is not None and len(set(self.split_names)) != 3:
             raise OptionError(f"split names {self.split_names} must be three distinct names")
+        for target in self.val_targets:
+            if not 0 <= target <= 1:
+                raise OptionError(f"--val-targets {','.join(f'{t:g}' for t in self.val_targets)}"
+                                  f": {target:g} is not a pass rate in [0, 1]",
+                                  fix="e.g. --val-targets 0.25,0.75")
+        if not 0 <= self.val_max_distance <= 1:
+            raise OptionError(f"--val-max-distance {self.val_max_distance:g}: need a distance "
+                              "in [0, 1]", fix="e.g. --val-max-distance 0.2")
+        for name in self.names:
+            check_split_name(name, "--split-names")
 
     @property
     def names(self) -> tuple[str, str, str]:
@@ -136,15 +162,19 @@ def select_band_central(labels: pd.DataFrame, config: SelectionConfig,
                 "add an --external set, or widen --range")
     rank = 0
     for target in config.val_targets:
-        free = pool.loc[pool["role"].isna() & pool["pass_rate"].notna()]
+        free = pool.loc[pool["role"].isna() & pool["pass_rate"].notna()
+                        & ((pool["pass_rate"] - target).abs()
+                           <= config.val_max_distance + _EPS)]
         picked = _order(free, target, config.tiebreak).head(config.val_n)
         pool.loc[picked.index, ["role", "val_target"]] = ["validation", target]
         pool.loc[picked.index, "rank"] = np.arange(rank, rank + len(picked))
         rank += len(picked)
         if len(picked) < config.val_n:
             log.add("short_validation", config.val_n - len(picked),
-                    f"only {len(picked)} task(s) left for validation near {target:g} "
-                    f"({config.val_n} asked for)")
+                    f"only {len(picked)} task(s) left for validation within "
+                    f"{config.val_max_distance:g} of {target:g} ({config.val_n} asked for). "
+                    "Fix: grade more tasks, add an --external set, or widen "
+                    "--val-max-distance")
     unseen, train_name, val_name = config.names
     pool["split"] = pool["role"].map({"train": train_name, "validation": val_name}).fillna(unseen)
     return Selection(config=config, pool=pool, n_in_range=len(in_range), issues=log.issues)

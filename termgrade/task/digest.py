@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from termgrade.errors import TaskLoadError
+
 IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".mypy_cache"})
 
 
@@ -22,14 +24,44 @@ class FileEntry:
     """Permission bits (e.g. 0o755), which the Hub does not keep."""
 
 
+def shown(path: str | Path) -> str:
+    """A path as a message can print it: bytes that are not UTF-8 as ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def check_entry(full: str | Path, is_link: bool) -> None:
+    """Refuse a task entry the dataset cannot hold: a symlink, or a name that is not
+    UTF-8 (an archive member, a manifest path and a parquet string must be text)."""
+    if is_link:
+        raise TaskLoadError(Path(shown(full)), "is a symlink: a task holds regular files "
+                            "and directories only (archives and the Hub keep no links)",
+                            fix="replace the link with the file it points to, or remove it")
+    try:
+        os.fspath(full).encode("utf-8")
+    except UnicodeEncodeError:
+        raise TaskLoadError(Path(shown(full)), "file name is not valid UTF-8",
+                            fix="rename it to a UTF-8 name") from None
+
+
+def check_task_files(root: Path) -> None:
+    """Raise :class:`TaskLoadError` for the first symlink or non-UTF-8 name under
+    ``root`` (caches skipped), as :func:`read_tree` would."""
+    for top, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in IGNORED_NAMES]
+        for name in [*dirnames, *filenames]:
+            if name not in IGNORED_NAMES:
+                full = os.path.join(top, name)
+                check_entry(full, os.path.islink(full))
+
+
 def iter_task_files(root: Path) -> list[Path]:
-    """Regular files under ``root``, sorted, skipping caches. Symlinks are refused."""
+    """Regular files under ``root``, sorted, skipping caches. Symlinks and names that
+    are not UTF-8 are refused (:class:`TaskLoadError`)."""
     files = []
     for path in sorted(root.rglob("*")):
         if any(part in IGNORED_NAMES for part in path.relative_to(root).parts):
             continue
-        if path.is_symlink():
-            raise ValueError(f"{path}: symlinks are not allowed in a task directory")
+        check_entry(path, path.is_symlink())
         if path.is_file():
             files.append(path)
     return files
@@ -73,7 +105,7 @@ class TaskTree:
 def read_tree(root: Path) -> TaskTree:
     """Every directory and regular file under ``root`` in one walk, caches skipped, as
     :func:`iter_task_files` and :func:`termgrade.task.archive.task_dirs` see them.
-    Symlinks are refused."""
+    Symlinks and names that are not UTF-8 are refused (:class:`TaskLoadError`)."""
     root = Path(root)
     dirs: list[tuple[str, int]] = []
     files: list[tuple[tuple[str, ...], TreeFile]] = []
@@ -86,8 +118,7 @@ def read_tree(root: Path) -> TaskTree:
                 continue
             full = os.path.join(top, name)
             info = os.lstat(full)
-            if stat.S_ISLNK(info.st_mode):
-                raise ValueError(f"{full}: symlinks are not allowed in a task directory")
+            check_entry(full, stat.S_ISLNK(info.st_mode))
             rel = prefix + name
             if stat.S_ISDIR(info.st_mode):
                 dirs.append((rel, stat.S_IMODE(info.st_mode)))

@@ -86,13 +86,20 @@ def split_files(repo: Path, split: str) -> list[Path]:
 def _read_rows(files: Sequence[Path]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in files:
-        names = pq.read_schema(path).names
-        missing = [c for c in COLUMNS if c not in names]
+        try:
+            names = pq.read_schema(path).names
+            missing = [c for c in COLUMNS if c not in names]
+            if not missing:
+                columns = COLUMNS + [c for c in OPTIONAL if c in names]
+                rows += pq.read_table(path, columns=columns).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            # An empty, truncated or non-parquet file: say which, not pyarrow's traceback.
+            raise BuildError(f"{path}: not a readable parquet file ({exc})",
+                             fix="download the repo again, or rebuild it with "
+                                 "`termgrade build bandcentral`") from exc
         if missing:
             raise BuildError(f"{path}: no column(s) {', '.join(missing)}",
                              fix="rebuild the repo with `termgrade build bandcentral`")
-        columns = COLUMNS + [c for c in OPTIONAL if c in names]
-        rows += pq.read_table(path, columns=columns).to_pylist()
     return rows
 
 

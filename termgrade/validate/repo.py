@@ -16,13 +16,16 @@ from termgrade.validate.secrets_check import check_secrets
 
 
 def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
-                  secrets_baseline: Path | None = None, cache: bool = True) -> ValidationReport:
+                  secrets_baseline: Path | None = None, cache: bool = True,
+                  accept_baseline: bool = True) -> ValidationReport:
     """Check the card, files, rows, budgets, loading, archives, registry and secrets.
 
     ``load=False`` skips the ``datasets.load_dataset`` round trips (they copy the data
     into a temporary cache); ``secrets=False`` skips the detect-secrets scan;
     ``secrets_baseline`` is a detect-secrets baseline of reviewed findings to accept
-    (default: ``<repo>.secrets.baseline`` beside the repo, when it exists).
+    (default: ``<repo>.secrets.baseline`` beside the repo, when it exists);
+    ``accept_baseline=False`` accepts none of it (a baseline just written, not yet
+    reviewed: every finding is reported).
     ``cache``: skip the row and load checks of parquet files, and the secret scan of text
     files, unchanged since they passed (by content hash, ``<repo>.validate-cache.json``
     beside the repo; see :mod:`termgrade.validate.cache`); ``cache=False`` checks
@@ -47,7 +50,8 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     # The secret scan and the archive check are each a process per core: run together,
     # the one's serial parts (listing, hashing, judging) fill the other's idle cores.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        scanned = pool.submit(_secrets, paths, secrets_baseline, memo) if secrets else None
+        scanned = pool.submit(_secrets, paths, secrets_baseline, memo,
+                                                 accept_baseline) if secrets else None
         task_ids = check_archives(paths, infos, report, memo=memo, used=used)
         check_registry(paths, task_ids, report)
         if scanned is not None:
@@ -61,12 +65,14 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     return report
 
 
-def _secrets(paths: RepoPaths, baseline: Path | None,
-             memo: ValidationCache) -> tuple[ValidationReport, set[str]]:
+def _secrets(paths: RepoPaths, baseline: Path | None, memo: ValidationCache,
+             accept_baseline: bool) -> tuple[ValidationReport, set[str]]:
     """The secret check on its own report (run beside the archive check)."""
     report = ValidationReport(root=str(paths.root))
     used: set[str] = set()
-    if baseline is None and paths.secrets_baseline.is_file():
+    if not accept_baseline:
+        baseline = None
+    elif baseline is None and paths.secrets_baseline.is_file():
         baseline = paths.secrets_baseline
     check_secrets(paths, report, baseline=baseline, memo=memo, used=used)
     return report, used

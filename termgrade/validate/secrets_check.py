@@ -1,9 +1,11 @@
-"""A secret scan of the repo's text files with ``detect-secrets``.
+"""A secret scan of every text a repo ships with ``detect-secrets``: its text files and the
+string cells of its parquet files (:mod:`.cell_secrets`: messages, tool outputs, episodes,
+verifier output; for a trajectories repo the parquet is the whole content).
 
 Known false positives, filtered and counted (the card documents them): findings in
 pytest function names, i.e. a secret value that starts with ``test_`` or a flagged line
-that defines a ``test_`` function. Parquet payloads are not scanned line by line; the
-task files they hold are scanned as the ``tasks/`` tree, through :mod:`.secrets_scan`
+that defines a ``test_`` function. Binary cells (task archives) are not text; the task
+files they hold are scanned as the ``tasks/`` tree, through :mod:`.secrets_scan`
 (detect-secrets' own plugins and filters on the lines they can flag: the same findings,
 15x to 26x faster), a process per core for a large tree, each name-and-bytes once, and
 not again while unchanged (the validate cache). Other findings fail unless a
@@ -60,10 +62,18 @@ class Hit:
     type: str
     hashed_secret: str
     known_false_positive: bool
+    row: int | None = None
+    """A parquet cell's row (0-based), for a finding in a cell; ``line`` is then the
+    line within the cell's text."""
+    column: str | None = None
+    """A parquet cell's dotted column (``messages.content``)."""
 
 
 PARALLEL_FROM_BYTES = 8 << 20
 """Text this large is scanned by a process per core."""
+
+CELL_PART_BYTES = 64 << 20
+"""Parquet (compressed) bytes of one cell-scan job: a large file is a process per part."""
 
 _Raw = tuple[str, int, str, str, str | None]
 """(file, line, type, hashed secret, secret value) of one detect-secrets finding."""
@@ -158,7 +168,62 @@ def scan(paths: RepoPaths, *, memo: ValidationCache | None = None,
             for group, members in groups.items()
             for number, kind, hashed, false_positive in per_file[group]
             for path in members]
-    return hits, n_files
+    return hits + scan_cells(paths, memo=memo, used=used, workers=workers), n_files
+
+
+def _cells_key(memo: ValidationCache, path: Path) -> str:
+    from detect_secrets.__version__ import VERSION
+
+    from termgrade.validate.cell_secrets import CELL_NAME
+
+    return f"secrets-cells:{VERSION}:{CELL_NAME}:{memo.digest(path)}"
+
+
+def scan_cells(paths: RepoPaths, *, memo: ValidationCache | None = None,
+               used: set[str] | None = None, workers: int | None = None) -> list[Hit]:
+    """Every detect-secrets finding in the string cells of the repo's parquet files
+    (:mod:`.cell_secrets`), a process per core, each file not scanned again while
+    unchanged (its findings stored, as for text files: hashes, never the secret)."""
+    memo = memo or ValidationCache(paths, enabled=False)
+    used = used if used is not None else set()
+    per_file: dict[Path, list[list[Any]]] = {}
+    todo = []
+    for path in paths.parquet_files():
+        key = _cells_key(memo, path)
+        recalled = memo.recall(key)
+        if recalled is not None:
+            per_file[path] = recalled
+            used.add(key)
+        elif memo.hit(key):
+            per_file[path] = []
+            used.add(key)
+        else:
+            todo.append(path)
+    from termgrade.validate.cell_secrets import row_group_parts
+
+    if sum(p.stat().st_size for p in todo) < PARALLEL_FROM_BYTES // 4:
+        workers = 1
+    # A large file is scanned in parts (runs of row groups), a process each.
+    parts = [(path, groups) for path in todo
+             for groups in row_group_parts(path, CELL_PART_BYTES)]
+    found = map_in_workers("termgrade.validate.cell_secrets:scan_parquet_parts",
+                           [[str(path), groups] for path, groups in parts],
+                           workers=workers, batches_per_worker=1)
+    merged: dict[Path, list[list[Any]]] = {path: [] for path in todo}
+    for (path, _), cells in zip(parts, found, strict=True):
+        merged[path].extend(cells)
+    for path, cells in merged.items():
+        per_file[path] = cells
+        key = _cells_key(memo, path)
+        if cells:
+            memo.store(key, cells)
+        else:
+            memo.remember(key)
+        used.add(key)
+    return [Hit(paths.rel(path), int(line), str(kind), str(hashed), bool(false_positive),
+                row=int(row), column=str(column))
+            for path, cells in sorted(per_file.items())
+            for row, column, line, kind, hashed, false_positive in cells]
 
 
 def load_baseline(path: Path | None) -> set[tuple[str, str]]:
@@ -180,12 +245,25 @@ def write_baseline(paths: RepoPaths, path: Path) -> int:
     hits = [h for h in scan(paths)[0] if not h.known_false_positive]
     results: dict[str, list[dict[str, object]]] = {}
     for hit in hits:
-        results.setdefault(hit.file, []).append({
+        entry: dict[str, object] = {
             "type": hit.type, "filename": hit.file, "hashed_secret": hit.hashed_secret,
-            "is_verified": False, "line_number": hit.line})
+            "is_verified": False, "line_number": hit.line}
+        if hit.row is not None:  # where in the parquet file (detect-secrets ignores these)
+            entry.update(row=hit.row, column=hit.column)
+        results.setdefault(hit.file, []).append(entry)
     baseline = {"version": VERSION, "results": results}
     atomic_write_text(path, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
     return len(hits)
+
+
+def finding(hit: Hit) -> Finding:
+    """The validate finding of an unreviewed hit: where it is and its type, never the
+    secret (review it, then baseline it or remove it)."""
+    if hit.row is None:
+        return Finding("secrets", hit.file, f"{hit.type} on line {hit.line}",
+                       field=f"line {hit.line}")
+    return Finding("secrets", hit.file, f"{hit.type} on line {hit.line} of the cell",
+                   row=hit.row, field=f"{hit.column} line {hit.line}")
 
 
 def check_secrets(paths: RepoPaths, report: ValidationReport, *,
@@ -201,13 +279,14 @@ def check_secrets(paths: RepoPaths, report: ValidationReport, *,
         elif hit.known_false_positive:
             filtered += 1
         else:
-            report.add(Finding("secrets", hit.file, f"{hit.type} on line {hit.line}",
-                               field=f"line {hit.line}"))
+            report.add(finding(hit))
     if audited:
         report.notes.append(f"secrets: {audited} finding(s) listed in the baseline {baseline}")
     if filtered:
         report.notes.append(f"secrets: {filtered} known false positive(s) filtered "
                             "(pytest names starting with test_)")
+    n_parquet = len(paths.parquet_files())
     report.record("secrets", f"no unreviewed detect-secrets finding in {n_files} text "
-                             f"file(s) ({filtered} known false positive(s) filtered, "
+                             f"file(s) and the text cells of {n_parquet} parquet file(s) "
+                             f"({filtered} known false positive(s) filtered, "
                              f"{audited} listed in a baseline)", before)

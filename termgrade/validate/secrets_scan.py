@@ -239,6 +239,23 @@ def sieve_hits(lines: list[str], sieves: tuple[_Sieve, ...]) -> dict[int, list[_
     return hits
 
 
+@lru_cache(maxsize=1)
+def re2_prefilter() -> str | None:
+    """An RE2 pattern that matches every line some sieve finds (:mod:`.re2_superset`):
+    a line it does not match, no plugin can flag. None when there is no such pattern
+    (a plugin of a kind not known here, or a pattern with no RE2 superset)."""
+    from termgrade.validate.re2_superset import Untranslatable, re2_superset
+
+    sieves = _sieves()
+    if sieves is None:
+        return None
+    try:
+        return "|".join(f"(?:{re2_superset(probe.pattern, lowered=probe.on_lowered)})"
+                        for probe in _plan(sieves)[0])
+    except Untranslatable:
+        return None
+
+
 def flagging_plugins(lines: list[str], filename: str = "") -> dict[int, list[Any]]:
     """0-based indexes of the lines (rstripped, as detect-secrets reads them) in which
     some plugin finds a secret value, each with those plugins in detect-secrets' order
@@ -364,6 +381,52 @@ def scan_file(filename: str) -> Iterator[Any]:
                 return
     except OSError:
         return
+
+
+class _NamedText(io.StringIO):
+    """A text with a file name, as detect-secrets' transformers read a file."""
+
+    def __init__(self, text: str, name: str) -> None:
+        super().__init__(text)
+        self.name = name
+
+
+def plain_text_lines(text: str, filename: str) -> list[str] | None:
+    """:func:`_plain_lines` of a text held in memory (already in universal newlines):
+    its lines when every transformer that would try it must fail, else None."""
+    from detect_secrets.transformers import get_transformers
+
+    transformers: Iterable[Any] = get_transformers()
+    if not all(_fails(t, text) for t in transformers if t.should_parse_file(filename)):
+        return None
+    return [line.rstrip() for line in io.StringIO(text)]
+
+
+def scan_text(text: str, filename: str, *, file_filters: bool = True) -> list[Any]:
+    """The ``PotentialSecret``s detect-secrets' ``scan_file`` would yield for a file
+    named ``filename`` holding ``text`` (with ``\\r`` and ``\\r\\n`` already read as
+    ``\\n``, as ``open`` reads a file); call inside ``default_settings()``.
+    ``file_filters=False`` skips the filters that decide whether to read a file at all
+    (one is that the file exists): for a text that is not a file."""
+    from detect_secrets.core.scan import _is_filtered_out
+    from detect_secrets.transformers import get_transformed_file
+
+    if file_filters and _is_filtered_out(required_filter_parameters=["filename"],
+                                         filename=filename):
+        return []
+    plain = plain_text_lines(text, filename)
+    if plain is not None:
+        return _scan_lines(plain, filename)
+    # detect-secrets' _get_lines_from_file, on the text: transformed lines (or the raw
+    # ones), then, when they find nothing, the eager transformers' lines.
+    handle: Any = _NamedText(text, filename)  # detect-secrets' NamedIO protocol
+    lines = get_transformed_file(handle) or handle.readlines()
+    found = _scan_lines([line.rstrip() for line in lines], filename)
+    if found:
+        return found
+    handle.seek(0)
+    eager = get_transformed_file(handle, use_eager_transformers=True)
+    return _scan_lines([line.rstrip() for line in eager], filename) if eager else []
 
 
 def _ini_parse_fails(filename: str) -> bool:
