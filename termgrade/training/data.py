@@ -83,24 +83,27 @@ def split_files(repo: Path, split: str) -> list[Path]:
     return files
 
 
+def _read_table(path: Path, columns: Sequence[str], optional: Sequence[str] = ()
+                ) -> list[dict[str, Any]]:
+    """``columns`` (all needed) and those of ``optional`` the file has, as rows.
+    BuildError names an unreadable file or a missing column, never pyarrow's traceback."""
+    try:
+        names = pq.read_schema(path).names
+        missing = [c for c in columns if c not in names]
+        if not missing:
+            wanted = [*columns, *(c for c in optional if c in names)]
+            return list(pq.read_table(path, columns=wanted).to_pylist())
+    except (pa.ArrowException, OSError) as exc:
+        # An empty, truncated or non-parquet file: say which.
+        raise BuildError(f"{path}: not a readable parquet file ({exc})",
+                         fix="download the repo again, or rebuild it with "
+                             "`termgrade build bandcentral`") from exc
+    raise BuildError(f"{path}: no column(s) {', '.join(missing)}",
+                     fix="rebuild the repo with `termgrade build bandcentral`")
+
+
 def _read_rows(files: Sequence[Path]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in files:
-        try:
-            names = pq.read_schema(path).names
-            missing = [c for c in COLUMNS if c not in names]
-            if not missing:
-                columns = COLUMNS + [c for c in OPTIONAL if c in names]
-                rows += pq.read_table(path, columns=columns).to_pylist()
-        except (pa.ArrowException, OSError) as exc:
-            # An empty, truncated or non-parquet file: say which, not pyarrow's traceback.
-            raise BuildError(f"{path}: not a readable parquet file ({exc})",
-                             fix="download the repo again, or rebuild it with "
-                                 "`termgrade build bandcentral`") from exc
-        if missing:
-            raise BuildError(f"{path}: no column(s) {', '.join(missing)}",
-                             fix="rebuild the repo with `termgrade build bandcentral`")
-    return rows
+    return [row for path in files for row in _read_table(path, COLUMNS, OPTIONAL)]
 
 
 def read_tasks(repo: Path, split: str) -> list[dict[str, Any]]:
@@ -122,9 +125,7 @@ def repo_identity(repo: Path) -> Identity:
     found: set[tuple[str | None, str | None]] = set()
     for split in SPLITS:
         for path in split_files(repo, split):
-            names = pq.read_schema(path).names
-            columns = [c for c in ("base_model", "base_scaffold") if c in names]
-            for row in pq.read_table(path, columns=columns).to_pylist():
+            for row in _read_table(path, (), ("base_model", "base_scaffold")):
                 found.add((row.get("base_model"), row.get("base_scaffold")))
     known = {pair for pair in found if pair[0] is not None}
     if len(known) > 1:
