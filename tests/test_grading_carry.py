@@ -8,6 +8,7 @@ scoring container starts. The end-to-end view through the kernel's overlay is in
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from termgrade.grading import carry
 from termgrade.grading.carry import CarryError, LayerWriter, carry_work
 from termgrade.grading.integrity import review_layer
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
@@ -108,11 +110,11 @@ def test_fifos_and_devices_are_not_carried(layers: tuple[Path, Path, Path]) -> N
     stats = carried(lower, upper, target).stats
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == [
         "app", "app/new", "app/new/kept.txt"]
-    # a directory holding a FIFO is carried entry by entry
-    assert (stats.trees, stats.moved, stats.directories) == (0, 1, 1)
+    # /app moves as one piece; the FIFOs and the device it took along go back
+    assert (stats.trees, stats.held) == (1, 3)
 
 
-def test_a_directory_with_a_finding_below_is_not_moved_as_one_piece(
+def test_what_a_moved_tree_took_along_and_the_review_held_goes_back(
         layers: tuple[Path, Path, Path]) -> None:
     lower, upper, target = layers
     put(lower, "/opt/venv/lib/python3.11/site-packages/_pytest/main.py")
@@ -120,10 +122,12 @@ def test_a_directory_with_a_finding_below_is_not_moved_as_one_piece(
     put(upper, "/opt/mine/tool.sh")
     result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY)
     assert any("evil.pth" in f for f in result.all_findings())
-    carry_work(str(target), (str(upper), [str(lower)]), result).finish()
+    stats = carry_work(str(target), (str(upper), [str(lower)]), result).finish()
     assert (target / "opt/mine/tool.sh").exists()
     assert not (target / "opt/venv").exists()
-    assert (upper / "opt/venv/lib/python3.11/site-packages/evil.pth").exists()  # held in A
+    assert not [p for p in target.rglob("*") if p.name == "evil.pth"]
+    assert [p for p in upper.rglob("evil.pth")]  # held in the agent's layer
+    assert (stats.trees, stats.held) == (1, 1)  # /opt moved, /opt/venv went back
 
 
 def test_a_parent_that_is_not_a_directory_in_the_target_is_refused(tmp_path: Path) -> None:
@@ -168,15 +172,16 @@ def test_a_directory_above_the_closure_replaced_by_another_type_is_a_finding(
 
 
 def test_parents_many_levels_deep_are_made_without_recursion(
-        layers: tuple[Path, Path, Path]) -> None:
-    """A chain deeper than Python's recursion limit, nothing of it movable as one piece."""
+        layers: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain deeper than Python's recursion limit, carried entry by entry (the layers
+    refuse moves, as XFS project quotas do; played by a stand-in for ``os.rename``)."""
+    monkeypatch.setattr(carry.os, "rename", refuse_moves)
     lower, upper, target = layers
     chain = "/app/" + "/".join(["d"] * 1100)
     for root in (lower, upper):
         subprocess.run(["mkdir", "-p", f"{root}{chain}"], check=True)  # pathlib recurses
     (lower / chain.lstrip("/") / "old.txt").write_text("x")
     os.mknod(upper / chain.lstrip("/") / "old.txt", stat.S_IFCHR, os.makedev(0, 0))
-    os.mkfifo(upper / chain.lstrip("/") / "pipe")  # holds every directory above it
     try:
         stats = carried(lower, upper, target).stats
         assert stats.whiteouts == 1 and stats.trees == 0
@@ -185,19 +190,16 @@ def test_parents_many_levels_deep_are_made_without_recursion(
         subprocess.run(["rm", "-rf", str(lower), str(upper), str(target)], check=True)
 
 
+def refuse_moves(source: str, target: str) -> None:
+    raise OSError(errno.EXDEV, "Invalid cross-device link", source)
+
+
 def test_layers_that_refuse_moves_between_them_get_copies(
         layers: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """XFS refuses a rename across project-quota trees (EXDEV), which is how the engine
     enforces ``storage_mb`` there: the carry copies instead (no XFS here, so the refusal
     is played by a stand-in for ``os.rename``)."""
-    import errno
-
-    from termgrade.grading import carry
-
-    def refuse(source: str, target: str) -> None:
-        raise OSError(errno.EXDEV, "Invalid cross-device link", source)
-
-    monkeypatch.setattr(carry.os, "rename", refuse)
+    monkeypatch.setattr(carry.os, "rename", refuse_moves)
     lower, upper, target = layers
     put(upper, "/opt/tool/bin/run.sh", "#!/bin/sh\n", mode=0o755)
     put(upper, "/opt/tool/data.txt", "data")
@@ -205,3 +207,17 @@ def test_layers_that_refuse_moves_between_them_get_copies(
     assert (stats.trees, stats.moved, stats.copied) == (0, 0, 2)
     assert (target / "opt/tool/data.txt").read_text() == "data"
     assert stat.S_IMODE((target / "opt/tool/bin/run.sh").stat().st_mode) == 0o755
+
+
+def test_a_changed_directory_above_an_unchanged_one_moves_in_walk_order(
+        layers: tuple[Path, Path, Path]) -> None:
+    """/srv's mode changed (carried), /srv/shop copied up as it was (unchanged): one move
+    of /srv, never /srv/shop first and /srv onto it (ENOTEMPTY)."""
+    lower, upper, target = layers
+    put(upper, "/srv/shop/a.txt", "edited")
+    (upper / "srv/shop").chmod(stat.S_IMODE((lower / "srv/shop").stat().st_mode))
+    (upper / "srv").chmod(0o700)
+    stats = carried(lower, upper, target).stats
+    assert (target / "srv/shop/a.txt").read_text() == "edited"
+    assert stat.S_IMODE((target / "srv").stat().st_mode) == 0o700
+    assert stats.trees == 1

@@ -31,6 +31,7 @@ import os
 import posixpath
 import shutil
 import stat
+import uuid
 from dataclasses import dataclass
 
 from termgrade.grading.integrity import LayerReview
@@ -46,6 +47,11 @@ COPY_INSTEAD = {errno.EXDEV}
 as a copy instead."""
 
 
+HOLDING = ".termgrade-held"
+"""Where, in the agent's layer, what a moved tree took along and the review held goes
+back to."""
+
+
 class CarryError(OSError):
     """The agent's work could not be written into the scoring container's layer."""
 
@@ -59,6 +65,8 @@ class CarryStats:
     whiteouts: int = 0
     trees: int = 0
     """Directories moved as one piece, with everything below them."""
+    held: int = 0
+    """Entries a tree took along that went back to the agent's layer."""
 
 
 class LayerWriter:
@@ -74,6 +82,7 @@ class LayerWriter:
         self._made: set[str] = set()
         self._dir_times: list[tuple[str, int, int]] = []
         self._trees_refused = False
+        self._holding: str | None = None
 
     def _host(self, root: str, path: str) -> str:
         return os.path.join(root, path.lstrip("/"))
@@ -157,6 +166,19 @@ class LayerWriter:
         self.stats.trees += 1
         return True
 
+    def move_back(self, path: str) -> None:
+        """What a moved tree took along and the review held: out of this layer again,
+        into a holding directory of the source layer (removed with the agent's
+        container)."""
+        if self.source is None:
+            raise CarryError(f"{path}: nowhere to put back what the review held")
+        if self._holding is None:
+            self._holding = os.path.join(self.source, f"{HOLDING}-{uuid.uuid4().hex}")
+            os.mkdir(self._holding, 0o700)
+        os.rename(self._host(self.target, path),
+                  os.path.join(self._holding, str(self.stats.held)))
+        self.stats.held += 1
+
     def carry(self, entry: UpperEntry) -> None:
         """One reviewed entry of the source layer (parents carried or made first)."""
         host = self.parent_of(entry.path)
@@ -205,44 +227,53 @@ class LayerWriter:
 
 def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
                review: LayerReview) -> LayerWriter:
-    """The agent's reviewed work written into ``target_upper``: a carried or unchanged
-    directory with nothing held below it (no finding, nothing of the engine's, no FIFO)
-    moves as one piece, with everything below it; the rest entry by entry; deletions as
-    whiteouts.
-    The writer is returned for the grader's own paths, then :meth:`LayerWriter.finish`.
-    Raises OSError (CarryError) when the layer cannot be written."""
+    """The agent's reviewed work written into ``target_upper``, in walk order: a carried
+    or unchanged directory moves as one piece with everything below it; then whatever it
+    took along that the review held (a finding, the engine's, a FIFO) goes back to the
+    agent's layer, so the cost is the number of top directories and held entries, not of
+    files. Other entries go one by one; deletions as whiteouts. The writer is returned
+    for the grader's own paths, then :meth:`LayerWriter.finish`. Raises OSError
+    (CarryError) when the layer cannot be written."""
     upper, lowers = agent_layer
     writer = LayerWriter(target_upper, upper, LowerView(lowers))
-    moved: set[str] = set()
-    inside: dict[str, bool] = {}
+    moved = _Marked()
+    for verdict, entry in review.replay:  # parents first
+        if moved.below(entry.path):
+            continue
+        if entry.is_dir and writer.move_tree(entry):
+            moved.add(entry.path)
+        elif verdict != "unchanged":  # an unchanged directory is made when needed
+            writer.carry(entry)
+    back = _Marked()
+    for path in review.held:  # parents first
+        if moved.below(path) and not back.below(path):
+            writer.move_back(path)
+            back.add(path)
+    return writer
 
-    def under_moved(path: str) -> bool:
-        """Is an ancestor of ``path`` a directory moved as one piece? (memoised)"""
+
+class _Marked:
+    """Directories marked as moved; is a path below one? (memoised per directory; the
+    paths asked come parents first, so a mark never lands above an answered path)"""
+
+    def __init__(self) -> None:
+        self._marked: set[str] = set()
+        self._inside: dict[str, bool] = {}
+
+    def add(self, path: str) -> None:
+        self._marked.add(path)
+
+    def below(self, path: str) -> bool:
         chain = []
         parent = posixpath.dirname(path)
-        while parent not in ("", "/") and parent not in inside and parent not in moved:
+        while parent not in ("", "/") and parent not in self._inside \
+                and parent not in self._marked:
             chain.append(parent)
             parent = posixpath.dirname(parent)
-        answer = parent in moved or inside.get(parent, False)
+        answer = parent in self._marked or self._inside.get(parent, False)
         for seen in chain:
-            inside[seen] = answer
+            self._inside[seen] = answer
         return answer
-
-    for entry in review.unchanged:  # parents first: the topmost movable one moves
-        if entry.path not in review.held_above and not under_moved(entry.path) \
-                and writer.move_tree(entry):
-            moved.add(entry.path)
-    for entry in review.carried:
-        if under_moved(entry.path):
-            continue
-        if entry.is_dir and entry.path not in review.held_above and writer.move_tree(entry):
-            moved.add(entry.path)
-        else:
-            writer.carry(entry)
-    for entry in review.whiteouts:
-        if not under_moved(entry.path):
-            writer.carry(entry)
-    return writer
 
 
 def _has_mark(host_path: str) -> bool:

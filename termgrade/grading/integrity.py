@@ -14,7 +14,6 @@ reach the verifier.
 
 from __future__ import annotations
 
-import posixpath
 import stat
 import time
 from collections.abc import Iterable
@@ -52,19 +51,14 @@ class LayerReview:
     """Apparent size of the carried regular files (a sparse file counts in full)."""
     unchanged: list[UpperEntry] = field(default_factory=list)
     """Directories outside the closure the kernel copied up as the image had them
-    (something below changed): not carried themselves, but one with nothing held below
-    it is carried as one piece with its contents."""
-    held_above: set[str] = field(default_factory=set)
-    """Every directory with an entry below it that is neither carried nor replayed (a
-    finding, the engine's, a FIFO): such a directory is never carried as one piece."""
-
-    def hold(self, path: str) -> None:
-        """``path`` stays in the agent's layer: mark its ancestors."""
-        while True:
-            path = posixpath.dirname(path)
-            if path in self.held_above or path in ("", "/"):
-                return
-            self.held_above.add(path)
+    (something below changed): not changes themselves, but carried as one piece with
+    their contents where that is faster."""
+    replay: list[tuple[str, UpperEntry]] = field(default_factory=list)
+    """What reaches the scoring container, in walk order (parents first): ``carry``,
+    ``unchanged`` and ``whiteout`` entries."""
+    held: list[str] = field(default_factory=list)
+    """What stays in the agent's layer, in walk order: findings, the engine's entries,
+    FIFOs, sockets and devices, and everything below such a directory."""
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
@@ -119,6 +113,7 @@ def review_layer(
                 known = plain[parent] = parent not in engine and policy.plain_dir(parent)
             if known and not policy.named(entry.path) and entry.path not in engine.exact:
                 review.carried.append(entry)
+                review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
                 continue
         verdict = _sort(entry, lower, policy, engine, review)
@@ -131,8 +126,10 @@ def review_layer(
             review.whiteouts.append(entry)
         elif verdict == "unchanged":
             review.unchanged.append(entry)
+        if verdict == "hold":
+            review.held.append(entry.path)
         else:
-            review.hold(entry.path)
+            review.replay.append((verdict, entry))
     return review
 
 
