@@ -102,8 +102,9 @@ def report(added: int, where: str, review: LayerReview, stats: CarryStats, seen:
     print(f"entries in the writable layer: {review.entries:,}")
     print(f"findings: {len(review.findings) + review.unlisted:,} "
           f"(listed {len(review.findings)}), carried entries: {len(review.carried):,} "
-          f"({stats.trees:,} directories moved whole, {stats.moved:,} files moved one by "
-          f"one, {stats.copied:,} copied, {stats.directories:,} directories made)")
+          f"({stats.trees:,} directories moved whole, {stats.held:,} held entries put back, "
+          f"{stats.moved:,} files moved one by one, {stats.copied:,} copied, "
+          f"{stats.directories:,} directories made)")
     print(f"files the scoring container sees under {where}: {seen} "
           f"(made: {added:,})")
     print(f"freeze:  {frozen - started:6.3f} s")
