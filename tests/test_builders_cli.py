@@ -39,7 +39,9 @@ def test_build_environments_then_validate(make_task: MakeTask, tmp_path: Path) -
 def test_build_trajectories_error_exits_1_naming_the_record(make_task: MakeTask,
                                                             tmp_path: Path) -> None:
     tasks = make_task("alpha").parent
-    trials = write_trials(tmp_path / "t.jsonl", [trial(0, task_id="zulu", messages=False)])
+    orphan = trial(0, task_id="zulu", messages=False)
+    orphan.episode = None  # no transcript to take the instruction from either
+    trials = write_trials(tmp_path / "t.jsonl", [orphan])
     out = tmp_path / "dist" / "traj"
     done = runner.invoke(app, ["build", "trajectories", "-o", str(out), "--trials", str(trials),
                                "--tasks", str(tasks)])

@@ -73,8 +73,9 @@ def test_stale_verify_record(two_tasks: Path, tmp_path: Path) -> None:
 
 
 def test_trial_for_unknown_task_names_line_and_trial(two_tasks: Path, tmp_path: Path) -> None:
-    path = write_trials(tmp_path / "t.jsonl", [trial(0), trial(1, task_id="zulu",
-                                                                messages=False)])
+    orphan = trial(1, task_id="zulu", messages=False)
+    orphan.episode = None  # no transcript to take the instruction from either
+    path = write_trials(tmp_path / "t.jsonl", [trial(0), orphan])
     dist = tmp_path / "dist"
     with pytest.raises(RecordError, match=r"t.jsonl:2 \(trial zulu__1\).*unknown task 'zulu'"):
         build_trajectories(path, dist / "traj", task_roots=[two_tasks])
