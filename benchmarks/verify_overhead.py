@@ -68,13 +68,12 @@ def run_worker(code: Path, task_dir: Path, repeat: int) -> dict[str, object]:
     return result
 
 
-def summary(label: str, rows: list[dict[str, object]]) -> tuple[float, float]:
+def summary(label: str, rows: list[dict[str, object]]) -> None:
     overheads = [float(str(r["overhead"])) for r in rows]
     per_run = [float(str(r["per_run"])) for r in rows]
     print(f"{label}: overhead per container run median {statistics.median(overheads):.3f} s, "
           f"p90 {quantile(overheads, 0.9):.3f} s; wall per run (start to reward) median "
           f"{statistics.median(per_run):.3f} s")
-    return statistics.median(overheads), statistics.median(per_run)
 
 
 def main() -> None:

@@ -182,7 +182,7 @@ class LayerWriter:
     def carry(self, entry: UpperEntry) -> None:
         """One reviewed entry of the source layer (parents carried or made first)."""
         host = self.parent_of(entry.path)
-        if stat.S_ISREG(entry.mode) and not entry.whiteout:
+        if stat.S_ISREG(entry.mode):  # a whiteout is a character device
             self._file(entry.host_path, host)
             return
         info = os.lstat(entry.host_path)
@@ -193,8 +193,6 @@ class LayerWriter:
             opaque = OPAQUE_XATTR if entry.opaque and _has_mark(entry.host_path) else None
             self.directory(entry.path, info.st_mode, info.st_uid, info.st_gid,
                            opaque_xattr=opaque, times_ns=(info.st_atime_ns, info.st_mtime_ns))
-        elif stat.S_ISREG(info.st_mode):
-            self._file(entry.host_path, host)
         elif stat.S_ISLNK(info.st_mode):
             os.symlink(os.readlink(entry.host_path), host)
             os.chown(host, info.st_uid, info.st_gid, follow_symlinks=False)

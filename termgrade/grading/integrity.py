@@ -41,21 +41,17 @@ class LayerReview:
     findings: list[str] = field(default_factory=list)
     unlisted: int = 0
     carried: list[UpperEntry] = field(default_factory=list)
-    """Entries under writable paths, parents before children."""
+    """The agent's changes that reach the scoring container, parents first."""
     deleted: list[str] = field(default_factory=list)
     """Paths the agent deleted (or replaced wholesale: opaque dirs, which are carried too)."""
-    whiteouts: list[UpperEntry] = field(default_factory=list)
-    """The deletions as the layer records them, replayed as they are."""
     entries: int = 0
     carried_bytes: int = 0
     """Apparent size of the carried regular files (a sparse file counts in full)."""
-    unchanged: list[UpperEntry] = field(default_factory=list)
-    """Directories outside the closure the kernel copied up as the image had them
-    (something below changed): not changes themselves, but carried as one piece with
-    their contents where that is faster."""
     replay: list[tuple[str, UpperEntry]] = field(default_factory=list)
-    """What reaches the scoring container, in walk order (parents first): ``carry``,
-    ``unchanged`` and ``whiteout`` entries."""
+    """What reaches the scoring container, in walk order (parents first): ``carry``
+    entries, ``whiteout`` deletions as the layer records them, and ``unchanged``
+    directories (the kernel copied them up as the image had them because something below
+    changed: no change themselves, but carried as one piece with their contents)."""
     held: list[str] = field(default_factory=list)
     """What stays in the agent's layer, in walk order: findings, the engine's entries,
     FIFOs, sockets and devices, and everything below such a directory."""
@@ -123,9 +119,6 @@ def review_layer(
                 review.carried_bytes += entry.size
         elif verdict == "whiteout":
             review.deleted.append(entry.path)
-            review.whiteouts.append(entry)
-        elif verdict == "unchanged":
-            review.unchanged.append(entry)
         if verdict == "hold":
             review.held.append(entry.path)
         else:

@@ -7,8 +7,7 @@ from __future__ import annotations
 class PathSet:
     def __init__(self, roots: tuple[str, ...]) -> None:
         self.roots = roots
-        self._exact = frozenset(roots)
-        self.exact = self._exact
+        self.exact = frozenset(roots)
         """The roots themselves (a path inside none of them is in the set only if it is
         one of these)."""
         self._prefixes = tuple(root.rstrip("/") + "/" for root in roots)
@@ -17,7 +16,7 @@ class PathSet:
             for parent in _ancestors(root.rstrip("/")))
 
     def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and (path in self._exact or path.startswith(self._prefixes))
+        return isinstance(path, str) and (path in self.exact or path.startswith(self._prefixes))
 
     def above(self, path: str) -> bool:
         """Is ``path`` a strict ancestor of one of the roots (deleting it deletes one)?"""
