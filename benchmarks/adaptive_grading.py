@@ -1,6 +1,6 @@
 """Benchmark: adaptive grading vs fixed k, judged by the band-central selection it leads to.
 
-For each synthetic corpus shaped like the release's models (termgrade.trials.synthetic_config
+For each synthetic corpus shaped like the release's models (termgrade.trialsets.synthetic_config
 PAPER_LIKE, the k=8 ones: a task's true p ~ Beta with the model's mean and concentration) and
 each seed: draw k Bernoulli outcomes per task, grade them
 
@@ -37,11 +37,11 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
 
-from termgrade.errors import DataWarning
+from termgrade.core.errors import DataWarning
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler
-from termgrade.labels.bands import DEFAULT_SCHEME
 from termgrade.selection.bandcentral import SelectionConfig, select_band_central
-from termgrade.trials.synthetic_config import PAPER_LIKE, SyntheticModel
+from termgrade.stats.bands import DEFAULT_SCHEME
+from termgrade.trialsets.synthetic_config import PAPER_LIKE, SyntheticModel
 
 SCAFFOLD = "synthetic-scaffold"
 
@@ -59,7 +59,7 @@ class Run:
 
 def true_rates(model: SyntheticModel, n_tasks: int, rng: np.random.Generator
                ) -> NDArray[np.float64]:
-    """As termgrade.trials.synthetic draws a model's marginal: Beta(mean*c, (1-mean)*c)."""
+    """As termgrade.trialsets.synthetic draws a model's marginal: Beta(mean*c, (1-mean)*c)."""
     a = model.mean * model.concentration
     b = (1 - model.mean) * model.concentration
     return np.asarray(rng.beta(a, b, n_tasks), dtype="float64")

@@ -10,7 +10,7 @@
 Each method runs in its own child process; its peak RSS comes from ``os.wait4`` (that
 child only). Throughput is input JSONL MB per wall-clock second, and per CPU second
 (steadier on a shared machine). The input is ``termgrade synth --transcripts``
-(:mod:`termgrade.trials.synthetic_transcript`), streamed to a temp JSONL: about 36
+(:mod:`termgrade.trialsets.synthetic_transcript`), streamed to a temp JSONL: about 36
 counted attempts per task, a dozen turns per graded trial, terminal frames of a few KB
 with a rare 0.1-1 MB frame.
 
@@ -40,10 +40,10 @@ ATTEMPTS_PER_TASK = 36
 def generate(path: Path, n_trials: int, seed: int = 0) -> tuple[int, int, list[str]]:
     """`termgrade synth --transcripts` for about ``n_trials`` counted attempts: bytes and
     records written (retries of infrastructure errors included) and the task ids."""
-    from termgrade.trials import write_trials
-    from termgrade.trials.synthetic import generate as synth
-    from termgrade.trials.synthetic_config import SyntheticConfig
-    from termgrade.trials.synthetic_transcript import TranscriptMaker
+    from termgrade.trialsets import write_trials
+    from termgrade.trialsets.synthetic import generate as synth
+    from termgrade.trialsets.synthetic_config import SyntheticConfig
+    from termgrade.trialsets.synthetic_transcript import TranscriptMaker
 
     config = SyntheticConfig(n_tasks=max(1, round(n_trials / ATTEMPTS_PER_TASK)), seed=seed)
     corpus = synth(config)

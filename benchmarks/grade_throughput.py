@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from termgrade.agent import Endpoint, ScaffoldConfig  # noqa: E402
-from termgrade.agents import ModelAgent  # noqa: E402
+from termgrade.agent.kinds import ModelAgent  # noqa: E402
 from termgrade.grade import grade_model, local_pool  # noqa: E402
-from termgrade.grading.trial import run_task  # noqa: E402
-from termgrade.images import build_task_image  # noqa: E402
+from termgrade.sandbox.images import build_task_image  # noqa: E402
+from termgrade.scoring.trial import run_task  # noqa: E402
 from termgrade.task import Task, load_task  # noqa: E402
 from tests.support.scripted_tools import (  # noqa: E402
     Reply,
@@ -110,7 +110,7 @@ def harbor_rate(tasks: list[Task], k: int, workers: int) -> tuple[float, float] 
 
 
 def ray_rates(tasks: list[Task], agent: ModelAgent, k: int, workers: int) -> list[str]:
-    from termgrade.grade.ray_executor import LOOPBACK_ENV, ray_pool
+    from termgrade.pools.ray_executor import LOOPBACK_ENV, ray_pool
 
     ray = Path(sys.executable).parent / "ray"
     port = "6391"

@@ -29,9 +29,9 @@ import time, warnings, sys
 t = time.perf_counter()
 cpu = time.process_time()
 from pathlib import Path
-from termgrade.errors import DataWarning
+from termgrade.core.errors import DataWarning
 from termgrade.labels import compute_labels, write_labels
-from termgrade.trials import read_trials
+from termgrade.trialsets import read_trials
 warnings.simplefilter("ignore", DataWarning)
 trials = read_trials([Path(sys.argv[1])])
 t_read = time.perf_counter() - t
@@ -46,7 +46,7 @@ import time, warnings, sys
 t = time.perf_counter()
 cpu = time.process_time()
 from pathlib import Path
-from termgrade.errors import DataWarning
+from termgrade.core.errors import DataWarning
 from termgrade.report import load_inputs, write_report
 warnings.simplefilter("ignore", DataWarning)
 inputs = load_inputs([Path(sys.argv[1])])
@@ -76,8 +76,8 @@ def main() -> None:
 
 
 def run(work: Path) -> None:
-    from termgrade.trials import write_trials
-    from termgrade.trials.synthetic import generate
+    from termgrade.trialsets import write_trials
+    from termgrade.trialsets.synthetic import generate
 
     trials, labels, out = work / "trials.jsonl", work / "labels.jsonl", work / "report"
 

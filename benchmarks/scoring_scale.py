@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from termgrade.grading.carry import CarryStats, carry_work
-from termgrade.grading.closure import find_closure
-from termgrade.grading.integrity import LayerReview, review_layer
-from termgrade.grading.policy import GradingPolicy
+from termgrade.core.settings import SETTINGS
 from termgrade.sandbox.docker_sandbox import DockerSandbox
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.settings import SETTINGS
+from termgrade.scoring.carry import CarryStats, carry_work
+from termgrade.scoring.closure import find_closure
+from termgrade.scoring.integrity import LayerReview, review_layer
+from termgrade.scoring.policy import GradingPolicy
 
 AGENT = r"""
 set -e

@@ -39,7 +39,7 @@ def quantile(values: list[float], q: float) -> float:
 
 def measure(task_dir: Path, repeat: int) -> dict[str, object]:
     """One task verified by the termgrade importable here (the worker's PYTHONPATH)."""
-    from termgrade.images import build_task_image
+    from termgrade.sandbox.images import build_task_image
     from termgrade.task import load_task
     from termgrade.verify import verify_task
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from termgrade.lazy import lazy_exports
+from termgrade.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -30,15 +30,15 @@ _API: dict[str, str] = {
     "verify_task": "termgrade.verify",
     "verify_tasks": "termgrade.verify",
     "audit_corpus": "termgrade.audit",
-    "run_task": "termgrade.grading",
+    "run_task": "termgrade.scoring",
     "grade_model": "termgrade.grade",
     "AdaptiveRule": "termgrade.grade",
     "Endpoint": "termgrade.agent",
     "ScaffoldConfig": "termgrade.agent",
-    "ModelAgent": "termgrade.agents",
+    "ModelAgent": "termgrade.agent.kinds",
     "load_attacks": "termgrade.attacks",
-    "read_trials": "termgrade.trials.io",
-    "write_trials": "termgrade.trials.io",
+    "read_trials": "termgrade.trialsets.io",
+    "write_trials": "termgrade.trialsets.io",
     "compute_labels": "termgrade.labels.compute",
     "select_band_central": "termgrade.selection.bandcentral",
     "SelectionConfig": "termgrade.selection.bandcentral",
@@ -50,7 +50,7 @@ _API: dict[str, str] = {
     "publish": "termgrade.publish.publisher",
     "PublishOptions": "termgrade.publish.publisher",
     "materialize": "termgrade.materialize.materializer",
-    "TermGradeError": "termgrade.errors",
+    "TermGradeError": "termgrade.core.errors",
 }
 """Public name -> the module that defines it."""
 
@@ -95,21 +95,21 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from termgrade.agent import Endpoint, ScaffoldConfig
-    from termgrade.agents import ModelAgent
+    from termgrade.agent.kinds import ModelAgent
     from termgrade.attacks import load_attacks
     from termgrade.audit import audit_corpus
     from termgrade.builders.bandcentral import build_bandcentral
     from termgrade.builders.checkpoint_card import build_checkpoint_card
     from termgrade.builders.environments import build_environments
     from termgrade.builders.trajectories import build_trajectories
-    from termgrade.errors import TermGradeError
+    from termgrade.core.errors import TermGradeError
     from termgrade.grade import AdaptiveRule, grade_model
-    from termgrade.grading import run_task
     from termgrade.labels.compute import compute_labels
     from termgrade.materialize.materializer import materialize
     from termgrade.publish.publisher import PublishOptions, publish
+    from termgrade.scoring import run_task
     from termgrade.selection.bandcentral import SelectionConfig, select_band_central
     from termgrade.task import Task, discover_tasks, load_task
-    from termgrade.trials.io import read_trials, write_trials
+    from termgrade.trialsets.io import read_trials, write_trials
     from termgrade.validate import validate_repo
     from termgrade.verify import verify_task, verify_tasks

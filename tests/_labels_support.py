@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
-from termgrade.trials.synthetic import generate
-from termgrade.trials.synthetic_config import SyntheticConfig, SyntheticModel
+from termgrade.trialsets.synthetic import generate
+from termgrade.trialsets.synthetic_config import SyntheticConfig, SyntheticModel
 
 
 def trial(task: str = "t1", model: str = "m", attempt: int = 0, *, passed: bool = False,

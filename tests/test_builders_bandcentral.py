@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.builders.card import split_front_matter
 from termgrade.builders.environments import build_environments
-from termgrade.errors import BuildError
+from termgrade.builders.verl_prompts import BASH_SYSTEM_PROMPT
+from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
-from termgrade.training.prompts import BASH_SYSTEM_PROMPT
 from termgrade.validate import validate_repo
 from tests._labels_support import cli_app
 from tests.conftest import MakeTask
@@ -148,7 +148,7 @@ def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
     import re
 
     from termgrade.cli.app import app, register_commands
-    from termgrade.errors import DataWarning
+    from termgrade.core.errors import DataWarning
     from termgrade.selection.report import selection_report_paths
 
     rates = {"alpha": 0.5, "bravo": 0.375, "charlie": 0.25, "delta": 0.75, "echo": 1.0}

@@ -15,7 +15,7 @@ from termgrade.builders.checkpoint_card import build_checkpoint_card
 from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.cli.app import app, register_commands
-from termgrade.errors import BuildError
+from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
 from tests.conftest import MakeTask
 from tests.test_builders_environments import write_jsonl

@@ -15,7 +15,7 @@ from termgrade.builders.checkpoint_card import (
     DEFAULT_TRAIN_CONFIG,
     build_checkpoint_card,
 )
-from termgrade.errors import RecordError
+from termgrade.core.errors import RecordError
 
 
 def test_default_recipe_and_results_table(tmp_path: Path) -> None:

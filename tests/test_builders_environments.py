@@ -12,7 +12,7 @@ import yaml
 
 from termgrade.builders.card import split_front_matter
 from termgrade.builders.environments import build_environments
-from termgrade.errors import RecordError
+from termgrade.core.errors import RecordError
 from termgrade.records import LabelRow, SplitRow
 from termgrade.task.archive import pack_task
 from termgrade.task.digest import task_digest

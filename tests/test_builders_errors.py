@@ -10,7 +10,7 @@ import pytest
 
 from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
-from termgrade.errors import BuildError, DataWarning, RecordError, TaskLoadError
+from termgrade.core.errors import BuildError, DataWarning, RecordError, TaskLoadError
 from termgrade.records import SplitRow
 from tests.conftest import MakeTask
 from tests.test_builders_environments import label, verified, write_jsonl

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from termgrade.builders.card import field_table
 from termgrade.builders.row_buffer import rows_to_table
 from termgrade.builders.rows import ROW_MODELS, SCHEMA_MODELS, schema_for
-from termgrade.schemas import render, stale_schemas
+from termgrade.validate.schemas import render, stale_schemas
 
 
 @pytest.mark.parametrize("name", sorted(ROW_MODELS))

@@ -8,14 +8,14 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from termgrade.cli import corpus as corpus_cli
-from termgrade.corpus_readme import (
+from termgrade.audit.corpus_readme import (
     corpus_rows,
     generate_readme,
     readme_is_stale,
     readme_path,
     write_readme,
 )
+from termgrade.cli import corpus as corpus_cli
 
 REPO = Path(__file__).resolve().parent.parent
 ENVIRONMENTS = REPO / "environments"

@@ -14,12 +14,12 @@ import jsonschema
 import pytest
 
 from termgrade.agent.client import Endpoint
+from termgrade.core.retry import RetryPolicy
 from termgrade.generate import expand, generate_tasks, load_spec, parse_answer
 from termgrade.generate.funnel import stages_reached
 from termgrade.generate.gate import audit_candidates
 from termgrade.generate.paths import write_task
-from termgrade.retry import RetryPolicy
-from termgrade.schemas import load_schema, stale_schemas
+from termgrade.validate.schemas import load_schema, stale_schemas
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 from tests.support.scripted_generators import (
@@ -103,7 +103,7 @@ def test_endpoint_failure_is_a_record_and_resume_redoes_it(tmp_path: Path) -> No
 
 
 def test_bad_limits_are_refused(tmp_path: Path) -> None:
-    from termgrade.errors import OptionError
+    from termgrade.core.errors import OptionError
 
     with pytest.raises(OptionError, match="max_requests"):
         generate_tasks([], endpoint=Endpoint("http://127.0.0.1:9/v1", "m"),

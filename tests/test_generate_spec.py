@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.generate.prompting import Prompts, versions
 from termgrade.generate.spec import CandidateSpec, expand, load_spec
 
@@ -70,7 +70,7 @@ def test_prompts_are_versioned_files_rendered_with_the_spec() -> None:
 
 
 def test_feedback_and_table_lines_drop_colour_codes_and_keep_the_end() -> None:
-    from termgrade.text import brief, strip_ansi
+    from termgrade.core.text import brief, strip_ansi
 
     log = "building failed:\n\x1b[91mTraceback\x1b[0m\n  step 1\n\nURLError: no name\n  fix: x"
     assert "\x1b" not in strip_ansi(log)

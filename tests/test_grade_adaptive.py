@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from termgrade.errors import DataWarning, OptionError
+from termgrade.core.errors import DataWarning, OptionError
 from termgrade.grade.adaptive import (
     DEFAULT_PRIOR,
     AdaptiveRule,
@@ -17,8 +17,8 @@ from termgrade.grade.adaptive import (
     Prior,
     fit_prior,
 )
-from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
 from termgrade.selection.bandcentral import SelectionConfig, select_band_central
+from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 
 # A corpus piled up at 0 and 1, as the release's is: 40% 0/8, 35% 8/8, the rest spread.
 POLARISED = [(0, 8)] * 400 + [(8, 8)] * 350 + [(s, 8) for s in range(1, 8)] * 35

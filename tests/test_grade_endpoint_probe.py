@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from termgrade.agent import ChatClient, Endpoint, EndpointError
 from termgrade.agent.probe import probe_endpoint
 from termgrade.cli.app import app
-from termgrade.errors import EndpointUnusableError
+from termgrade.core.errors import EndpointUnusableError
 from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, give_up
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
-from termgrade.agents import ModelAgent
+from termgrade.agent.kinds import ModelAgent
 from termgrade.grade import TRIALS_FILE, grade_model
 from termgrade.ingest import ingest_harbor
 from termgrade.labels.compute import compute_labels
-from termgrade.trials.io import read_trials, write_trials
+from termgrade.trialsets.io import read_trials, write_trials
 from tests.support.harbor import Harbor
 from tests.support.scripted_llm import STAND_IN_MODEL, WORD_FREQUENCY_REPLIES, ScriptedLLM
 from tests.support.scripted_tools import ScriptedToolEndpoint, replay_solution

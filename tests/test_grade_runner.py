@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
-from termgrade.agents import ModelAgent
-from termgrade.errors import GradeIncompleteError
+from termgrade.agent.kinds import ModelAgent
+from termgrade.core.errors import GradeIncompleteError
 from termgrade.grade import (
     TRIALS_FILE,
     AdaptiveRule,
@@ -30,11 +30,11 @@ from termgrade.grade import (
     grade_model,
 )
 from termgrade.grade.record import ENDPOINT_UNUSABLE, graded_record, trial_id
-from termgrade.grading.trial import RunOutcome
-from termgrade.grading.verifier import VerifierResult
 from termgrade.labels.compute import compute_labels
 from termgrade.records.trial import TrialRecord
-from termgrade.trials.io import read_trials
+from termgrade.scoring.trial import RunOutcome
+from termgrade.scoring.verifier import VerifierResult
+from termgrade.trialsets.io import read_trials
 from tests.conftest import MakeTask
 
 AGENT = ModelAgent(Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None),

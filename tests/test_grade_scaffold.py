@@ -2,7 +2,7 @@
 
 Each policy is a scripted stand-in behind a real OpenAI-compatible server on loopback
 (tests/support/scripted_tools.py); the trial runs through the real grader
-(:func:`termgrade.grading.trial.run_task`) on the word-frequency task. The reference
+(:func:`termgrade.scoring.trial.run_task`) on the word-frequency task. The reference
 solution replayed as tool calls passes; giving up, malformed calls and every cheating
 policy score 0; infrastructure faults are retried and never change the outcome.
 """
@@ -17,12 +17,12 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig, StopReason
 from termgrade.agent.client import ChatClient, EndpointError
-from termgrade.agents import ModelAgent
+from termgrade.agent.kinds import ModelAgent
+from termgrade.core.retry import RetryPolicy
 from termgrade.grade.record import graded_record
-from termgrade.grading.trial import RunOutcome, run_task
-from termgrade.images import build_task_image
 from termgrade.records.trial import TrialRecord
-from termgrade.retry import RetryPolicy
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
 from tests.support.scripted_tools import (
     CHEATING_POLICIES,

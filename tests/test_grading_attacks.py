@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.agents import AgentName, ScriptAgent
+from termgrade.agent.kinds import AgentName, ScriptAgent
 from termgrade.attacks import Attack, load_attacks
-from termgrade.grading.trial import RunOutcome, run_task
-from termgrade.images import build_task_image
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.verify import Verdict, verify_task
 from termgrade.verify.runner import play_attacks

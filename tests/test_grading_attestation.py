@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from termgrade.grading.attestation import (
+from termgrade.sandbox.channel import ChannelLines, LineChannel
+from termgrade.scoring.attestation import (
     PREFIX,
     Attestation,
     derive,
@@ -16,8 +17,7 @@ from termgrade.grading.attestation import (
     new_key,
     read_attestation,
 )
-from termgrade.grading.verifier import VerifierResult, credit, decide
-from termgrade.sandbox.channel import ChannelLines, LineChannel
+from termgrade.scoring.verifier import VerifierResult, credit, decide
 
 MASTER = new_key()
 Event = dict[str, object]

@@ -16,9 +16,9 @@ import textwrap
 
 import pytest
 
-from termgrade.agents import AgentName
-from termgrade.grading.trial import RunOutcome, run_task
-from termgrade.images import build_task_image
+from termgrade.agent.kinds import AgentName
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from tests.conftest import CHECKS_HELLO, STANDARD_TEST_SH, MakeTask
 

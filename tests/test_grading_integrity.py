@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.grading.integrity import review_layer
-from termgrade.grading.policy import GradingPolicy
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, walk_upper
+from termgrade.scoring.integrity import review_layer
+from termgrade.scoring.policy import GradingPolicy
 
 CLOSURE = ("/opt/venv", "/usr/lib/python3.11", "/usr/lib/python3/dist-packages",
            "/usr/bin/bash", "/usr/bin/timeout", "/usr/bin/python3.11", "/etc/ld.so.cache",
            "/etc/ld.so.preload", "/etc/python3.11/sitecustomize.py")
-"""As :func:`termgrade.grading.closure.find_closure` finds it for the base image."""
+"""As :func:`termgrade.scoring.closure.find_closure` finds it for the base image."""
 POLICY = GradingPolicy(closure=CLOSURE)
 
 

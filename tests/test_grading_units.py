@@ -6,10 +6,10 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from termgrade.errors import VerifierError
-from termgrade.grading import parse_reward
-from termgrade.grading.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.core.errors import VerifierError
 from termgrade.sandbox import OutputCap
+from termgrade.scoring import parse_reward
+from termgrade.scoring.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
 from tests.conftest import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")
@@ -86,7 +86,7 @@ def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
 def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) -> None:
     import shutil
 
-    from termgrade.grading.trial import _stage
+    from termgrade.scoring.trial import _stage
     from termgrade.task import load_task
 
     task = load_task(make_task())
@@ -102,8 +102,8 @@ def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) ->
 
 
 def test_no_secret_appears_in_the_verifier_command_or_environment(make_task: MakeTask) -> None:
-    from termgrade.grading.attestation import end_marker, new_key
-    from termgrade.grading.verifier import verifier_command, verifier_env
+    from termgrade.scoring.attestation import end_marker, new_key
+    from termgrade.scoring.verifier import verifier_command, verifier_env
     from termgrade.task import load_task
 
     task = load_task(make_task())

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.agents import ScriptAgent
-from termgrade.grading.trial import RunOutcome, run_task
-from termgrade.images import build_task_image
+from termgrade.agent.kinds import ScriptAgent
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from tests.conftest import write_task
 
@@ -454,7 +454,7 @@ def test_each_defence_is_load_bearing(victims: dict[str, Path], tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch, name: str,
                                       defence: str) -> None:
     """Without its defence, the attack earns a full reward: the attacks are real."""
-    from termgrade.grading import attestation, closure
+    from termgrade.scoring import attestation, closure
 
     source = attestation.plugin_source()
     if defence == "read-only closure":

@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner, Result
 
 from termgrade.cli import ingest as ingest_cli
-from termgrade.errors import DataWarning, IngestError
+from termgrade.core.errors import DataWarning, IngestError
 from termgrade.ingest import ingest_harbor, write_jsonl
 from termgrade.records import TrialRecord
 

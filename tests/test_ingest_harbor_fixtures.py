@@ -19,7 +19,7 @@ import pytest
 
 from termgrade.ingest import IngestResult, Layout, ingest_harbor
 from termgrade.records import ChatMessage, TrialRecord
-from termgrade.schemas import load_schema
+from termgrade.validate.schemas import load_schema
 from tests.support.scripted_llm import WORD_FREQUENCY_REPLIES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harbor"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.labels import DEFAULT_SCHEME, BandScheme
 
 

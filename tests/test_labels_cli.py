@@ -62,7 +62,7 @@ def test_synth_transcripts_build_a_valid_trajectories_repo(
         tmp_path: Path, make_task: MakeTask) -> None:
     from termgrade.builders.trajectories import build_trajectories
     from termgrade.records import TrialRecord
-    from termgrade.trials.synthetic_transcript import SYNTHETIC_MARK
+    from termgrade.trialsets.synthetic_transcript import SYNTHETIC_MARK
     from termgrade.validate import validate_repo
 
     args = ["synth", "--tasks", "3", "--seed", "2", "--model", "synthetic-x:3:0.5",

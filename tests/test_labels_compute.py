@@ -13,7 +13,7 @@ from _labels_support import trial, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from termgrade.errors import DataWarning, OptionError, RecordError
+from termgrade.core.errors import DataWarning, OptionError, RecordError
 from termgrade.labels import (
     BandScheme,
     compute_labels,
@@ -22,7 +22,7 @@ from termgrade.labels import (
     sniff_kind,
     write_labels,
 )
-from termgrade.trials import read_trials
+from termgrade.trialsets import read_trials
 
 
 def labels_of(tmp_path: Path, rows: list[dict[str, Any]], **kwargs: Any) -> Any:

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from _labels_support import small_config, write_jsonl
 
-from termgrade.errors import DataWarning, OptionError
+from termgrade.core.errors import DataWarning, OptionError
 from termgrade.labels import compute_labels
 from termgrade.records import TrialRecord
-from termgrade.trials import read_trials
-from termgrade.trials.synthetic import generate
-from termgrade.trials.synthetic_config import SyntheticModel
+from termgrade.trialsets import read_trials
+from termgrade.trialsets.synthetic import generate
+from termgrade.trialsets.synthetic_config import SyntheticModel
 
 
 def test_same_seed_same_corpus_other_seed_other_corpus() -> None:

@@ -14,12 +14,12 @@ from _labels_support import small_corpus_file, trial, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from termgrade.errors import DataWarning, RecordError
+from termgrade.core.errors import DataWarning, RecordError
 from termgrade.records import TrialRecord
-from termgrade.trials import iter_trial_records, read_trials, write_trials
-from termgrade.trials.fastpath import fast_read, nonblank_lines
-from termgrade.trials.frame import frame_from_records, frame_from_table
-from termgrade.trials.io import read_trial_frame
+from termgrade.trialsets import iter_trial_records, read_trials, write_trials
+from termgrade.trialsets.fastpath import fast_read, nonblank_lines
+from termgrade.trialsets.frame import frame_from_records, frame_from_table
+from termgrade.trialsets.io import read_trial_frame
 
 
 def read_quietly(*paths: Path) -> Any:

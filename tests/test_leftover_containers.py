@@ -22,12 +22,12 @@ import pytest
 from typer.testing import CliRunner
 
 from termgrade.cli.app import app
+from termgrade.core.settings import SETTINGS
 from termgrade.grade import TRIALS_FILE
 from termgrade.grade.cleanup import run_label
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.leftovers import find_leftovers
 from termgrade.sandbox.ownership import OWNER_LABEL, RUN_LABEL, owner_id
-from termgrade.settings import SETTINGS
 from tests.conftest import write_task
 from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, replay_solution
 

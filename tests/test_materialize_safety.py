@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.errors import MaterializeError, UnsafeArchiveError
+from termgrade.core.errors import MaterializeError, UnsafeArchiveError
 from termgrade.materialize import ArchiveLimits, TaskArchiveRow, unpack_row
 from termgrade.task.digest import FileEntry
 from tests.support.hub_fixtures import hf_home  # noqa: F401

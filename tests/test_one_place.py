@@ -19,22 +19,22 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from termgrade.builders import inputs as builder_inputs
-from termgrade.builders.arrow import TIMESTAMP, arrow_type, model_fields
 from termgrade.builders.row_buffer import rows_to_table
 from termgrade.builders.trajectory_stats import TrajectoryStats
-from termgrade.errors import DataWarning, RecordError
-from termgrade.grading import reports
+from termgrade.core.errors import DataWarning, RecordError
 from termgrade.ingest import verdicts as ingest_verdicts
 from termgrade.labels.io import read_labels
 from termgrade.records import LabelRow, SplitRow, TestResult, TrialRecord
+from termgrade.records.arrow import TIMESTAMP, arrow_type, model_fields
 from termgrade.records.jsonl import iter_jsonl, parse_lines, read_input_bytes
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, is_near_miss, near_miss
 from termgrade.records.verdict import FAILED_OUTCOMES, Outcome, TestVerdict, count_outcomes
 from termgrade.records.version import RecordFormat, record_format
 from termgrade.report.trialstats import near_misses
+from termgrade.scoring import reports
 from termgrade.selection.io import read_splits
-from termgrade.trials import iter_trial_records, read_trials
-from termgrade.trials.fastpath import fast_read, nonblank_lines
+from termgrade.trialsets import iter_trial_records, read_trials
+from termgrade.trialsets.fastpath import fast_read, nonblank_lines
 from termgrade.verify import record as verify_record
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict

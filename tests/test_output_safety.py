@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from termgrade.atomic import atomic_write_text
 from termgrade.cli.app import app
-from termgrade.errors import OutputError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import OutputError
 from termgrade.validate import validate_repo
 
 

@@ -6,16 +6,17 @@ import shutil
 from pathlib import Path
 
 from termgrade.builders.card import DATASET_CARD_TEMPLATE
-from termgrade.images import BASE_IMAGE_DIR
-from termgrade.package_data import data_path, repo_root, stale, sync
-from termgrade.schemas import SCHEMA_DIR, load_schema
+from termgrade.core.package_data import data_path, repo_root, stale, sync
+from termgrade.sandbox.images import BASE_IMAGE_DIR
+from termgrade.validate.schemas import SCHEMA_DIR, load_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_package_copies_equal_the_sources() -> None:
     assert repo_root() == ROOT
-    assert stale(ROOT) == [], "run `python -m termgrade.package_data` and commit termgrade/_data"
+    assert stale(ROOT) == [], (
+        "run `python -m termgrade.core.package_data` and commit termgrade/_data")
 
 
 def test_the_package_reads_only_its_own_data() -> None:

@@ -12,7 +12,7 @@ import pytest
 from huggingface_hub import HfApi
 from huggingface_hub.errors import RepositoryNotFoundError
 
-from termgrade.errors import PublishError
+from termgrade.core.errors import PublishError
 from termgrade.publish import (
     Limits,
     PublishOptions,

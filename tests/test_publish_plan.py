@@ -11,13 +11,13 @@ import pytest
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils.sha import git_hash
 
-from termgrade.errors import PublishError
+from termgrade.core.errors import PublishError
+from termgrade.core.retry import RetryEvent, RetryPolicy
 from termgrade.publish import Limits, RemoteFile, make_plan, scan_local
 from termgrade.publish.files import LocalFile
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.retry import call_with_retries
 from termgrade.publish.validation import ValidationOutcome, check_staged_repo, library_validator
-from termgrade.retry import RetryEvent, RetryPolicy
 from termgrade.validate import Finding, ValidationReport
 from tests.support.hub_fixtures import hf_home  # noqa: F401
 

@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.errors import OptionError, TermGradeError
+from termgrade.core.errors import OptionError, TermGradeError
 from tests.support.scripted_tools import STAND_IN_MODEL, ScriptedToolEndpoint, replay_solution
 
 ray = pytest.importorskip("ray")
 
-from termgrade.grade.executors import Pool, make_pool  # noqa: E402
-from termgrade.grade.ray_executor import (  # noqa: E402
+from termgrade.pools.executors import Pool, make_pool  # noqa: E402
+from termgrade.pools.ray_executor import (  # noqa: E402
     LOOPBACK_ENV,
     NodeReport,
     RayExecutor,

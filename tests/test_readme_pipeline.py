@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.trials.io import write_trials
-from termgrade.trials.synthetic import generate
-from termgrade.trials.synthetic_config import PAPER_LIKE, SyntheticConfig
+from termgrade.trialsets.io import write_trials
+from termgrade.trialsets.synthetic import generate
+from termgrade.trialsets.synthetic_config import PAPER_LIKE, SyntheticConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("word-frequency", "csv-keyed-join", "tidy-filenames")

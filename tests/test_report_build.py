@@ -12,10 +12,10 @@ import pytest
 from _labels_support import cli_app, small_corpus_file, trial, write_jsonl
 from typer.testing import CliRunner
 
-from termgrade.errors import DataWarning
+from termgrade.core.errors import DataWarning
 from termgrade.labels import compute_labels, write_labels
 from termgrade.report import Report, ReportOptions, build_report, load_inputs, write_report
-from termgrade.trials import read_trials
+from termgrade.trialsets import read_trials
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

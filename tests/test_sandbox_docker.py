@@ -8,9 +8,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
+from termgrade.core.settings import SETTINGS
 from termgrade.sandbox import Limits
 from termgrade.sandbox.docker_sandbox import DockerSandbox
-from termgrade.settings import SETTINGS
 
 pytestmark = pytest.mark.docker
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from termgrade.errors import DataWarning, OptionError
+from termgrade.core.errors import DataWarning, OptionError
 from termgrade.labels import DEFAULT_SCHEME
 from termgrade.records import SplitRow
 from termgrade.selection import (
@@ -77,7 +77,7 @@ def test_validation_is_bimodal_and_disjoint() -> None:
     assert splits == {"unseen": 40, "train30": 30, "heldout20": 20}
 
 
-@pytest.mark.filterwarnings("ignore::termgrade.errors.DataWarning")
+@pytest.mark.filterwarnings("ignore::termgrade.core.errors.DataWarning")
 @settings(max_examples=50, deadline=None)
 @given(rates=st.lists(st.sampled_from([None, *[i / 8 for i in range(9)], 1 / 3, 0.49]),
                       min_size=1, max_size=60),

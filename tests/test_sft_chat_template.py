@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from termgrade.agent import SCAFFOLD_NAME, TOOLS, Endpoint, ScaffoldConfig
-from termgrade.agents import ModelAgent
+from termgrade.agent.kinds import ModelAgent
 from termgrade.builders.sft_messages import for_template, malformed_calls
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.grade import TRIALS_FILE, grade_model

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from termgrade.stats import all_equal_probability, grpo_weight, mean_pass_at_k
-from termgrade.trials.synthetic import generate
+from termgrade.trialsets.synthetic import generate
 
 
 def test_weight_is_at_least_84_percent_anywhere_in_0_3_to_0_7() -> None:

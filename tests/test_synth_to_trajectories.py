@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from termgrade.cli import app
-from termgrade.errors import DataWarning
+from termgrade.core.errors import DataWarning
 
 runner = CliRunner()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.errors import TaskLoadError
+from termgrade.core.errors import TaskLoadError
 from termgrade.task import discover_tasks, load_task, parse_size_mb
 from termgrade.task.config import TaskConfig
 from tests.conftest import MakeTask

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import termgrade.images
+import termgrade.sandbox.images
 from termgrade.audit import audit_corpus
 from termgrade.audit import pipeline as audit_pipeline
-from termgrade.errors import OptionError, TaskLoadError
+from termgrade.core.errors import OptionError, TaskLoadError
 from termgrade.task import load_task
 from termgrade.task.dockerfile import base_images
 from termgrade.task.ids import SAFE_NAME, safe_name, task_id_problem
@@ -136,7 +136,7 @@ def test_internet_tasks_are_graded_offline_only_when_the_user_says_so(tmp_path: 
 
 def test_grade_refuses_internet_tasks_before_any_request(tmp_path: Path) -> None:
     from termgrade.agent import Endpoint, ScaffoldConfig
-    from termgrade.agents import ModelAgent
+    from termgrade.agent.kinds import ModelAgent
     from termgrade.grade import grade_model
 
     termigen_task(tmp_path / "tasks", "Online_Task")
@@ -181,8 +181,8 @@ def test_parallel_static_checks_agree_with_the_serial_ones(tmp_path: Path,
 @pytest.fixture
 def no_pull(monkeypatch: pytest.MonkeyPatch) -> None:
     """Never ask a registry (no traffic leaves this machine in the tests)."""
-    monkeypatch.setattr(termgrade.images, "SETTINGS",
-                        dataclasses.replace(termgrade.images.SETTINGS, pull=False))
+    monkeypatch.setattr(termgrade.sandbox.images, "SETTINGS",
+                        dataclasses.replace(termgrade.sandbox.images.SETTINGS, pull=False))
 
 
 @pytest.mark.docker
@@ -199,8 +199,8 @@ def test_verify_names_an_unreachable_base_image_and_how_to_provide_it(tmp_path: 
 @pytest.fixture
 def third_party_image() -> object:
     """A local image under a registry name, as `docker load` of a pulled image leaves it."""
+    from termgrade.core.settings import SETTINGS
     from termgrade.sandbox.engine import docker_client
-    from termgrade.settings import SETTINGS
 
     name = "registry.example.test/thirdparty/base:1"
     client = docker_client()
@@ -230,7 +230,7 @@ def test_a_task_from_a_local_third_party_image_builds_and_verifies(
 def test_grade_refuses_tasks_whose_base_image_is_missing_before_any_request(
         tmp_path: Path) -> None:
     from termgrade.agent import Endpoint, ScaffoldConfig
-    from termgrade.agents import ModelAgent
+    from termgrade.agent.kinds import ModelAgent
     from termgrade.grade import grade_model
     from termgrade.grade.preflight import apply_image_policy, unavailable_images
 
@@ -254,8 +254,8 @@ def test_grade_refuses_tasks_whose_base_image_is_missing_before_any_request(
 
 def test_the_oracle_of_a_task_without_a_solution_is_refused_before_any_container(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from termgrade.agents import AgentName
-    from termgrade.grading import trial
+    from termgrade.agent.kinds import AgentName
+    from termgrade.scoring import trial
 
     def no_container(*args: object) -> None:
         raise AssertionError("a container was started")
@@ -266,8 +266,8 @@ def test_the_oracle_of_a_task_without_a_solution_is_refused_before_any_container
 
 
 def test_a_failing_worker_is_a_clear_error() -> None:
-    from termgrade.errors import TermGradeError
-    from termgrade.workers import map_in_workers
+    from termgrade.core.errors import TermGradeError
+    from termgrade.pools.processes import map_in_workers
 
     with pytest.raises(TermGradeError) as caught:
         map_in_workers("termgrade.audit.pipeline:check_task_dirs",

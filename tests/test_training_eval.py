@@ -61,7 +61,7 @@ def test_the_follow_up_commands_run_as_printed(tmp_path: Path,
 
 def test_harbor_missing_names_an_install_a_user_has(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from termgrade.errors import OptionError
+    from termgrade.core.errors import OptionError
 
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(OptionError, match="harbor is not on PATH") as caught:

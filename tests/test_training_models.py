@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.training.models import (
     FAMILIES,
     VERL_TOOL_PARSERS,

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.cli import app
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.records import SplitRow
 from termgrade.training.monitor import monitor_run
 from termgrade.training.prepare import prepare_run, read_record

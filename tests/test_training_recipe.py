@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.training.recipe import (
     AGENT_NAME,
     GrpoRecipe,

@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx2
 
-from termgrade.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
+from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
 
 CONTEXT_ERROR = re.compile(
     r"context[ _-]?length|maximum context|context window|too many tokens|prompt is too long"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from termgrade.text import head_and_tail
+from termgrade.core.text import head_and_tail
 
 SCAFFOLD_NAME = "bash-tool"
 """The ``scaffold`` of every trial this scaffold produces."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from termgrade.errors import TermGradeError
+from termgrade.core.errors import TermGradeError
 
 
 @dataclass(frozen=True)

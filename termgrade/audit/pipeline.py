@@ -11,9 +11,9 @@ from termgrade.audit.documents import AuditDoc, find_tasks, read_harbor, read_ta
 from termgrade.audit.neardup import near_duplicates
 from termgrade.audit.records import FIELDS, AuditReport, AuditSettings, TaskAudit
 from termgrade.audit.static_checks import CheckOptions, run_checks
-from termgrade.progress import track
+from termgrade.core.progress import track
+from termgrade.pools.processes import map_in_workers
 from termgrade.task import discover_tasks
-from termgrade.workers import map_in_workers
 
 
 def read_external(roots: Sequence[Path], exclude: set[Path]) -> tuple[list[AuditDoc], list[str]]:
@@ -38,7 +38,7 @@ CheckResults = dict[str, dict[str, str | None]]
 
 def check_task_dirs(items: list[list[Any]]) -> list[dict[str, str | None]]:
     """The static checks of ``[task dir, min_tests]`` items: a worker's job
-    (:mod:`termgrade.workers`); each task's files are read there."""
+    (:mod:`termgrade.pools.processes`); each task's files are read there."""
     return [run_checks(read_harbor(Path(path)), CheckOptions(min_tests=min_tests))
             for path, min_tests in items]
 
@@ -75,10 +75,10 @@ def audit_corpus(
 ) -> AuditReport:
     """Audit every Harbor task under ``paths`` (task dirs or folders of them).
 
-    Raises :class:`termgrade.errors.TaskLoadError` when a path does not exist; a task
+    Raises :class:`termgrade.core.errors.TaskLoadError` when a path does not exist; a task
     that does not load is reported by its ``task_loads`` check, not raised. ``workers``:
     processes for the static checks of a corpus of :data:`PARALLEL_FROM` tasks or more
-    (default: :func:`termgrade.workers.default_workers`).
+    (default: :func:`termgrade.pools.processes.default_workers`).
     """
     chosen = settings or AuditSettings()
     task_dirs = discover_tasks(*paths)

@@ -38,7 +38,7 @@ from termgrade.audit.documents import AuditDoc, SourceFile
 from termgrade.audit.shellscan import dockerfile_findings, network_findings
 from termgrade.audit.testcode import TestInventory, inventory
 from termgrade.audit.verifier_steps import verifier_steps_reason
-from termgrade.errors import TaskLoadError
+from termgrade.core.errors import TaskLoadError
 from termgrade.task import load_task
 from termgrade.task.digest import check_task_files
 

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_text
 from termgrade.builders.bandcentral_card import render_bandcentral_card
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
@@ -35,10 +34,11 @@ from termgrade.builders.task_rows import (
     write_registry,
     write_task_tree,
 )
-from termgrade.errors import BuildError, OptionError
-from termgrade.images import BASE_IMAGE_DIR
+from termgrade.builders.verl_prompts import verl_prompt_row
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import BuildError, OptionError
 from termgrade.records import LabelRow
-from termgrade.training.prompts import verl_prompt_row
+from termgrade.sandbox.images import BASE_IMAGE_DIR
 
 DEFAULT_REPO_ID = "ai-and/termgrade-bandcentral-gemma4-31b-bash"
 SPLIT_MAP = LEGACY_ROLES

@@ -15,9 +15,9 @@ from termgrade.builders.card import (
     render_template,
 )
 from termgrade.builders.card_prose import CardProse, with_prose
-from termgrade.builders.figures import pass_rate_histogram
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
+from termgrade.core.figures import pass_rate_histogram
 
 if TYPE_CHECKING:
     from termgrade.builders.bandcentral import BandcentralSummary

@@ -15,9 +15,9 @@ import pyarrow as pa
 import yaml
 from pydantic import BaseModel
 
-from termgrade.builders.arrow import model_fields
-from termgrade.errors import BuildError
-from termgrade.package_data import data_path
+from termgrade.core.errors import BuildError
+from termgrade.core.package_data import data_path
+from termgrade.records.arrow import model_fields
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"

@@ -16,7 +16,6 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from termgrade.atomic import atomic_write_text
 from termgrade.builders.card import (
     front_matter,
     load_template,
@@ -26,7 +25,8 @@ from termgrade.builders.card import (
 from termgrade.builders.card_prose import CardProse, load_card_prose, with_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.layout import RepoPaths
-from termgrade.errors import RecordError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import RecordError
 
 DEFAULT_REPO_ID = "ai-and/termgrade-gemma4-31b-grpo-lora"
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_bytes
 from termgrade.builders.layout import RepoPaths
-from termgrade.errors import BuildError, output_error
+from termgrade.core.atomic import atomic_write_bytes
+from termgrade.core.errors import BuildError, output_error
 
 
 @contextmanager

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_jsonl, atomic_write_text
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.environments_card import render_environments_card
@@ -40,8 +39,9 @@ from termgrade.builders.task_rows import (
     write_registry,
     write_task_tree,
 )
-from termgrade.images import BASE_IMAGE_DIR
-from termgrade.progress import track
+from termgrade.core.atomic import atomic_write_jsonl, atomic_write_text
+from termgrade.core.progress import track
+from termgrade.sandbox.images import BASE_IMAGE_DIR
 
 DEFAULT_REPO_ID = "ai-and/termgrade-environments"
 LABELS_SPLIT = "train"

@@ -16,14 +16,14 @@ from termgrade.builders.card import (
     render_template,
 )
 from termgrade.builders.card_prose import CardProse, with_prose
-from termgrade.builders.figures import (
+from termgrade.builders.layout import RepoPaths
+from termgrade.builders.rows import TaskRow
+from termgrade.builders.task_rows import DEFAULT_SPLIT
+from termgrade.core.figures import (
     difficulty_key,
     domain_difficulty_bars,
     pass_rate_histogram,
 )
-from termgrade.builders.layout import RepoPaths
-from termgrade.builders.rows import TaskRow
-from termgrade.builders.task_rows import DEFAULT_SPLIT
 from termgrade.records import LabelRow
 
 if TYPE_CHECKING:

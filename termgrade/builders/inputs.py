@@ -12,7 +12,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from termgrade.errors import RecordError
+from termgrade.core.errors import RecordError
 from termgrade.records import LabelRow, SplitRow
 from termgrade.records.jsonl import iter_jsonl
 from termgrade.task import Task, discover_tasks, load_task

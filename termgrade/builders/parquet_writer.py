@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from termgrade.builders.layout import parquet_name
 from termgrade.builders.row_buffer import RowBuffer
-from termgrade.errors import BuildError
+from termgrade.core.errors import BuildError
 
 ROW_GROUP_BYTES = 64 * 1024**2
 """Target payload of one row group (the Hub's viewer refuses row groups over 286 MiB)."""

@@ -1,5 +1,5 @@
 """Row models of every config the builders write: one source for the parquet schemas
-(:mod:`termgrade.builders.arrow`), the JSON Schemas in schemas/ and the card's field tables.
+(:mod:`termgrade.records.arrow`), the JSON Schemas in schemas/ and the card's field tables.
 
 Timestamps are ISO 8601 strings; ``archive`` is bytes (base64 in JSON Schema checks).
 """
@@ -11,7 +11,7 @@ from typing import Literal
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from termgrade.builders.arrow import Int32, LargeStr, arrow_schema
+from termgrade.records.arrow import Int32, LargeStr, arrow_schema
 from termgrade.records.label import LabelRow
 
 
@@ -277,7 +277,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "trajectory_sft_row": SftRow,
     "trajectory_episode_row": EpisodeRow,
 }
-"""Row models by schema name (schemas/<name>.schema.json); loaded by termgrade.schemas."""
+"""Row models by schema name (schemas/<name>.schema.json); loaded by termgrade.validate.schemas."""
 
 ROW_MODELS: dict[str, type[BaseModel]] = {**SCHEMA_MODELS, "label": LabelRow}
 """Every row model a config may use, by the name its parquet metadata carries."""

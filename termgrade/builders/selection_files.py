@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from termgrade.atomic import atomic_write_bytes
 from termgrade.builders.layout import RepoPaths
-from termgrade.errors import BuildError, DataWarning, RecordError
+from termgrade.core.atomic import atomic_write_bytes
+from termgrade.core.errors import BuildError, DataWarning, RecordError
 
 KINDS = ("json", "md", "png")
 

@@ -8,11 +8,11 @@ import json
 import os
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_text
 from termgrade.builders.common import copy_tree
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import FileRow, TaskRow
-from termgrade.errors import BuildError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import BuildError
 from termgrade.task import Task
 from termgrade.task.archive import pack_tree, task_dirs
 from termgrade.task.digest import iter_task_files, manifest_digest, read_tree

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_text
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
@@ -30,8 +29,9 @@ from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
-from termgrade.errors import DataWarning, RecordError
-from termgrade.progress import Tracker, track
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import DataWarning, RecordError
+from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 
 DEFAULT_REPO_ID = "ai-and/termgrade-trajectories"

@@ -13,9 +13,9 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
-from termgrade.builders.figures import bar_chart
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import EpisodeRow, SftRow
+from termgrade.core.figures import bar_chart
 
 if TYPE_CHECKING:
     from termgrade.builders.trajectories import TrajectoriesSummary

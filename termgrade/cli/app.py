@@ -15,9 +15,9 @@ from rich.markup import escape
 from typer import _click as click  # typer ships its own click
 from typer.core import TyperCommand, TyperGroup
 
-from termgrade.errors import TermGradeError
-from termgrade.progress import STDERR
-from termgrade.settings import SETTINGS
+from termgrade.core.errors import TermGradeError
+from termgrade.core.progress import STDERR
+from termgrade.core.settings import SETTINGS
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify", "Execution filtering: one verdict per task (exit 0 iff all are "

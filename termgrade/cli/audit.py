@@ -6,11 +6,11 @@ from pathlib import Path
 
 import typer
 
-from termgrade.atomic import atomic_write_text
 from termgrade.audit import AuditSettings, audit_corpus
 from termgrade.audit.report import json_lines, markdown, render
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.progress import STDERR
 
 _DEFAULTS = AuditSettings()
 

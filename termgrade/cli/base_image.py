@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from termgrade.cli.app import guarded
-from termgrade.images import BASE_IMAGE_DIR, build_base_image
-from termgrade.progress import STDERR
-from termgrade.settings import SETTINGS
+from termgrade.core.progress import STDERR
+from termgrade.core.settings import SETTINGS
+from termgrade.sandbox.images import BASE_IMAGE_DIR, build_base_image
 
 
 def register(app: typer.Typer) -> None:

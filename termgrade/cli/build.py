@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
 
 build_app = typer.Typer(name="build", no_args_is_help=True,
                         help="Stage a complete repo on disk (temp dir + rename).")

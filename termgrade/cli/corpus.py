@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
+from termgrade.audit.corpus_readme import readme_is_stale, readme_path, write_readme
 from termgrade.cli.app import guarded
-from termgrade.corpus_readme import readme_is_stale, readme_path, write_readme
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
 
 corpus_app = typer.Typer(help="Corpus-level files (the task table README).",
                          no_args_is_help=True)

@@ -6,8 +6,8 @@ import typer
 from rich.table import Table
 
 from termgrade.cli.app import guarded
-from termgrade.doctor import run_checks
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
+from termgrade.sandbox.doctor import run_checks
 
 
 def register(app: typer.Typer) -> None:

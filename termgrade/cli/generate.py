@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
-from termgrade.text import brief
+from termgrade.core.progress import STDERR
+from termgrade.core.text import brief
 
 if TYPE_CHECKING:
     from termgrade.generate import GenerationReport

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
 
 if TYPE_CHECKING:
     from termgrade.grade import GradeReport
@@ -63,8 +63,8 @@ def register(app: typer.Typer) -> None:
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
         `termgrade labels`."""
         from termgrade.agent import Endpoint, ScaffoldConfig
+        from termgrade.agent.kinds import ModelAgent
         from termgrade.agent.probe import check_base_url
-        from termgrade.agents import ModelAgent
         from termgrade.grade import AdaptiveRule, grade_model, make_pool
 
         check_base_url(base_url)  # before anything else: the rest of the probe needs tasks

@@ -13,14 +13,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from termgrade.cli.app import guarded
-from termgrade.errors import DataWarning, OptionError
-from termgrade.progress import STDERR
-from termgrade.trials.issues import DataIssue
+from termgrade.core.errors import DataWarning, OptionError
+from termgrade.core.progress import STDERR
+from termgrade.trialsets.issues import DataIssue
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from termgrade.trials.synthetic_config import SyntheticModel
+    from termgrade.trialsets.synthetic_config import SyntheticModel
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ def _print_labels(frame: pd.DataFrame) -> None:
 
 def _synth_models(specs: Sequence[str] | None,
                   infra_rate: float | None) -> tuple[SyntheticModel, ...]:
-    from termgrade.trials.synthetic_config import PAPER_LIKE, SyntheticModel
+    from termgrade.trialsets.synthetic_config import PAPER_LIKE, SyntheticModel
 
     models = tuple(SyntheticModel.parse(s) for s in specs) if specs else PAPER_LIKE
     if infra_rate is not None:
@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
             require_counted,
             write_labels,
         )
-        from termgrade.trials import read_trials
+        from termgrade.trialsets import read_trials
 
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
         spec = parse_k(k)
@@ -136,10 +136,10 @@ def register(app: typer.Typer) -> None:
                                          "trajectories`."),
     ) -> None:
         """Write a synthetic grading corpus (everything named synthetic) with a known truth."""
-        from termgrade.atomic import atomic_write_jsonl
-        from termgrade.trials import write_trials
-        from termgrade.trials.synthetic import generate
-        from termgrade.trials.synthetic_config import SyntheticConfig
+        from termgrade.core.atomic import atomic_write_jsonl
+        from termgrade.trialsets import write_trials
+        from termgrade.trialsets.synthetic import generate
+        from termgrade.trialsets.synthetic_config import SyntheticConfig
 
         config = SyntheticConfig(models=_synth_models(model, infra_rate), n_tasks=tasks,
                                  seed=seed, shared_difficulty=shared, scaffold=scaffold,
@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
         corpus = generate(config)
         records: Iterable[dict[str, Any]] = corpus.records
         if transcripts:
-            from termgrade.trials.synthetic_transcript import TranscriptMaker
+            from termgrade.trialsets.synthetic_transcript import TranscriptMaker
 
             records = TranscriptMaker(seed).add_all(corpus.records)
         n = write_trials(output, records)

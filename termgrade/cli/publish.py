@@ -8,9 +8,9 @@ from pathlib import Path
 import typer
 
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
+from termgrade.core.settings import SETTINGS
 from termgrade.publish import Limits, Plan, PublishOptions, PublishResult, publish
-from termgrade.settings import SETTINGS
 
 
 def render_plan(plan: Plan, *, show: int) -> None:

@@ -8,7 +8,7 @@ import typer
 
 from termgrade.cli.app import guarded
 from termgrade.cli.labels import parse_floats, parse_names, print_issues, quietly
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
 
 
 def register(app: typer.Typer) -> None:

@@ -8,11 +8,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from termgrade.agents import AgentName
+from termgrade.agent.kinds import AgentName
 from termgrade.cli.app import guarded
-from termgrade.grading.trial import run_task
-from termgrade.images import build_task_image
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import run_task
 from termgrade.task import load_task
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
-from termgrade.schemas import default_schema_dir, stale_schemas, write_schemas
+from termgrade.core.progress import STDERR
+from termgrade.validate.schemas import default_schema_dir, stale_schemas, write_schemas
 
 
 def register(app: typer.Typer) -> None:

@@ -8,8 +8,8 @@ import typer
 
 from termgrade.cli.app import guarded
 from termgrade.cli.labels import parse_floats, parse_names, print_issues, quietly
-from termgrade.errors import OptionError
-from termgrade.progress import STDERR
+from termgrade.core.errors import OptionError
+from termgrade.core.progress import STDERR
 
 
 def _external(spec: str) -> tuple[str, Path]:

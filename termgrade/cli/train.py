@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
+from termgrade.core.progress import STDERR
 
 
 def register(app: typer.Typer) -> None:

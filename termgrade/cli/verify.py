@@ -9,10 +9,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from termgrade.atomic import atomic_write_jsonl
 from termgrade.cli.app import guarded
-from termgrade.progress import STDERR
-from termgrade.settings import SETTINGS
+from termgrade.core.atomic import atomic_write_jsonl
+from termgrade.core.progress import STDERR
+from termgrade.core.settings import SETTINGS
 from termgrade.verify import Journal, VerifyReport, verify_tasks
 
 MAX_TABLE_ROWS = 60
@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
             report = verify_tasks(roots, repeat=repeat, workers=workers,
                                   journal=Journal(journal), resume=resume, attacks=battery)
         else:
-            from termgrade.grade.executors import make_pool
+            from termgrade.pools.executors import make_pool
 
             pool = make_pool(workers, ray)
             try:

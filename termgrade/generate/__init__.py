@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from termgrade.lazy import lazy_exports
+from termgrade.core.lazy import lazy_exports
 
 _API: dict[str, str] = {
     "AnswerError": "termgrade.generate.answer",

@@ -22,13 +22,13 @@ from termgrade.agent.client import (
     EndpointError,
     RequestRejected,
 )
+from termgrade.core.text import head_and_tail, strip_ansi
 from termgrade.generate.answer import AnswerError, parse_answer
 from termgrade.generate.paths import GenerationPaths, write_task
 from termgrade.generate.prompting import Prompts
 from termgrade.generate.records import CandidateRecord, Outcome, Round
 from termgrade.generate.spec import CandidateSpec
 from termgrade.records.verdict import Outcome as TestOutcome
-from termgrade.text import head_and_tail, strip_ansi
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from termgrade.errors import OutputError
+from termgrade.core.errors import OutputError
 from termgrade.generate.answer import GeneratedTask, path_problem
 
 

@@ -23,9 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from termgrade.agent.client import DEFAULT_RETRY, ChatClient, Endpoint
-from termgrade.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from termgrade.audit import AuditSettings
-from termgrade.errors import OptionError, OutputError
+from termgrade.core.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
+from termgrade.core.errors import OptionError, OutputError
+from termgrade.core.journal import JsonlJournal
+from termgrade.core.progress import track
+from termgrade.core.retry import RetryPolicy
+from termgrade.core.settings import SETTINGS
 from termgrade.generate.funnel import Funnel, funnel, funnel_png
 from termgrade.generate.gate import audit_candidates
 from termgrade.generate.loop import LoopSettings, Verifier, run_candidate
@@ -33,10 +37,6 @@ from termgrade.generate.paths import GenerationPaths, copy_task
 from termgrade.generate.prompting import DEFAULT_VERSION, Prompts
 from termgrade.generate.records import CandidateRecord, Outcome
 from termgrade.generate.spec import CandidateSpec
-from termgrade.journal import JsonlJournal
-from termgrade.progress import track
-from termgrade.retry import RetryPolicy
-from termgrade.settings import SETTINGS
 from termgrade.task.model import image_tag_for
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.runner import safe_verify_task

@@ -14,7 +14,7 @@ from importlib.resources.abc import Traversable
 from string import Template
 from typing import Any
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.generate.spec import CandidateSpec
 
 DEFAULT_VERSION = "v1"

@@ -24,7 +24,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 Difficulty = Literal["easy", "medium", "hard"]

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from termgrade.lazy import lazy_exports
+from termgrade.core.lazy import lazy_exports
 
 _API: dict[str, str] = {
     "AdaptiveRule": "termgrade.grade.adaptive",
     "AdaptiveScheduler": "termgrade.grade.adaptive",
     "AdaptiveSummary": "termgrade.grade.adaptive",
-    "Pool": "termgrade.grade.executors",
-    "local_pool": "termgrade.grade.executors",
-    "make_pool": "termgrade.grade.executors",
+    "Pool": "termgrade.pools.executors",
+    "local_pool": "termgrade.pools.executors",
+    "make_pool": "termgrade.pools.executors",
     "TrialJob": "termgrade.grade.jobs",
     "run_job": "termgrade.grade.jobs",
     "TRIALS_FILE": "termgrade.grade.journal",
@@ -35,7 +35,7 @@ __getattr__ = lazy_exports(__name__, _API)
 
 if TYPE_CHECKING:
     from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
-    from termgrade.grade.executors import Pool, local_pool, make_pool
     from termgrade.grade.jobs import TrialJob, run_job
     from termgrade.grade.journal import TRIALS_FILE, TrialJournal
     from termgrade.grade.runner import GradeAborted, GradeReport, grade_model
+    from termgrade.pools.executors import Pool, local_pool, make_pool

@@ -45,8 +45,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize, special, stats
 
-from termgrade.errors import OptionError
-from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
+from termgrade.core.errors import OptionError
+from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 
 MIN_FIT_TASKS = 20
 """Tasks with at least two counted attempts needed before :func:`fit_prior` fits anything."""

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from termgrade.agents import ModelAgent
-from termgrade.errors import TermGradeError
+from termgrade.agent.kinds import ModelAgent
+from termgrade.core.errors import TermGradeError
 from termgrade.grade.record import graded_record
-from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.ownership import run_scope
+from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 
@@ -42,7 +42,7 @@ _BUILD_LOCKS: dict[str, threading.Lock] = {}
 
 def image_for(task: Task) -> str:
     """The task's image on this machine, built once per process and task version."""
-    from termgrade.images import build_task_image
+    from termgrade.sandbox.images import build_task_image
 
     key = (str(task.paths.root), task_digest(task.paths.root))
     with _IMAGES_LOCK:

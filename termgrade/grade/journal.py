@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from termgrade.atomic import atomic_write_text
-from termgrade.journal import append_record
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.journal import append_record
 from termgrade.records.trial import TrialRecord
 
 TRIALS_FILE = "trials.jsonl"

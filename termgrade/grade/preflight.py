@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
-from termgrade.errors import OptionError, TaskLoadError
-from termgrade.images import image_available
+from termgrade.core.errors import OptionError, TaskLoadError
+from termgrade.sandbox.images import image_available
 from termgrade.task import load_task
 from termgrade.task.dockerfile import base_images
 

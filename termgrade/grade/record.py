@@ -8,9 +8,9 @@ from datetime import datetime
 
 from termgrade.agent.loop import Transcript
 from termgrade.agent.scaffold import SCAFFOLD_NAME
-from termgrade.grading.trial import RunOutcome
 from termgrade.records.trial import ChatMessage, TrialRecord
 from termgrade.records.verdict import TestVerdict
+from termgrade.scoring.trial import RunOutcome
 
 SOURCE = "termgrade grade"
 ENDPOINT_UNUSABLE = "EndpointUnusable"

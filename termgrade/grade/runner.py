@@ -4,7 +4,7 @@ The runner owns everything that must be exact: which attempts to run (fixed k, o
 until each task's band is decided), the journal (``DIR/trials.jsonl``: a killed run
 resumes without redoing or duplicating a trial), retries of trials lost to infrastructure
 (each loss is recorded uncounted and the attempt is run again, up to a limit), and the
-progress display. Where trials run is the pool's business (:mod:`termgrade.grade.executors`).
+progress display. Where trials run is the pool's business (:mod:`termgrade.pools.executors`).
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from termgrade.agent.kinds import ModelAgent
 from termgrade.agent.probe import probe_endpoint
 from termgrade.agent.scaffold import SCAFFOLD_NAME
-from termgrade.agents import ModelAgent
-from termgrade.errors import GradeIncompleteError, TermGradeError
+from termgrade.core.errors import GradeIncompleteError, TermGradeError
+from termgrade.core.progress import track
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
-from termgrade.grade.executors import Pool, local_pool
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, apply_image_policy
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
 from termgrade.grade.summary import TaskSummary, summarize_tasks
-from termgrade.progress import track
+from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
 from termgrade.task.network import InternetPolicy, apply_internet_policy
@@ -176,7 +176,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     ``missing_images``: what to do with tasks whose FROM image is neither here nor
     pullable, checked up front when the trials build here (:mod:`.preflight`). Then the
     endpoint is probed (:mod:`termgrade.agent.probe`): one that no trial could use raises
-    :class:`~termgrade.errors.EndpointUnusableError` before any container starts.
+    :class:`~termgrade.core.errors.EndpointUnusableError` before any container starts.
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
     ``on_start``: called once, before the first trial, with the trials that will run at
     once (the pool's slots, or fewer when fewer trials are left to run).

@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
 from termgrade.records.trial import TrialRecord
+from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 
 
 @dataclass(frozen=True)

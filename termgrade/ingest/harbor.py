@@ -24,15 +24,15 @@ from typing import NamedTuple
 
 from pydantic import ValidationError
 
-from termgrade.atomic import atomic_write_text
-from termgrade.errors import DataWarning, IngestError, TrialSkippedError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import DataWarning, IngestError, TrialSkippedError
+from termgrade.core.progress import track
+from termgrade.core.text import head_and_tail
 from termgrade.ingest.agent_logs import read_agent_logs
 from termgrade.ingest.harbor_layout import TrialPaths, detect_layout, find_trial_dirs, read_json
 from termgrade.ingest.trial_result import HarborTrialResult
 from termgrade.ingest.verdicts import count_outcomes, read_verdicts
-from termgrade.progress import track
 from termgrade.records import TrialRecord
-from termgrade.text import head_and_tail
 
 NOT_FOUND_FIX = ("pass a Harbor job directory (the folder `harbor run` wrote, holding "
                  "config.json and <task>__<id>/ trial folders), a trial folder, or a "

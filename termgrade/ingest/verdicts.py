@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from termgrade.grading.reports import parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.records.verdict import TestVerdict, count_outcomes
+from termgrade.scoring.reports import parse_ctrf, parse_junit, parse_pytest_summary
 
 __all__ = ["MAX_REPORT_BYTES", "count_outcomes", "read_verdicts"]
 

@@ -1,6 +1,5 @@
 """Pass-rate labels and difficulty bands of task x model x scaffold."""
 
-from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
 from termgrade.labels.compute import (
     LABEL_COLUMNS,
     LabelSet,
@@ -9,6 +8,7 @@ from termgrade.labels.compute import (
     require_counted,
 )
 from termgrade.labels.io import read_labels, sniff_kind, write_labels
+from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 
 __all__ = ["DEFAULT_SCHEME", "LABEL_COLUMNS", "BandScheme", "LabelSet",
            "compute_labels", "parse_k", "read_labels", "require_counted", "sniff_kind",

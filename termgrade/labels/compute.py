@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from termgrade.errors import OptionError, RecordError
-from termgrade.labels.bands import DEFAULT_SCHEME, BandScheme
+from termgrade.core.errors import OptionError, RecordError
 from termgrade.records import LabelRow
-from termgrade.trials.io import TrialSet
-from termgrade.trials.issues import DataIssue, IssueLog, preview
+from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
+from termgrade.trialsets.io import TrialSet
+from termgrade.trialsets.issues import DataIssue, IssueLog, preview
 
 KEYS = ["model", "scaffold", "task_id"]
 LABEL_COLUMNS = ["task_id", "model", "scaffold", "pass_rate", "band", "n_counted", "k",

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from termgrade.atomic import atomic_write_jsonl
-from termgrade.errors import RecordError
+from termgrade.core.atomic import atomic_write_jsonl
+from termgrade.core.errors import RecordError
 from termgrade.labels.compute import KEYS, LABEL_COLUMNS, LabelSet
 from termgrade.records import LabelRow
 from termgrade.records.jsonl import check_input, parse_lines, read_input_bytes, record_fix
-from termgrade.trials.fastpath import fast_read, nonblank_lines
+from termgrade.trialsets.fastpath import fast_read, nonblank_lines
 
 LABEL_FIX = record_fix(LabelRow)
 

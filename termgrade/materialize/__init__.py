@@ -6,7 +6,7 @@ staged repo dir or a Hub repo id), unpacks its ``archive`` with the safe unpacke
 manifest and renames it into place (:mod:`.materializer`).
 """
 
-from termgrade.lazy import callable_package
+from termgrade.core.lazy import callable_package
 from termgrade.materialize.materializer import MaterializeResult, materialize, unpack_row
 from termgrade.materialize.rows import TaskArchiveRow, find_row
 from termgrade.materialize.safe_tar import ArchiveLimits, extract_archive

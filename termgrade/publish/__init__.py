@@ -6,12 +6,12 @@ several commits (:mod:`.commit`), retries 429 / 5xx with backoff (:mod:`.retry`)
 from a journal after a failure (:mod:`.journal`) and tags the release.
 """
 
-from termgrade.lazy import callable_package
+from termgrade.core.lazy import callable_package
+from termgrade.core.retry import RetryPolicy
 from termgrade.publish.files import LocalFile, RemoteFile, scan_local
 from termgrade.publish.plan import Limits, Plan, make_plan
 from termgrade.publish.publisher import PublishOptions, PublishResult, publish
 from termgrade.publish.validation import ValidationOutcome, Validator, check_staged_repo
-from termgrade.retry import RetryPolicy
 
 __all__ = [
     "Limits",

@@ -14,10 +14,10 @@ from typing import TypeVar
 from huggingface_hub import CommitOperationAdd, CommitOperationCopy, CommitOperationDelete, HfApi
 from huggingface_hub.hf_api import CommitInfo
 
-from termgrade.errors import PublishError
+from termgrade.core.errors import PublishError
+from termgrade.core.retry import RetryEvent, RetryPolicy
 from termgrade.publish.plan import Chunk, Limits
 from termgrade.publish.retry import call_with_retries, status_of
-from termgrade.retry import RetryEvent, RetryPolicy
 
 T = TypeVar("T")
 

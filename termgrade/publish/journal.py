@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from termgrade.atomic import atomic_write_text
-from termgrade.errors import PublishError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import PublishError
 
 SCHEMA_VERSION = 1
 

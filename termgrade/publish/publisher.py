@@ -20,8 +20,10 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
-from termgrade.errors import PublishError
-from termgrade.progress import track
+from termgrade.core.errors import PublishError
+from termgrade.core.progress import track
+from termgrade.core.retry import RetryEvent, RetryPolicy
+from termgrade.core.settings import SETTINGS
 from termgrade.publish.card_repo import check_card_repo_id
 from termgrade.publish.commit import HubWriter, StaleParent
 from termgrade.publish.files import LocalFile, manifest_digest, scan_local
@@ -30,8 +32,6 @@ from termgrade.publish.plan import Limits, Plan, make_plan
 from termgrade.publish.remote import RemoteState, head_of, list_files, remote_state
 from termgrade.publish.retry import is_hub_failure, unresolvable
 from termgrade.publish.validation import Validator, check_staged_repo
-from termgrade.retry import RetryEvent, RetryPolicy
-from termgrade.settings import SETTINGS
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 

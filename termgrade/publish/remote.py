@@ -10,9 +10,9 @@ from huggingface_hub import HfApi
 from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 from huggingface_hub.hf_api import RepoFile
 
+from termgrade.core.retry import RetryPolicy
 from termgrade.publish.files import RemoteFile
 from termgrade.publish.retry import call_with_retries
-from termgrade.retry import RetryPolicy
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import TypeVar
 import httpx2
 from huggingface_hub.errors import HfHubHTTPError
 
-from termgrade.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
+from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
 
 T = TypeVar("T")
 

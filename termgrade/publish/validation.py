@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from termgrade.errors import PublishError
+from termgrade.core.errors import PublishError
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from termgrade.errors import RecordError
+from termgrade.core.errors import RecordError
 from termgrade.records.version import VERSION_ERROR, record_format
 
 M = TypeVar("M", bound=BaseModel)

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.atomic import atomic_write_bytes, atomic_write_text
-from termgrade.errors import OptionError
+from termgrade.core.atomic import atomic_write_bytes, atomic_write_text
+from termgrade.core.errors import OptionError
 from termgrade.report import plots
 from termgrade.report.inputs import ReportInputs
 from termgrade.report.markdown import render_markdown

@@ -10,7 +10,7 @@ import pandas as pd
 
 from termgrade.labels import DEFAULT_SCHEME, BandScheme, compute_labels, read_labels, sniff_kind
 from termgrade.labels.compute import KSpec
-from termgrade.trials import DataIssue, read_trials
+from termgrade.trialsets import DataIssue, read_trials
 
 
 @dataclass

@@ -12,7 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from termgrade.errors import SandboxError
+from termgrade.core.errors import SandboxError
 from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from termgrade.errors import OptionError
-from termgrade.trials.issues import DataIssue, IssueLog, preview
+from termgrade.core.errors import OptionError
+from termgrade.trialsets.issues import DataIssue, IssueLog, preview
 
 CORPUS = "corpus"
 _EPS = 1e-12

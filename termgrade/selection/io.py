@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from termgrade.atomic import atomic_write_jsonl
-from termgrade.errors import RecordError
+from termgrade.core.atomic import atomic_write_jsonl
+from termgrade.core.errors import RecordError
 from termgrade.records import SplitRow
 from termgrade.selection.bandcentral import Selection
-from termgrade.trials.io import parse_lines, read_input_bytes
+from termgrade.trialsets.io import parse_lines, read_input_bytes
 
 SPLIT_FIX = ("make each line one JSON object matching schemas/split.schema.json "
              "(regenerate it with `termgrade select`)")

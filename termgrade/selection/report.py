@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from termgrade.atomic import atomic_write_bytes, atomic_write_text
+from termgrade.core.atomic import atomic_write_bytes, atomic_write_text
 from termgrade.selection.bandcentral import Selection
 from termgrade.stats import all_equal_probability, expected_all_equal_share, grpo_weight
 

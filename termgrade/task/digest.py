@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from termgrade.errors import TaskLoadError
+from termgrade.core.errors import TaskLoadError
 
 IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".mypy_cache"})
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from termgrade.errors import TaskLoadError
+from termgrade.core.errors import TaskLoadError
 from termgrade.task.config import TaskConfig
 from termgrade.task.ids import safe_name, task_id_problem
 from termgrade.task.paths import TaskPaths

@@ -7,6 +7,6 @@ libraries), ``grpo`` (group filter, re-band signal), ``card`` (the checkpoint ca
 run section), ``prompts`` (the bandcentral repo's verl config).
 """
 
-from termgrade.training.prompts import BASH_SYSTEM_PROMPT, verl_prompt_row
+from termgrade.builders.verl_prompts import BASH_SYSTEM_PROMPT, verl_prompt_row
 
 __all__ = ["BASH_SYSTEM_PROMPT", "verl_prompt_row"]

@@ -1,6 +1,6 @@
 """The bash tool-calling scaffold as a verl agent loop (``verl.experimental.agent_loop``).
 
-One trajectory = one trial of the grader (:func:`termgrade.grading.trial.run_task`): the
+One trajectory = one trial of the grader (:func:`termgrade.scoring.trial.run_task`): the
 agent's container is created when the trajectory starts and removed when it ends (in the
 grader's ``finally``), the policy acts in it through the scaffold's ``bash`` tool and
 limits (:mod:`termgrade.agent.scaffold`), and the task's tests then run in a fresh scoring
@@ -41,6 +41,7 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.experimental.agent_loop.tool_parser import ToolParser
 
+from termgrade.agent.kinds import DEFAULT_AGENT_TIMEOUT_S, AgentRun, PolicyAgent
 from termgrade.agent.loop import NO_TOOL_CALL
 from termgrade.agent.scaffold import (
     BASH_TOOL,
@@ -50,9 +51,8 @@ from termgrade.agent.scaffold import (
     truncate_output,
 )
 from termgrade.agent.shell import run_command
-from termgrade.agents import DEFAULT_AGENT_TIMEOUT_S, AgentRun, PolicyAgent
-from termgrade.grading.trial import RunOutcome, run_task
 from termgrade.sandbox.base import Sandbox
+from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
 from termgrade.training.launch import RUN_DIR_VAR
 from termgrade.training.recipe import AGENT_NAME

@@ -3,7 +3,7 @@
 Each :class:`VerlRule` names the place in verl 0.9.1 that fails (an ``assert``, a raise, a
 divide by zero, a dataloader that yields nothing) and the condition on the run that keeps
 it quiet; :func:`preflight` evaluates them on a recipe and the split sizes. A broken rule
-is an :class:`~termgrade.errors.OptionError` naming the option to change; a rule that only
+is an :class:`~termgrade.core.errors.OptionError` naming the option to change; a rule that only
 cuts the run short is a warning. ``tests/test_training_checks.py`` runs verl's own
 functions on the rendered config for each rule it can run on a CPU.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.training.recipe import GrpoRecipe
 
 VLLM_MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)

@@ -4,7 +4,7 @@ The repo (a staged directory or a Hub dataset id) holds ``data/tasks/{train,vali
 .parquet``: one row per selected task with its instruction, base pass rate and the exact
 task archive. Each task is unpacked into the run (the safe, manifest-checked unpacker of
 :mod:`termgrade.materialize`), and its prompt row (built by
-:func:`termgrade.training.prompts.verl_prompt_row`, as the repo's own ``verl`` rows are)
+:func:`termgrade.builders.verl_prompts.verl_prompt_row`, as the repo's own ``verl`` rows are)
 names what the agent loop needs:
 
 * ``data_source``, ``ability``, ``prompt`` (the scaffold's system prompt, the
@@ -27,13 +27,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termgrade.atomic import atomic_write_bytes
-from termgrade.errors import BuildError
+from termgrade.builders.verl_prompts import task_dir_for, verl_prompt_row
+from termgrade.core.atomic import atomic_write_bytes
+from termgrade.core.errors import BuildError
+from termgrade.core.progress import track
 from termgrade.materialize import find_row, unpack_row
-from termgrade.progress import track
 from termgrade.task import load_task
 from termgrade.training.paths import RunPaths
-from termgrade.training.prompts import task_dir_for, verl_prompt_row
 
 SPLITS = ("train", "validation")
 TASKS_CONFIG = "data/tasks"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from termgrade.atomic import atomic_write_text
-from termgrade.errors import OptionError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import OptionError
 
 DATASET = "terminal-bench@2.1"
 TASKS = 89

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 from termgrade.training.paths import RunPaths
 
 RUN_DIR_VAR = "TERMGRADE_RUN_DIR"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 
 VERL_TOOL_PARSERS = ("hermes", "gpt-oss", "qwen3_coder", "glm", "seed", "minimax", "kimi",
                      "deepseek_v4", "gemma4")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from termgrade.atomic import atomic_write_text
-from termgrade.errors import OptionError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import OptionError
 from termgrade.training.grpo import gen_batches
 
 REWARD = "critic/score/mean"
@@ -127,7 +127,7 @@ def markdown_table(rows: list[StepRow], train_batch_size: int) -> str:
 
 def plot(rows: list[StepRow], path: Path, warn_at: float, cap: int) -> None:
     """Four panels: reward (and validation), groups, the re-band signal, turns."""
-    from termgrade.builders.figures import _pyplot, _save
+    from termgrade.core.figures import _pyplot, _save
 
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(9, 6))

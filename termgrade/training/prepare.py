@@ -19,8 +19,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade import __version__
-from termgrade.atomic import atomic_write_text
-from termgrade.errors import OptionError
+from termgrade.core.atomic import atomic_write_text
+from termgrade.core.errors import OptionError
 from termgrade.training.checks import composed_errors, preflight
 from termgrade.training.data import (
     SPLITS,

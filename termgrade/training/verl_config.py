@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from termgrade.errors import OptionError
+from termgrade.core.errors import OptionError
 
 CONFIG_NAME = "ppo_trainer"
 TRAIN_EXTRA = ("pip install 'termgrade[train]' && pip install --no-deps 'verl==0.9.1' "

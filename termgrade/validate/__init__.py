@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from termgrade.lazy import lazy_exports
+from termgrade.core.lazy import lazy_exports
 from termgrade.validate.report import Finding, ValidationReport
 
 _API = {"validate_repo": "termgrade.validate.repo"}

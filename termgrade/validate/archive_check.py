@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termgrade.builders.layout import RepoPaths
+from termgrade.pools.processes import map_in_workers
 from termgrade.task.archive import gunzip_packed, gzipped_as_packed, list_archive, tar_tree
 from termgrade.task.digest import FileEntry, TaskTree, manifest_digest, read_tree, task_manifest
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
-from termgrade.workers import map_in_workers
 
 if TYPE_CHECKING:
     from termgrade.validate.rows_check import SplitInfo
@@ -144,7 +144,7 @@ _RANGE = 64
 def check_row_ranges(items: list[list[Any]]) -> list[dict[str, Any]]:
     """Per ``[repo root, parquet file, first row, stop, cached keys]`` item, its rows'
     findings (as dicts), keys of passes, and keys recalled from the cache; a worker's job
-    (:mod:`termgrade.workers`): it reads the rows itself."""
+    (:mod:`termgrade.pools.processes`): it reads the rows itself."""
     out = []
     tables: dict[str, pa.Table] = {}  # a file is read once per batch, not per item
     for root, file, first, stop, cached in items:
@@ -205,7 +205,7 @@ def check_archives(paths: RepoPaths, infos: list[SplitInfo], report: ValidationR
                    workers: int | None = None, memo: ValidationCache | None = None,
                    used: set[str] | None = None) -> set[str]:
     """Check every task row (a file of :data:`PARALLEL_FROM` rows or more by ``workers``
-    processes, default :func:`termgrade.workers.default_workers`); return the task ids
+    processes, default :func:`termgrade.pools.processes.default_workers`); return the task ids
     seen. With ``memo``, a row whose columns and tree are unchanged since it passed is not
     re-packed; ``used`` collects the cache keys this run relied on or earned."""
     memo = memo or ValidationCache(paths, enabled=False)

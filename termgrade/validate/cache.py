@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from termgrade import __version__
-from termgrade.atomic import atomic_write_text
 from termgrade.builders.layout import RepoPaths
+from termgrade.core.atomic import atomic_write_text
 
 CACHE_FORMAT = 2
 _CHUNK = 1 << 20

@@ -240,7 +240,8 @@ def scan_parquet(path: Path, row_groups: list[int] | None = None) -> list[CellFi
 
 def scan_parquet_parts(parts: list[list[Any]]) -> list[list[list[Any]]]:
     """Per ``[parquet file, row groups]``, its cell findings as ``[row, column, line,
-    type, hashed secret, known false positive]``; a worker's job (:mod:`termgrade.workers`)."""
+    type, hashed secret, known false positive]``; a worker's job
+    (:mod:`termgrade.pools.processes`)."""
     from detect_secrets.settings import default_settings
 
     with default_settings():

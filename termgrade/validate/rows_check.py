@@ -14,14 +14,14 @@ import pyarrow.parquet as pq
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-from termgrade.builders.arrow import ROW_SCHEMA_KEY
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_LIMIT
 from termgrade.builders.rows import ROW_MODELS, schema_for
-from termgrade.schemas import SCHEMA_DIR, load_schema
+from termgrade.records.arrow import ROW_SCHEMA_KEY
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import ConfigFiles
 from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.schemas import SCHEMA_DIR, load_schema
 
 MAX_FINDINGS_PER_FILE = 20
 FILE_LIMIT = FILE_BYTES + ROW_GROUP_LIMIT

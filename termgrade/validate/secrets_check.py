@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from termgrade.atomic import atomic_write_text
 from termgrade.builders.layout import RepoPaths
+from termgrade.core.atomic import atomic_write_text
+from termgrade.pools.processes import map_in_workers
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.report import Finding, ValidationReport
-from termgrade.workers import map_in_workers
 
 BINARY_SUFFIXES = frozenset({".parquet", ".png", ".jpg", ".gz", ".tar", ".zip", ".whl"})
 _PYTEST_NAME = re.compile(r"^\s*(async\s+)?def\s+test_\w+\s*\(")
@@ -81,7 +81,7 @@ _Raw = tuple[str, int, str, str, str | None]
 
 def scan_files(files: list[str]) -> list[list[list[Any]]]:
     """Per file, detect-secrets' findings (:mod:`.secrets_scan`) as ``[line, type, hashed
-    secret, secret value]``; a worker's job (:mod:`termgrade.workers`)."""
+    secret, secret value]``; a worker's job (:mod:`termgrade.pools.processes`)."""
     from detect_secrets.settings import default_settings
 
     from termgrade.validate.secrets_scan import scan_file

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from termgrade.attacks import Attack, load_attacks
-from termgrade.errors import OptionError, TermGradeError
-from termgrade.progress import track
+from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.core.progress import track
 from termgrade.task import discover_tasks
 from termgrade.task.digest import task_digest
 from termgrade.verify.journal import Journal
@@ -19,7 +19,7 @@ from termgrade.verify.runner import ImageBuilder, TrialRunner, _failed_record, s
 from termgrade.verify.verdict import Verdict
 
 if TYPE_CHECKING:
-    from termgrade.grade.executors import Pool
+    from termgrade.pools.executors import Pool
 
 
 @dataclass

@@ -7,13 +7,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from termgrade.agents import Agent, AgentName, ScriptAgent
+from termgrade.agent.kinds import Agent, AgentName, ScriptAgent
 from termgrade.attacks import Attack
-from termgrade.errors import ImageBuildError, TaskLoadError, TermGradeError
-from termgrade.grading.trial import RunOutcome, run_task
-from termgrade.grading.verifier import all_skipped
-from termgrade.images import build_task_image
+from termgrade.core.errors import ImageBuildError, TaskLoadError, TermGradeError
 from termgrade.sandbox.engine import BuiltImage
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import all_skipped
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.record import TestRecord, VerifyRecord
@@ -21,9 +21,9 @@ from termgrade.verify.verdict import Verdict, classify
 
 TrialRunner = Callable[[Task, str, Agent], RunOutcome]
 """Runs one trial: ``(task, image tag, agent) -> RunOutcome``, like
-:func:`termgrade.grading.trial.run_task` (the default)."""
+:func:`termgrade.scoring.trial.run_task` (the default)."""
 ImageBuilder = Callable[[Task], BuiltImage]
-"""Builds a task's image, like :func:`termgrade.images.build_task_image` (the default)."""
+"""Builds a task's image, like :func:`termgrade.sandbox.images.build_task_image` (the default)."""
 
 
 def _failed_record(task_id: str, digest: str, verdict: Verdict, error: str,
@@ -60,8 +60,8 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
 
     With ``attacks``, each is also played as the agent (see :mod:`termgrade.attacks`).
     ``run_trial`` and ``build_image`` replace the Docker trial runner and image builder
-    (defaults: :func:`~termgrade.grading.trial.run_task`,
-    :func:`~termgrade.images.build_task_image`), e.g. with test stand-ins."""
+    (defaults: :func:`~termgrade.scoring.trial.run_task`,
+    :func:`~termgrade.sandbox.images.build_task_image`), e.g. with test stand-ins."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     run_trial = run_trial or run_task

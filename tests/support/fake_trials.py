@@ -1,12 +1,12 @@
 """Test stand-ins for the trial runner and the image builder, so ``verify`` runs without Docker.
 
 :class:`ScriptedTrials` runs nothing: called as ``run_trial(task, image, agent)`` (the
-signature of :func:`termgrade.grading.trial.run_task`), it returns the
-:class:`~termgrade.grading.trial.RunOutcome` (with its
-:class:`~termgrade.grading.verifier.VerifierResult`) scripted for that task and agent, or
+signature of :func:`termgrade.scoring.trial.run_task`), it returns the
+:class:`~termgrade.scoring.trial.RunOutcome` (with its
+:class:`~termgrade.scoring.verifier.VerifierResult`) scripted for that task and agent, or
 raises what was scripted. :class:`FakeImages` stands in for
-:func:`termgrade.images.build_task_image`: it builds nothing and returns a made-up tag, or
-raises the scripted :class:`~termgrade.errors.ImageBuildError`. Pass them to
+:func:`termgrade.sandbox.images.build_task_image`: it builds nothing and returns a made-up tag, or
+raises the scripted :class:`~termgrade.core.errors.ImageBuildError`. Pass them to
 ``verify_task`` / ``verify_tasks`` as ``run_trial=`` and ``build_image=``.
 
 What they cannot tell: anything about real containers, images, test.sh, the attestation
@@ -32,12 +32,12 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from termgrade.agents import Agent, agent_label
-from termgrade.errors import ImageBuildError
-from termgrade.grading.reports import Outcome, TestVerdict
-from termgrade.grading.trial import RunOutcome
-from termgrade.grading.verifier import VerifierResult
+from termgrade.agent.kinds import Agent, agent_label
+from termgrade.core.errors import ImageBuildError
 from termgrade.sandbox.engine import BuiltImage
+from termgrade.scoring.reports import Outcome, TestVerdict
+from termgrade.scoring.trial import RunOutcome
+from termgrade.scoring.verifier import VerifierResult
 from termgrade.task import Task
 from termgrade.verify import Journal
 
@@ -122,7 +122,7 @@ class Call:
 
 @dataclass
 class ScriptedTrials:
-    """A scripted stand-in for :func:`termgrade.grading.trial.run_task`; it runs nothing."""
+    """A scripted stand-in for :func:`termgrade.scoring.trial.run_task`; it runs nothing."""
 
     script: Script = field(default_factory=dict)
     on_call: Callable[[Call], None] | None = None
@@ -165,7 +165,7 @@ class ScriptedTrials:
 
 @dataclass
 class FakeImages:
-    """A stand-in for :func:`termgrade.images.build_task_image`; it builds nothing.
+    """A stand-in for :func:`termgrade.sandbox.images.build_task_image`; it builds nothing.
 
     ``fail`` maps a task id to the build log tail of a scripted build failure; ``built``
     lists the task ids it was asked for, in order."""

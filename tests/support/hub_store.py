@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from termgrade.atomic import atomic_write_bytes, atomic_write_text
+from termgrade.core.atomic import atomic_write_bytes, atomic_write_text
 
 GITATTRIBUTES = b"""*.parquet filter=lfs diff=lfs merge=lfs -text
 *.arrow filter=lfs diff=lfs merge=lfs -text

@@ -1,0 +1,290 @@
+"""The trusted side of a test run: events signed inside the scoring container, checked here.
+
+Two in-container programs sign what they see, each line numbered, under keys derived
+from the run's one-time master key: the broker (stream 0: the sessions it granted or
+refused, the services, the end of ``test.sh``) and the plugin in every pytest session
+``test.sh`` started (stream ``n`` for session ``n``: what it loaded, every test report).
+The host keeps the lines in arrival order from the container's append-only channel. A
+line with a bad signature, a repeated or missing number, a session that opened but never
+closed, or an alarm (agent code in a pytest process) makes the run untrusted. A pass
+needs every session that ran tests to be complete and green (see
+:meth:`Attestation.pass_blockers`, the decision rule).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass, field
+from importlib import resources
+
+from termgrade.sandbox.channel import ChannelLines
+from termgrade.scoring.reports import Outcome, TestVerdict
+
+PREFIX = b"TERMGRADE-ATTEST"
+PLUGIN_STEM = "termgrade_attest"
+BROKER_MODULE = "termgrade_broker"
+
+
+def plugin_source() -> bytes:
+    """The plugin's source, from the installed package."""
+    return _source(PLUGIN_STEM)
+
+
+def broker_source() -> bytes:
+    return _source(BROKER_MODULE)
+
+
+def sitecustomize_source() -> bytes:
+    return _source("sitecustomize")
+
+
+def _source(stem: str) -> bytes:
+    return (resources.files("termgrade.scoring.incontainer") / f"{stem}.py").read_bytes()
+
+
+def plugin_module() -> str:
+    """A per-trial module name for the plugin: no file the agent left can be named so."""
+    return f"{PLUGIN_STEM}_{secrets.token_hex(8)}"
+
+
+def new_key() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def derive(master: bytes, label: str) -> bytes:
+    return hmac.new(master, label.encode(), hashlib.sha256).digest()
+
+
+def end_marker(master: bytes) -> bytes:
+    """The line the broker writes once test.sh has exited: derived, never shown anywhere."""
+    return b"TERMGRADE-END " + derive(master, "end").hex()[:32].encode()
+
+
+@dataclass
+class Session:
+    """One pytest process the broker granted a key."""
+
+    number: int
+    opened: bool = False
+    closed: bool = False
+    started: bool = False
+    collect_only: bool = False
+    finished: bool = False
+    exitstatus: int | None = None
+    collected: int | None = None
+    deselected: int = 0
+    collect_errors: list[str] = field(default_factory=list)
+    reports: dict[str, list[tuple[str, str, bool, str]]] = field(default_factory=dict)
+    """nodeid -> [(when, outcome, xfail, skip kind)] in order."""
+
+    @property
+    def ran_tests(self) -> bool:
+        return self.started and not self.collect_only
+
+    def verdicts(self) -> list[TestVerdict]:
+        out = []
+        for nodeid, phases in self.reports.items():
+            outcome = Outcome.PASSED
+            if any(o == "failed" for w, o, _, _ in phases if w != "call"):
+                outcome = Outcome.ERROR
+            elif any(o == "failed" for _, o, _, _ in phases):
+                outcome = Outcome.FAILED
+            elif any(o == "skipped" for _, o, _, _ in phases):
+                outcome = Outcome.SKIPPED
+            elif not any(w == "call" for w, _, _, _ in phases):
+                outcome = Outcome.ERROR
+            out.append(TestVerdict(nodeid, outcome))
+        return out
+
+    def neutral_skip(self, nodeid: str) -> bool:
+        """Skipped by the task's design (a skip/skipif marker) or an expected failure."""
+        return all(kind == "marker" or xfail
+                   for _, outcome, xfail, kind in self.reports.get(nodeid, [])
+                   if outcome == "skipped")
+
+    def blockers(self, *, soft: bool = True) -> list[str]:
+        """Why this session does not show a passing run (empty when it does).
+
+        ``soft=False`` leaves out what partial credit tolerates (tests that failed or
+        were skipped at run time, and the exit status they cause)."""
+        tag = f"pytest session {self.number}"
+        if not self.closed:
+            return [f"{tag} never exited normally (killed, stopped or timed out)"]
+        if not self.started:
+            return []  # --version, --help: nothing was run
+        if not self.finished:
+            return [f"{tag} never finished"]
+        if self.collect_only:
+            return []
+        reasons: list[str] = []
+        if self.collect_errors:
+            reasons.append(f"{tag}: {len(self.collect_errors)} test file(s) failed to collect")
+        if self.collected is not None and self.collected != len(self.reports):
+            reasons.append(f"{tag}: pytest collected {self.collected} test(s) but reported "
+                           f"{len(self.reports)}")
+        if not soft:
+            return reasons
+        verdicts = self.verdicts()
+        bad = [v.name for v in verdicts if v.outcome in (Outcome.FAILED, Outcome.ERROR)]
+        if bad:
+            reasons.append(f"{tag}: {len(bad)} attested test(s) failed, e.g. {bad[0]}")
+        skipped = [v.name for v in verdicts
+                   if v.outcome is Outcome.SKIPPED and not self.neutral_skip(v.name)]
+        if skipped:
+            reasons.append(f"{tag}: {len(skipped)} test(s) skipped at run time (the agent's "
+                           f"state decides such a skip), e.g. {skipped[0]}")
+        if self.exitstatus not in (None, 0):
+            reasons.append(f"{tag}: pytest exited {self.exitstatus}")
+        return reasons
+
+
+@dataclass
+class Attestation:
+    sessions: dict[int, Session] = field(default_factory=dict)
+    broker: bool = False
+    ended: bool = False
+    """The broker's signed end event: test.sh exited and every line before it is here."""
+    alarms: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Why the record cannot be trusted (forged, missing or reordered lines)."""
+    services_down: list[int] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """pytest processes the broker gave no key (started by agent code, or nested)."""
+
+    @property
+    def started(self) -> bool:
+        return any(s.ran_tests for s in self.sessions.values())
+
+    @property
+    def finished(self) -> bool:
+        ran = [s for s in self.sessions.values() if s.ran_tests]
+        return bool(ran) and all(s.finished for s in ran)
+
+    def verdicts(self) -> list[TestVerdict]:
+        """Every attested test of every session that ran tests, in order."""
+        many = sum(1 for s in self.sessions.values() if s.ran_tests) > 1
+        out = []
+        for number in sorted(self.sessions):
+            session = self.sessions[number]
+            if session.ran_tests:
+                out += [TestVerdict(f"{number}:{v.name}" if many else v.name, v.outcome)
+                        for v in session.verdicts()]
+        return out
+
+    def passed_tests(self) -> list[str]:
+        return [v.name.split("::")[-1] for v in self.verdicts() if v.outcome is Outcome.PASSED]
+
+    def pass_blockers(self, *, soft: bool = True) -> list[str]:
+        """Why this record does not show a passing test run (empty when it does).
+
+        ``soft=False``: only what also denies partial credit (see :meth:`Session.blockers`).
+        """
+        reasons = self.trust_blockers()
+        if not self.started:
+            reasons.append("no attested pytest session ran the tests (the verifier must run "
+                           "pytest from test.sh, which loads TermGrade's plugin)")
+            return reasons
+        for number in sorted(self.sessions):
+            reasons += self.sessions[number].blockers(soft=soft)
+        if soft and not any(v.outcome is Outcome.PASSED for v in self.verdicts()):
+            reasons.append("no attested test passed")
+        if self.services_down:
+            reasons.append(f"service(s) {self.services_down} never became ready")
+        return reasons
+
+    def trust_blockers(self) -> list[str]:
+        """Why no reward above 0 can be trusted: forged lines or agent code in pytest."""
+        return list(self.problems) + [f"agent code ran inside the verifier's pytest process "
+                                      f"({a})" for a in self.alarms]
+
+
+def read_attestation(channel: ChannelLines, master: bytes) -> Attestation:
+    """Check every line's signature and number; collect the events."""
+    att = Attestation()
+    expected: dict[int, int] = {}
+    keys: dict[int, bytes] = {}
+    for raw in channel.lines:
+        parts = raw.split(b" ", 3)
+        if len(parts) != 4 or parts[0] != PREFIX or parts[1].count(b".") != 1:
+            att.problems.append("a malformed attestation line")
+            continue
+        _, tag, mac, payload = parts
+        stream_text, seq_text = tag.split(b".")
+        if not (stream_text.isdigit() and seq_text.isdigit()) or len(stream_text) > 6:
+            att.problems.append("a malformed attestation line")
+            continue
+        stream, seq = int(stream_text), int(seq_text)
+        key = keys.setdefault(stream, derive(master, f"session {stream}"))
+        good = hmac.new(key, tag + b" " + payload, hashlib.sha256).hexdigest().encode()
+        if not hmac.compare_digest(good, mac):
+            att.problems.append("an attestation line not signed by the grader's plugin")
+            continue
+        due = expected.get(stream, 0)
+        if seq != due:
+            att.problems.append(f"attestation line {stream}.{seq} arrived where "
+                                f"{stream}.{due} was due")
+            expected[stream] = max(due, seq + 1)
+            continue
+        expected[stream] = due + 1
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            att.problems.append("an attestation line that is not JSON")
+            continue
+        if stream == 0:
+            _apply_broker(att, event)
+        elif stream not in att.sessions:
+            att.problems.append(f"lines of pytest session {stream}, which the broker never "
+                                "granted")
+        else:
+            _apply(att, att.sessions[stream], event)
+    if channel.dropped:
+        att.problems.append(f"{channel.dropped} attestation line(s) dropped (over size)")
+    if not channel.ended or not att.ended:
+        att.problems.append("the attestation channel did not close in time (the broker "
+                            "never saw test.sh end)")
+    return att
+
+
+def _apply_broker(att: Attestation, event: dict[str, object]) -> None:
+    kind = event.get("e")
+    if kind == "broker":
+        att.broker = True
+    elif kind == "session":
+        number = int(str(event.get("n")))
+        att.sessions[number] = Session(number)
+    elif kind == "refused":
+        att.refused.append(f"{event.get('argv')}: {event.get('why')}")
+    elif kind == "service" and not event.get("ready"):
+        att.services_down.append(int(str(event.get("n"))))
+    elif kind == "end":
+        att.ended = True
+
+
+def _apply(att: Attestation, session: Session, event: dict[str, object]) -> None:
+    kind = event.get("e")
+    if kind == "open":
+        session.opened = True
+    elif kind == "close":
+        session.closed = True
+    elif kind == "start":
+        session.started = True
+        session.collect_only = bool(event.get("collect_only"))
+    elif kind == "alarm":
+        att.alarms.append(f"{event.get('how')}: {event.get('path')}")
+    elif kind == "collect-error":
+        session.collect_errors.append(str(event.get("id")))
+    elif kind == "collected":
+        session.collected = int(str(event.get("n")))
+    elif kind == "deselected":
+        session.deselected += int(str(event.get("n")))
+    elif kind == "report":
+        phase = (str(event.get("when")), str(event.get("outcome")), bool(event.get("xfail")),
+                 str(event.get("skip") or ""))
+        session.reports.setdefault(str(event.get("id")), []).append(phase)
+    elif kind == "finish":
+        session.finished = True
+        session.exitstatus = int(str(event.get("exitstatus")))

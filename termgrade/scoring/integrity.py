@@ -1,0 +1,174 @@
+"""The review: which of the agent's writes are its work, and which are findings.
+
+One pass over the container's writable layer (linear in its entries). An entry outside
+the verifier's closure and the grader's paths is the agent's work and is carried into
+the scoring container, unless it would shadow what the verifier runs. An entry in the
+closure or the grader's paths is a finding, whether the agent added, modified, deleted
+or retyped it; only a directory the kernel copied up unchanged (its mode and owner equal
+the image's) is no change at all, and the loader cache and bytecode caches inside the
+closure are no finding (the scoring container keeps the image's: see
+:data:`~termgrade.scoring.policy.KEPT_PRISTINE`). Nothing in the closure is carried, and
+it is mounted read-only in the scoring container, so a finding missed here still cannot
+reach the verifier.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from termgrade.sandbox.base import ChangeKind
+from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
+from termgrade.scoring.pathset import PathSet
+from termgrade.scoring.policy import GradingPolicy
+
+MAX_LISTED_FINDINGS = 50
+"""Findings named one by one; past this many, one line counts the rest."""
+DEFAULT_BUDGET_S = 30.0
+BUDGET_PER_ENTRY_S = 60e-6
+"""The review's time budget grows by this much per entry walked (60 s a million): an
+honest million-file layer is reviewed, an adversarial slow one is stopped."""
+
+
+class IntegrityBudgetError(Exception):
+    """The review ran past its time budget."""
+
+
+@dataclass
+class LayerReview:
+    findings: list[str] = field(default_factory=list)
+    unlisted: int = 0
+    carried: list[UpperEntry] = field(default_factory=list)
+    """The agent's changes that reach the scoring container, parents first."""
+    deleted: list[str] = field(default_factory=list)
+    """Paths the agent deleted (or replaced wholesale: opaque dirs, which are carried too)."""
+    entries: int = 0
+    carried_bytes: int = 0
+    """Apparent size of the carried regular files (a sparse file counts in full)."""
+    replay: list[tuple[str, UpperEntry]] = field(default_factory=list)
+    """What reaches the scoring container, in walk order (parents first): ``carry``
+    entries, ``whiteout`` deletions as the layer records them, and ``unchanged``
+    directories (the kernel copied them up as the image had them because something below
+    changed: no change themselves, but carried as one piece with their contents)."""
+    held: list[str] = field(default_factory=list)
+    """What stays in the agent's layer, in walk order: findings, the engine's entries,
+    FIFOs, sockets and devices, and everything below such a directory."""
+
+    def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
+        if len(self.findings) < MAX_LISTED_FINDINGS:
+            label = kind.value if isinstance(kind, ChangeKind) else kind
+            self.findings.append(f"{label} {path}: {why}")
+        else:
+            self.unlisted += 1
+
+    def all_findings(self) -> list[str]:
+        more = [f"... and {self.unlisted} more findings"] if self.unlisted else []
+        return sorted(self.findings) + more
+
+
+def _same_directory(entry: UpperEntry, lower: LowerView) -> bool:
+    below = lower.lstat(entry.path)
+    return (below is not None and stat.S_ISDIR(below.st_mode)
+            and stat.S_IMODE(below.st_mode) == stat.S_IMODE(entry.mode)
+            and (below.st_uid, below.st_gid) == (entry.uid, entry.gid))
+
+
+def review_layer(
+    entries: Iterable[UpperEntry],
+    lower: LowerView,
+    policy: GradingPolicy,
+    *,
+    grader_paths: tuple[str, ...] = (),
+    budget_s: float = DEFAULT_BUDGET_S,
+) -> LayerReview:
+    """Sort the agent's writes into work (carried), deletions and findings.
+
+    ``grader_paths`` are what the engine itself put into the container (its init, mount
+    points): neither findings nor carried. Raises IntegrityBudgetError past
+    ``budget_s`` plus :data:`BUDGET_PER_ENTRY_S` per entry; the walk's own errors
+    (DiffTooLargeError, OSError) propagate.
+    """
+    review = LayerReview()
+    started = time.monotonic()
+    engine = PathSet(grader_paths)
+    plain: dict[str, bool] = {}
+    for entry in entries:
+        review.entries += 1
+        if review.entries % 4096 == 0:
+            allowed = budget_s + review.entries * BUDGET_PER_ENTRY_S
+            if time.monotonic() - started > allowed:
+                raise IntegrityBudgetError(
+                    f"reviewing the agent's {review.entries:,} changes took over "
+                    f"{allowed:.0f} s")
+        if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
+            parent = entry.path.rpartition("/")[0] or "/"
+            known = plain.get(parent)
+            if known is None:
+                known = plain[parent] = parent not in engine and policy.plain_dir(parent)
+            if known and not policy.named(entry.path) and entry.path not in engine.exact:
+                review.carried.append(entry)
+                review.replay.append(("carry", entry))
+                review.carried_bytes += entry.size
+                continue
+        verdict = _sort(entry, lower, policy, engine, review)
+        if verdict == "carry":
+            review.carried.append(entry)
+            if stat.S_ISREG(entry.mode):
+                review.carried_bytes += entry.size
+        elif verdict == "whiteout":
+            review.deleted.append(entry.path)
+        if verdict == "hold":
+            review.held.append(entry.path)
+        else:
+            review.replay.append((verdict, entry))
+    return review
+
+
+def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: PathSet,
+          review: LayerReview) -> str:
+    """``carry``, ``whiteout`` (a deletion replayed), ``unchanged`` (a directory the
+    kernel copied up as the image had it), or ``hold`` (stays in the agent's layer: a
+    finding, the engine's, or a FIFO, socket or device)."""
+    path = entry.path
+    if entry.too_deep:
+        review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; not graded")
+        return "hold"
+    if path in engine:
+        return "hold"
+    protected = policy.in_closure(path) or policy.grader_owned(path)
+    replaced = entry.whiteout or entry.opaque or not entry.is_dir
+    if protected or (replaced and policy.above_protected(path)):
+        if entry.is_dir and not entry.opaque and _same_directory(entry, lower):
+            return "hold"  # copied up because something below it changed
+        if policy.silently_kept(path):
+            return "hold"
+        kind = change_kind(entry, lower)
+        where = ("in a directory the grader resets" if policy.grader_owned(path)
+                 else "in the verifier's closure (what the verifier runs)")
+        review.add(kind, path, f"{_verb(kind)} {where}")
+        return "hold"
+    looked = entry.is_dir or entry.whiteout or policy.watches(path)
+    kind = change_kind(entry, lower) if looked else ChangeKind.ADDED
+    why = looked and policy.shadows(
+        path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
+        is_dir=entry.is_dir, existed=kind is not ChangeKind.ADDED)
+    if why:
+        review.add(kind, path, why)
+        return "hold"
+    if entry.whiteout:
+        return "whiteout"
+    if entry.opaque:
+        review.deleted.append(path)
+    if entry.is_dir and kind is ChangeKind.MODIFIED and not entry.opaque \
+            and _same_directory(entry, lower):
+        return "unchanged"  # copied up unchanged: the scoring container has it already
+    if not (entry.is_dir or stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)):
+        return "hold"  # FIFOs, sockets and devices are not carried
+    return "carry"
+
+
+def _verb(kind: ChangeKind) -> str:
+    return {ChangeKind.ADDED: "added", ChangeKind.MODIFIED: "modified",
+            ChangeKind.DELETED: "deleted", ChangeKind.TYPE: "changed in type"}[kind]

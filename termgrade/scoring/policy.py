@@ -1,0 +1,122 @@
+"""What of the agent's changes reach the scoring container, and what is a finding.
+
+The one statement of the trust boundary in code (``docs/grading.md`` says it in words).
+The agent may change anything in its container except the **verifier's closure** (what
+the verifier runs: see :mod:`termgrade.scoring.closure`) and the grader's own paths.
+Every other change is its work and is carried, wherever the task put its deliverable
+(``/app``, ``/opt``, ``/etc``, ``/var``, ``/usr/local``, ``/solution``). A change to the
+closure, to the grader's paths, or an entry that would shadow what the verifier runs (a
+``python3`` or ``bash`` earlier on its PATH, a replaced shared library) is a finding:
+the trial scores 0. In the scoring container the closure is mounted read-only, so no
+process there can change it either.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from functools import cached_property
+
+from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
+from termgrade.scoring.pathset import PathSet, under
+from termgrade.task import CONTAINER, Task
+
+__all__ = [
+    "GRADER_DIR",
+    "GRADER_OWNED",
+    "GRADER_RUN_DIR",
+    "VERIFIER_PATH",
+    "GradingPolicy",
+    "PathSet",
+    "under",
+]
+
+GRADER_DIR = str(CONTAINER.grader_dir)
+GRADER_RUN_DIR = str(CONTAINER.grader_run_dir)
+GRADER_OWNED = tuple(str(p) for p in CONTAINER.grader_owned)
+
+LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/local/lib", "/lib/*-linux-gnu",
+                "/usr/lib/*-linux-gnu", "/usr/local/lib/*-linux-gnu")
+"""Directories the dynamic loader searches."""
+LIBRARY_TOPS = ("/lib", "/usr/lib", "/usr/local/lib")
+KEPT_PRISTINE = ("/etc/ld.so.cache",)
+"""Closure files a package install in the agent's container rewrites as a side effect
+(``ldconfig``): the scoring container keeps the image's, and the change is no finding.
+New libraries in the loader's default directories are still found without it."""
+BYTECODE_CACHE = "__pycache__"
+
+
+@dataclass(frozen=True)
+class GradingPolicy:
+    closure: tuple[str, ...] = ()
+    """The verifier's closure: paths mounted read-only in the scoring container."""
+    path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
+    grader: tuple[str, ...] = field(default=GRADER_OWNED)
+
+    @cached_property
+    def _closure(self) -> PathSet:
+        return PathSet(self.closure)
+
+    @cached_property
+    def _grader(self) -> PathSet:
+        return PathSet(self.grader)
+
+    @classmethod
+    def for_task(cls, task: Task, closure: tuple[str, ...] = ()) -> GradingPolicy:
+        path = task.config.verifier.env.get("PATH", VERIFIER_PATH)
+        return cls(closure=closure,
+                   path_dirs=tuple(p for p in path.split(":") if p.startswith("/")))
+
+    def grader_owned(self, path: str) -> bool:
+        return path in self._grader
+
+    def in_closure(self, path: str) -> bool:
+        return path in self._closure
+
+    def above_protected(self, path: str) -> bool:
+        """Deleting or replacing ``path`` would take part of the closure or the grader's
+        paths with it."""
+        return self._closure.above(path) or self._grader.above(path)
+
+    def silently_kept(self, path: str) -> bool:
+        """A closure path whose change in the agent's container is no finding: the
+        scoring container keeps the image's copy (the loader cache, bytecode caches)."""
+        return path in KEPT_PRISTINE or (
+            self.in_closure(path)
+            and (f"/{BYTECODE_CACHE}/" in path or path.endswith(f"/{BYTECODE_CACHE}")))
+
+    def watches(self, path: str) -> bool:
+        """Could an entry here shadow the verifier (a PATH or loader directory)?"""
+        return self.watched_dir(posixpath.dirname(path))
+
+    def watched_dir(self, parent: str) -> bool:
+        """Could an entry in directory ``parent`` shadow the verifier?"""
+        return parent in self.path_dirs or (
+            parent.startswith(LIBRARY_TOPS) and any(fnmatch(parent, p) for p in LIBRARY_DIRS))
+
+    def plain_dir(self, parent: str) -> bool:
+        """Is directory ``parent`` outside the closure and the grader's paths, and not
+        one where an entry could shadow the verifier? Then a new regular file in it is
+        the agent's work unless it is itself one of the protected paths."""
+        return not (parent in self._closure or parent in self._grader
+                    or self.watched_dir(parent))
+
+    def named(self, path: str) -> bool:
+        """Is ``path`` itself a protected path or an ancestor of one?"""
+        return (path in self._closure.exact or path in self._grader.exact
+                or self.above_protected(path))
+
+    def shadows(self, path: str, *, executable: bool, is_dir: bool, existed: bool) -> str | None:
+        """Why a carried entry would change what the verifier runs, or None.
+
+        ``existed``: the image has an entry at this path (the agent modified, retyped
+        or deleted it rather than adding it).
+        """
+        parent, name = posixpath.split(path)
+        if parent in self.path_dirs and (executable or is_dir or existed) and (
+                PYTHON_NAME.match(name) or any(fnmatch(name, t) for t in VERIFIER_TOOLS)):
+            return f"shadows the verifier's `{name}` on its PATH"
+        if existed and ".so" in name and any(fnmatch(parent, p) for p in LIBRARY_DIRS):
+            return "replaces a shared library of the image where the dynamic loader looks"
+        return None

@@ -1,0 +1,350 @@
+"""One trial: the agent phase in one container, scoring in another. The trust boundary.
+
+::
+
+    agent container A          host (the grader)                 scoring container B
+    ------------------         ------------------------------    -------------------------
+    agent runs as root   -->   freeze A; review A's writable -->  created (not started) with
+    (any process, any          layer on the host: findings        the image; the verifier's
+    write)                     for changes to the verifier's      closure and the tests
+                               closure or the grader's paths;     mounted read-only; its
+                               move the rest into B's layer;      layer filled on the host,
+                               kill A, start B                    then started; test.sh
+                               reward = computed from the    <--  every pytest session
+                               signed record; test.sh's number    signed, out on an
+                               can only lower it                  append-only channel
+
+No process of the agent phase exists in B, and nothing of the agent's that touches the
+verifier does either: a cheat that plants a tool, a hook, a daemon or a forged reward in
+A has nothing to act on in B. Failure attribution: before the agent phase starts, an
+engine failure leaves the trial unscored (retried); after it starts, any failure to score
+is the agent's and scores 0, unless the engine itself stopped answering.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
+from termgrade.core.errors import SandboxError, VerifierError
+from termgrade.sandbox.base import Limits, Sandbox
+from termgrade.sandbox.diskwatch import DiskWatch
+from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.sandbox.ownership import current_run
+from termgrade.sandbox.seccomp import scoring_profile
+from termgrade.scoring import attestation as attest
+from termgrade.scoring.carry import carry_work
+from termgrade.scoring.closure import PYTHON_NAME, Closure, find_closure
+from termgrade.scoring.integrity import LayerReview, review_layer
+from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH, GradingPolicy
+from termgrade.scoring.reports import TestVerdict
+from termgrade.scoring.verifier import (
+    ATTEST_CONFIG,
+    MAX_VERIFIER_OUTPUT,
+    VerifierResult,
+    attest_config,
+    decide,
+    read_reward,
+    read_tests,
+    read_weights,
+    verifier_command,
+    verifier_env,
+)
+from termgrade.task import CONTAINER, Task
+from termgrade.task.digest import IGNORED_NAMES
+
+DEFAULT_STORAGE_MB = 4096
+
+
+def task_limits(task: Task) -> Limits:
+    """Limits from task.toml's ``[environment]``, defaults where it is silent."""
+    env = task.config.environment
+    defaults = Limits()
+    return Limits(
+        cpus=env.cpus or defaults.cpus,
+        memory_mb=env.memory_mb or defaults.memory_mb,
+        pids=env.pids or defaults.pids,
+        storage_mb=env.storage_mb or DEFAULT_STORAGE_MB,
+    )
+
+
+@dataclass
+class RunOutcome:
+    agent: str
+    verifier: VerifierResult | None
+    """None when unscored (an engine failure)."""
+    agent_error: str | None = None
+    error: str | None = None
+    """Engine failure: the run is unscored and retried, never counted as 0."""
+    durations: dict[str, float] = field(default_factory=dict)
+    """Seconds: ``start`` (A started, B created), ``agent``, ``snapshot`` (freeze, review,
+    carry, A killed and B started), ``verify`` (test.sh), ``total`` (until the reward is
+    known)."""
+    agent_run: AgentRun | None = None
+    """What the agent phase left: a model agent's transcript is here."""
+
+    @property
+    def reward(self) -> float | None:
+        return self.verifier.reward if self.verifier else None
+
+    @property
+    def failure(self) -> str | None:
+        return self.verifier.failure if self.verifier else None
+
+
+def _stage(task: Task, closure: Closure | None = None) -> tuple[Path, str]:
+    """A private copy of the task's tests (no host caches) and this trial's grader dir
+    (the plugin under a fresh module name, the broker, the ``sitecustomize`` that puts
+    the closure first, the closure's directories), both mounted read-only in B."""
+    where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
+    shutil.copytree(task.paths.tests_dir, where / "tests",
+                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
+    module = attest.plugin_module()
+    grader = where / "grader"
+    grader.mkdir()
+    (grader / f"{module}.py").write_bytes(attest.plugin_source())
+    (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
+    (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
+    trusted = [*closure.dirs, *closure.files] if closure else []
+    (grader / "closure.json").write_text(json.dumps(trusted))
+    for path in (where, where / "tests", grader):
+        path.chmod(0o755)
+    return where, module
+
+
+def _engine_alive() -> bool:
+    from termgrade.sandbox.engine import docker_client
+
+    try:
+        return bool(docker_client().ping())
+    except Exception:
+        return False
+
+
+def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
+           run: str | None = None) -> Sandbox:
+    """The agent's container A, started; or (``read_only`` given) the scoring container B,
+    created but not started: its writable layer is filled on the host after the review.
+    ``run``: the run id the container carries (the caller's thread's: this one is a
+    pool's)."""
+    from termgrade.sandbox.docker_sandbox import DockerSandbox
+    from termgrade.sandbox.ownership import run_scope
+
+    with run_scope(run):
+        if read_only is None:
+            return DockerSandbox.start(
+                image, limits=task_limits(task), env=task.config.environment.env,
+                workdir=task.config.environment.workdir, label=label)
+        return DockerSandbox.create(
+            image, limits=task_limits(task), env=task.config.environment.env,
+            workdir=task.config.environment.workdir, label=label, read_only=read_only,
+            seccomp=scoring_profile())
+
+
+def _closure(image: str, task: Task) -> Closure:
+    return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
+
+
+def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
+    """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
+
+    ``keep`` leaves both containers for inspection instead of removing them.
+    """
+    require_runnable(agent, task)
+    label = agent_label(agent)
+    started = time.monotonic()
+    durations: dict[str, float] = {}
+    try:
+        closure = _closure(image, task)
+    except SandboxError as exc:
+        return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
+                          durations={"total": time.monotonic() - started})
+    staged, module = _stage(task, closure)
+    mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
+              GRADER_DIR: str(staged / "grader")}
+    agent_box: Sandbox | None = None
+    score_box: Sandbox | None = None
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            run = current_run()
+            want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
+            want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score",
+                                 mounts, run)
+            errors = []
+            for future in (want_a, want_b):
+                try:
+                    box = future.result()
+                except SandboxError as exc:
+                    errors.append(str(exc))
+                    continue
+                if future is want_a:
+                    agent_box = box
+                else:
+                    score_box = box
+        if errors or agent_box is None or score_box is None:
+            return RunOutcome(label, None, error="; ".join(errors) or "no container",
+                              durations={"total": time.monotonic() - started})
+        durations["start"] = time.monotonic() - started
+        return _run_started(task, agent, label, agent_box, score_box, durations, started,
+                            Scoring(closure, module))
+    finally:
+        for started_box in (agent_box, score_box):
+            if started_box is not None and not keep:
+                started_box.close_later()
+        if not keep:  # a kept scoring container still mounts the staged tests
+            shutil.rmtree(staged, ignore_errors=True)
+        durations["total"] = time.monotonic() - started
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What the scoring container runs the verifier with."""
+
+    closure: Closure
+    plugin: str
+    """This trial's module name of the attestation plugin."""
+
+    @property
+    def python(self) -> str | None:
+        """The closure's interpreter that runs the broker (any of the image's)."""
+        found = [f for f in self.closure.files if PYTHON_NAME.match(posixpath.basename(f))]
+        return found[0] if found else None
+
+
+def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score_box: Sandbox,
+                 durations: dict[str, float], started: float, scoring: Scoring) -> RunOutcome:
+    policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files)
+    limit = task_limits(task).storage_mb << 20
+    layer = agent_box.writable_layer()
+    if layer is None or score_box.writable_layer() is None:
+        return RunOutcome(label, None, durations=durations, error=(
+            "the engine's writable layers are not readable on this host (TermGrade grades "
+            "on a local Docker engine with the overlay2 storage driver, as root)"))
+    upper, lowers = layer
+    # From here on the agent has acted: a failure to score is its failure, not unscored.
+    watch = DiskWatch(agent_box, upper, limit)
+    agent_run = AgentRun(result=None)
+    try:
+        agent_run = run_agent(agent, agent_box, task)
+    except SandboxError as exc:
+        agent_run = AgentRun(result=None, error=f"agent phase: {exc}")
+    finally:
+        watch.stop()
+        agent_box.halt()
+    durations["agent"] = agent_run.duration_s
+    if agent_run.infrastructure_error is not None:
+        return RunOutcome(label, None, durations=durations, agent_run=agent_run,
+                          error=f"the model endpoint: {agent_run.infrastructure_error}")
+    marked = time.monotonic()
+    result = VerifierResult(reward=None)
+    try:
+        exceeded = watch.check_now()
+        if exceeded is not None:
+            result.fail(f"the agent wrote {exceeded >> 20} MiB to the container's disk, over "
+                        f"its {limit >> 20} MiB limit ([environment] storage_mb)")
+        else:
+            review = review_layer(walk_upper(upper), LowerView(lowers), policy,
+                                  grader_paths=agent_box.engine_paths())
+            result.tampered = review.all_findings()
+            if review.carried_bytes > limit:  # a sparse file counts at its full length
+                result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
+                            f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
+            else:
+                _carry(score_box, layer, review, task, scoring, key := attest.new_key())
+                _hand_over(agent_box, score_box)
+                durations["snapshot"] = time.monotonic() - marked
+                _verify(score_box, task, policy, scoring, key, result, limit)
+            durations["verify"] = result.duration_s
+    except Exception as exc:  # every way scoring can break once the agent ran
+        if not _engine_alive():
+            return RunOutcome(label, None, agent_run.error, durations=durations,
+                              agent_run=agent_run,
+                              error=f"the Docker engine stopped answering while scoring: {exc}")
+        result.fail(f"scoring failed after the agent phase: {type(exc).__name__}: {exc}")
+    if result.reward is None:
+        result.fail("no reward")
+    return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run)
+
+
+def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview, task: Task,
+           scoring: Scoring, key: bytes) -> None:
+    """The agent's reviewed work (deletions as whiteouts, files moved out of A's frozen
+    layer), then the grader's own paths and the attestation config, into B's layer
+    before B starts."""
+    layer = box.writable_layer()
+    if layer is None:
+        raise SandboxError("the scoring container's writable layer is not readable here")
+    writer = carry_work(layer[0], agent_layer, review)
+    writer.directory(str(CONTAINER.logs_dir), 0o755, 0, 0)
+    writer.directory(str(CONTAINER.verifier_dir), 0o777, 0, 0)
+    writer.directory(GRADER_RUN_DIR, 0o700, 0, 0)
+    writer.file(ATTEST_CONFIG, attest_config(task, key, scoring.closure), mode=0o600)
+    writer.finish()
+
+
+def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
+    """Kill every process of A (frozen until now: none ever runs again) while B starts on
+    the carried layer. SandboxError when B does not start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        killed = pool.submit(agent_box.halt, kill=True)
+        try:
+            score_box.begin()
+        finally:
+            killed.result()
+
+
+def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
+            result: VerifierResult, limit: int) -> None:
+    if scoring.python is None:
+        result.fail("the image has no Python on the verifier's PATH: pytest cannot run")
+        return
+    weights = read_weights(task)
+    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
+    layer = box.writable_layer()
+    watch = DiskWatch(box, layer[0], limit) if layer else None
+    timeout = task.config.verifier.timeout_sec
+    began = time.monotonic()
+    try:
+        run = box.exec(verifier_command(task, scoring.python), timeout_s=timeout,
+                       env=verifier_env(task, scoring.plugin), workdir=str(CONTAINER.tests_dir))
+    finally:
+        exceeded = watch.stop() if watch else None
+    result.duration_s = time.monotonic() - began
+    result.output = run.output
+    lines = channel.close(wait_s=0.5 if run.timed_out else 5.0)
+    record = attest.read_attestation(lines, key)
+    if exceeded is not None:
+        result.fail(f"the verifier's processes wrote {exceeded >> 20} MiB, over the "
+                    f"{limit >> 20} MiB disk limit")
+    if run.timed_out:
+        result.fail(f"{task.paths.test_script}: timed out after {timeout:.0f} s")
+    try:
+        outputs = box.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT)
+    except SandboxError as exc:
+        outputs = {}
+        result.fail(f"{CONTAINER.verifier_dir} unreadable or over "
+                    f"{MAX_VERIFIER_OUTPUT >> 20} MiB: {exc}")
+    result.tests = (_attested_tests(record) or read_tests(outputs, run.output))
+    try:
+        result.raw_reward, _ = read_reward(outputs)
+    except VerifierError as exc:
+        result.fail(f"{task.paths.test_script}: {exc} (exit {run.exit_code}; last output: "
+                    f"{run.output[-300:]!r})")
+    if layer:  # what the verifier's processes (agent code run by the tests) changed
+        after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
+                             grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
+                                           *box.engine_paths()))
+        result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
+    decide(result, record, weights)
+
+
+def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:
+    return [TestVerdict(v.name.split("::")[-1], v.outcome) for v in record.verdicts()]
+

@@ -1,0 +1,256 @@
+"""Running the task's verifier in the scoring container and reading what it decided.
+
+The scoring container is a fresh container of the task image that has never run an agent
+process. It holds the image, the agent's work (its writable paths, carried over by the
+host), the task's tests on a read-only mount, and the attestation plugin. ``test.sh``
+runs there with a fixed environment; the reward is read through the engine, and a
+reward above 0 counts only when the attested per-test record backs it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from termgrade.core.errors import VerifierError
+from termgrade.scoring.attestation import BROKER_MODULE, Attestation
+from termgrade.scoring.closure import PYTHON_NAME, Closure
+from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH
+from termgrade.scoring.reports import (
+    Outcome,
+    TestVerdict,
+    parse_ctrf,
+    parse_junit,
+    parse_pytest_summary,
+)
+from termgrade.task import CONTAINER, Task
+
+MAX_STDOUT_COPY = 1 << 20
+"""test.sh's output is also kept in /logs/verifier/test-stdout.txt (Harbor), capped."""
+MAX_VERIFIER_OUTPUT = 32 << 20
+"""Bytes of /logs/verifier read back (reports, reward, stdout copy)."""
+ATTEST_CONFIG = f"{GRADER_RUN_DIR}/attest.json"
+
+
+GIT_OVERRIDES = {"core.fsmonitor": "false"}
+"""Git settings the verifier's environment forces over any config the agent wrote (a
+repository's ``core.fsmonitor`` would run an agent program on every ``git status``)."""
+
+
+def verifier_env(task: Task, plugin: str) -> dict[str, str]:
+    """The environment test.sh sees: fixed, plus the task's ``[verifier] env``."""
+    git = {"GIT_CONFIG_COUNT": str(len(GIT_OVERRIDES))}
+    for number, (key, value) in enumerate(GIT_OVERRIDES.items()):
+        git[f"GIT_CONFIG_KEY_{number}"], git[f"GIT_CONFIG_VALUE_{number}"] = key, value
+    return {
+        "PATH": VERIFIER_PATH,
+        "HOME": "/root",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": GRADER_DIR,
+        "PYTHONSTARTUP": "",
+        "PYTEST_ADDOPTS": "",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTEST_PLUGINS": plugin,
+        "BASH_ENV": "",
+        "ENV": "",
+        "LD_PRELOAD": "",
+        "LD_LIBRARY_PATH": "",
+        **git,
+        **task.config.verifier.env,
+    }
+
+
+def verifier_command(task: Task, python: str) -> list[str]:
+    """The broker (by the closure's ``python``), then ``bash test.sh`` by absolute paths,
+    its output teed (capped) to test-stdout.txt, then a signal to the broker, which
+    writes the end marker. No secret appears in this command line."""
+    broker = f"{GRADER_DIR}/{BROKER_MODULE}.py"
+    script = (
+        f"broker=$({python} -I -S {broker}) || {{ echo 'termgrade: the attestation broker "
+        "did not start' >&2; exit 97; }; "
+        f"/bin/bash {CONTAINER.tests_dir}/test.sh 2>&1 | /usr/bin/tee -p "
+        f">(/usr/bin/head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout}); "
+        "status=${PIPESTATUS[0]}; kill -USR1 \"$broker\"; "
+        "for _ in $(seq 100); do kill -0 \"$broker\" 2>/dev/null || break; sleep 0.05; done; "
+        "exit $status"
+    )
+    return ["/bin/bash", "-c", script]
+
+
+def attest_config(task: Task, key: bytes, closure: Closure) -> bytes:
+    """What the broker reads (and deletes) before test.sh starts."""
+    services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
+                for s in task.config.verifier.services]
+    trusted = [*closure.dirs, *closure.files, str(CONTAINER.tests_dir), GRADER_DIR]
+    tools = [f for f in closure.files if posixpath.basename(f) in LAUNCHERS]
+    pythons = [f for f in closure.files if PYTHON_NAME.match(posixpath.basename(f))]
+    return json.dumps({"key": key.hex(), "trusted": trusted, "services": services,
+                       "tools": tools, "pythons": pythons}).encode()
+
+
+LAUNCHERS = ("bash", "sh", "dash", "env", "timeout", "uv", "uvx")
+"""Programs that may stand between test.sh and a pytest session the broker keys."""
+
+
+@dataclass
+class VerifierResult:
+    reward: float | None
+    """None only when unscored: the engine failed, never the agent."""
+    tests: list[TestVerdict] = field(default_factory=list)
+    tampered: list[str] = field(default_factory=list)
+    """Integrity findings: each one forces the reward to 0."""
+    failure: str | None = None
+    """Why scoring failed after the agent phase began: the trial scores 0 (the agent's)."""
+    duration_s: float = 0.0
+    """Wall time of test.sh inside the container."""
+    output: str = ""
+    raw_reward: float | None = None
+    """What test.sh wrote, before findings, failures or the attestation forced 0."""
+    attested: bool = False
+    """The signed per-test record shows a complete pytest run with every test passed."""
+
+    @property
+    def passed(self) -> bool:
+        return self.reward is not None and self.reward >= 1.0
+
+    def fail(self, reason: str) -> VerifierResult:
+        """Score 0 for a reason the agent caused (first reason wins)."""
+        self.failure = self.failure or reason
+        self.reward = 0.0
+        return self
+
+
+def parse_reward(raw: bytes, source: PurePosixPath) -> float:
+    """A finite number from reward.txt or reward.json; VerifierError names what is wrong."""
+    text = raw.decode("utf-8", "replace").strip()
+    if not text:
+        raise VerifierError(f"{source} is empty", fix="test.sh must write a number, e.g. 1 or 0")
+    try:
+        value: object = json.loads(text) if source.suffix == ".json" else float(text)
+    except ValueError as exc:
+        raise VerifierError(f"{source} holds {text[:80]!r}, not a number",
+                            fix="write 1 or 0 (reward.json: {\"reward\": 1})") from exc
+    if isinstance(value, dict):
+        value = value.get("reward", next(iter(value.values()), None) if len(value) == 1 else None)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise VerifierError(f"{source} has no numeric reward: {text[:80]!r}",
+                            fix='reward.json must be {"reward": <number>}')
+    if not math.isfinite(float(value)):
+        raise VerifierError(f"{source} holds a non-finite reward {value!r}")
+    return float(value)
+
+
+def read_tests(outputs: dict[str, bytes], output: str) -> list[TestVerdict]:
+    """Per-test verdicts from the reports test.sh wrote (informational; untrusted)."""
+    # JUnit first: it keeps parametrize ids, which pytest-json-ctrf drops.
+    reports = ((CONTAINER.junit_report, parse_junit), (CONTAINER.ctrf_report, parse_ctrf))
+    for path, parser in reports:
+        data = outputs.get(path.name)
+        if data:
+            try:
+                return parser(data)
+            except (ValueError, KeyError, TypeError):
+                continue
+    return parse_pytest_summary(output)
+
+
+def read_reward(outputs: dict[str, bytes]) -> tuple[float, PurePosixPath]:
+    """The lowest of reward.json and reward.txt (each can only lower the reward).
+    VerifierError if neither exists or one is malformed."""
+    found = []
+    for source in (CONTAINER.reward_json, CONTAINER.reward_text):
+        raw = outputs.get(source.name)
+        if raw is not None:
+            found.append((parse_reward(raw, source), source))
+    if not found:
+        raise VerifierError(f"wrote no reward; it must write {CONTAINER.reward_text}")
+    return min(found, key=lambda pair: pair[0])
+
+
+def read_weights(task: Task) -> dict[str, float] | None:
+    """``tests/weights.json``: test name -> weight, for partial credit (as SETA ships).
+
+    VerifierError names the file and what is wrong with it.
+    """
+    path = task.paths.tests_dir / WEIGHTS_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VerifierError(f"{path}: not JSON ({exc})",
+                            fix='write {"test_name": weight, ...}') from exc
+    if not isinstance(doc, dict) or not doc or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+            for v in doc.values()) or sum(doc.values()) <= 0:
+        raise VerifierError(f"{path}: must map test names to non-negative numbers with a "
+                            "positive sum", fix='write {"test_name": weight, ...}')
+    return {str(k): float(v) for k, v in doc.items()}
+
+
+WEIGHTS_FILE = "weights.json"
+
+
+def _weight_of(name: str, weights: dict[str, float]) -> float:
+    function = name.split("::")[-1]
+    for key in (name, function, function.split("[")[0]):
+        if key in weights:
+            return weights[key]
+    return next((w for k, w in weights.items() if name.endswith(k)), 0.0)
+
+
+def credit(attestation: Attestation, weights: dict[str, float] | None) -> tuple[float, str | None]:
+    """The reward the attested record earns, and why it is not 1 (None when it is).
+
+    Without weights: 1 when every session that ran tests passed (the decision rule of
+    :meth:`Attestation.pass_blockers`), else 0. With weights: the weighted share of the
+    attested tests that passed, provided the record is complete and trusted.
+    """
+    blockers = attestation.pass_blockers()
+    if weights is None or not blockers:
+        return (0.0, blockers[0]) if blockers else (1.0, None)
+    hard = attestation.pass_blockers(soft=False)
+    if hard:
+        return 0.0, hard[0]
+    earned = sum(_weight_of(v.name, weights) for v in attestation.verdicts()
+                 if v.outcome is Outcome.PASSED)
+    return min(1.0, earned / sum(weights.values())), blockers[0]
+
+
+def decide(result: VerifierResult, attestation: Attestation,
+           weights: dict[str, float] | None = None) -> VerifierResult:
+    """The reward, computed here from the attested record; test.sh's number can only
+    lower it.
+
+    ``failure`` is set when scoring itself failed (a finding, an untrusted or incomplete
+    record) or when test.sh claimed more than the record earns; an ordinary run whose
+    attested tests failed scores 0 with no failure, as its tests say why.
+    """
+    if result.tampered:
+        return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
+    if result.failure is not None or result.raw_reward is None:
+        return result.fail(result.failure or "no reward")
+    untrusted = attestation.trust_blockers()
+    if untrusted:
+        result.tampered.extend(untrusted)
+        return result.fail("attestation: " + untrusted[0])
+    hard = attestation.pass_blockers(soft=False)
+    if hard:
+        return result.fail("attestation: " + hard[0])
+    earned, why = credit(attestation, weights)
+    result.attested = why is None
+    result.reward = min(earned, max(0.0, result.raw_reward))
+    if result.raw_reward > earned and why is not None:
+        result.failure = (f"attestation: test.sh reported {result.raw_reward:g}, the attested "
+                          f"record earns {earned:g}: {why}")
+    return result
+
+
+def all_skipped(tests: list[TestVerdict]) -> bool:
+    return bool(tests) and all(t.outcome is Outcome.SKIPPED for t in tests)
