@@ -8,5 +8,5 @@ bash scripts/setup.sh
 bash scripts/ensure_train_cpu.sh
 .venv/bin/ruff check .
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+PYTHONFAULTHANDLER=1 .venv/bin/python -m pytest "$@"
 bash scripts/wheel_check.sh
