@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from termgrade.core.lazy import lazy_exports
-
-__version__ = "0.1.0"
+from termgrade.core.version import __version__
 
 _API: dict[str, str] = {
     "Task": "termgrade.task",

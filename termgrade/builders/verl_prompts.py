@@ -4,7 +4,7 @@ and the run ``termgrade train prepare`` writes, so the repo's rows are the train
 verl's RLHFDataset reads parquet rows with ``data_source`` (routes the reward function),
 ``prompt`` (chat messages the chat template renders), ``ability``, ``reward_model``
 (``style`` and ``ground_truth``) and ``extra_info``; ``agent_name`` picks the agent loop:
-``termgrade_bash`` (:data:`termgrade.training.recipe.AGENT_NAME`), TermGrade's bash agent
+``termgrade_bash`` (:data:`AGENT_NAME`), TermGrade's bash agent
 loop, whose tools are the grading scaffold's (:data:`termgrade.agent.scaffold.TOOLS`)
 and whose reward is the task's own verifier run by the grader. ``extra_info.task_dir`` is
 ``tasks/<task_id>``, relative to the repo (which ships the task tree there) and to the run
@@ -16,7 +16,6 @@ from __future__ import annotations
 from termgrade.agent.scaffold import ScaffoldConfig, system_prompt
 from termgrade.builders.rows import ExtraInfo, PromptMessage, RewardModel, VerlPromptRow
 from termgrade.task.model import image_tag_for
-from termgrade.training.recipe import AGENT_NAME
 
 DATA_SOURCE = "termgrade"
 ABILITY = "terminal"
@@ -25,6 +24,9 @@ REWARD_STYLE = "rule"
 BASH_SYSTEM_PROMPT = system_prompt("/app", ScaffoldConfig())
 """System prompt of the bash tool-calling scaffold the recipe trains in: the one
 :mod:`termgrade.agent.scaffold` defines and ``termgrade grade`` grades with."""
+
+AGENT_NAME = "termgrade_bash"
+"""The ``agent_name`` of every prompt row, registered by the agent-loop config file."""
 
 
 def task_dir_for(task_id: str) -> str:

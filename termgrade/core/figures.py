@@ -1,4 +1,5 @@
-"""The card's figures (PNG, rendered headless and byte-for-byte reproducible)."""
+"""Figures (PNG, rendered headless and byte-for-byte reproducible): the cards' charts and the
+shared :func:`pyplot` / :func:`save_figure` every other figure is drawn with."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -17,11 +18,11 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: Path) -> None:
+def save_figure(fig: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})
-    _pyplot().close(fig)
+    pyplot().close(fig)
 
 
 DIFFICULTY_ORDER = ("easy", "medium", "hard")
@@ -35,7 +36,7 @@ def difficulty_key(level: str) -> tuple[int, str]:
 def pass_rate_histogram(rates: dict[str, list[float]], path: Path) -> None:
     """Per model, how many tasks have each pass rate (bins centred on multiples of 1/8,
     so k = 8 and k = 2 rates each fall in their own bin)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
     bins = [(i - 0.5) / 8 for i in range(10)]
     for model, values in sorted(rates.items()):
@@ -45,12 +46,12 @@ def pass_rate_histogram(rates: dict[str, list[float]], path: Path) -> None:
     ax.set_title("Measured pass rates per model")
     if rates:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def domain_difficulty_bars(pairs: Sequence[tuple[str, str]], path: Path) -> None:
     """Tasks per domain, stacked by authored difficulty."""
-    plt = _pyplot()
+    plt = pyplot()
     counts = Counter(pairs)
     domains = sorted({d for d, _ in pairs}, reverse=True)
     levels = sorted({lvl for _, lvl in pairs}, key=difficulty_key)
@@ -64,14 +65,14 @@ def domain_difficulty_bars(pairs: Sequence[tuple[str, str]], path: Path) -> None
     ax.set_title("Tasks by domain and difficulty")
     if levels:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def bar_chart(values: dict[str, float], path: Path, *, title: str, xlabel: str) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     names = sorted(values)
     fig, ax = plt.subplots(figsize=(7, max(2.5, 0.35 * len(names) + 1)))
     ax.barh(names, [values[n] for n in names])
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    _save(fig, path)
+    save_figure(fig, path)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.core.version import __version__
 from termgrade.pools.executors import Pool
 
 P = ParamSpec("P")
@@ -175,13 +176,13 @@ def _probe_node() -> dict[str, str | None]:
     until TermGrade imports."""
     report: dict[str, str | None] = {"termgrade": None, "problem": None}
     try:
-        import termgrade
         from termgrade.core.settings import SETTINGS
+        from termgrade.core.version import __version__
         from termgrade.sandbox.engine import docker_client, image_exists
     except ImportError as exc:
         report["problem"] = f"cannot import TermGrade: {exc}"
         return report
-    report["termgrade"] = termgrade.__version__
+    report["termgrade"] = __version__
     try:
         docker_client()
         if not image_exists(SETTINGS.base_image):
@@ -260,9 +261,7 @@ def _refuse(address: str, bad: Sequence[tuple[str, str]]) -> RayUnavailableError
 
 def termgrade_code_env() -> dict[str, Any]:
     """A runtime_env that ships this driver's ``termgrade`` package to Ray workers."""
-    import termgrade
-
-    return {"py_modules": [str(Path(termgrade.__file__).parent)]}
+    return {"py_modules": [str(Path(__file__).resolve().parents[1])]}
 
 
 # -- the executor -------------------------------------------------------------------------
@@ -325,8 +324,6 @@ class RayExecutor(Executor):
                    timeout_s: float) -> dict[str, Any]:
         """Probe the nodes; the runtime_env entries the work needs (``py_modules`` when
         this driver's code must travel). RayUnavailableError names every unusable node."""
-        import termgrade
-
         ship = termgrade_code_env()
         if not check_nodes:
             return ship if ship_code else {}
@@ -336,11 +333,11 @@ class RayExecutor(Executor):
             raise RayUnavailableError(
                 f"no live node of the Ray cluster at {self.address} has {self.num_cpus:g} CPUs "
                 "for a trial", fix="add nodes, or lower TERMGRADE_RAY_NUM_CPUS")
-        if ship_code is None and needs_code(reports, termgrade.__version__):
+        if ship_code is None and needs_code(reports, __version__):
             ship_code = True
             reports = _probe_nodes(ray, self.num_cpus, {**self._env, **ship}, timeout_s)
         bad = [(r.node, problem) for r in reports
-               if (problem := _version_problem(r, termgrade.__version__) or r.problem)]
+               if (problem := _version_problem(r, __version__) or r.problem)]
         if bad:
             raise _refuse(self.address, bad)
         return ship if ship_code else {}

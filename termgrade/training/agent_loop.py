@@ -51,11 +51,11 @@ from termgrade.agent.scaffold import (
     truncate_output,
 )
 from termgrade.agent.shell import run_command
+from termgrade.builders.verl_prompts import AGENT_NAME
 from termgrade.sandbox.base import Sandbox
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
 from termgrade.training.launch import RUN_DIR_VAR
-from termgrade.training.recipe import AGENT_NAME
 
 POLICY_LABEL = "policy"
 _POOLS: dict[int, ThreadPoolExecutor] = {}

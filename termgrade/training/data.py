@@ -9,7 +9,7 @@ names what the agent loop needs:
 
 * ``data_source``, ``ability``, ``prompt`` (the scaffold's system prompt, the
   instruction), ``reward_model`` (``rule``, the task id: the task's own verifier);
-* ``agent_name``: the bash agent loop (:data:`termgrade.training.recipe.AGENT_NAME`);
+* ``agent_name``: the bash agent loop (:data:`termgrade.builders.verl_prompts.AGENT_NAME`);
 * ``extra_info``: ``split``, ``index``, ``task_id``, ``task_dir`` and ``tests_dir``
   (relative to the run directory, which launch.sh exports as ``TERMGRADE_RUN_DIR``, so
   the run can move to the node), ``image`` (the tag the grader builds),

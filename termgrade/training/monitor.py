@@ -127,9 +127,9 @@ def markdown_table(rows: list[StepRow], train_batch_size: int) -> str:
 
 def plot(rows: list[StepRow], path: Path, warn_at: float, cap: int) -> None:
     """Four panels: reward (and validation), groups, the re-band signal, turns."""
-    from termgrade.core.figures import _pyplot, _save
+    from termgrade.core.figures import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(9, 6))
     train = [r for r in rows if r.gen_batches is not None]
     steps = [r.step for r in train]
@@ -152,7 +152,7 @@ def plot(rows: list[StepRow], path: Path, warn_at: float, cap: int) -> None:
     ax.plot([r.step for r in rows if r.turns is not None],
             [r.turns for r in rows if r.turns is not None], marker="o")
     ax.set(title="turns per trajectory (mean)", xlabel="step")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def monitor_run(run: Path, *, warn_at: float = DEFAULT_WARN_AT, cap: int = DEFAULT_CAP,

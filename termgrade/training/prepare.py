@@ -18,9 +18,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from termgrade import __version__
+from termgrade.builders.verl_prompts import AGENT_NAME
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import OptionError
+from termgrade.core.version import __version__
 from termgrade.training.checks import composed_errors, preflight
 from termgrade.training.data import (
     SPLITS,
@@ -35,7 +36,6 @@ from termgrade.training.launch import PINS, render_launch_script
 from termgrade.training.models import ModelChoice, choose_model
 from termgrade.training.paths import RunPaths
 from termgrade.training.recipe import (
-    AGENT_NAME,
     GrpoRecipe,
     RunPlaces,
     as_hydra,

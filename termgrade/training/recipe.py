@@ -24,9 +24,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade.agent.scaffold import ScaffoldConfig
-
-AGENT_NAME = "termgrade_bash"
-"""The ``agent_name`` of every prompt row, registered by the agent-loop config file."""
+from termgrade.builders.verl_prompts import AGENT_NAME
 
 _SCAFFOLD = ScaffoldConfig()
 

@@ -18,9 +18,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from termgrade import __version__
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_text
+from termgrade.core.version import __version__
 
 CACHE_FORMAT = 2
 _CHUNK = 1 << 20
