@@ -44,7 +44,7 @@ _API: dict[str, str] = {
     "build_environments": "termgrade.builders.environments",
     "build_trajectories": "termgrade.builders.trajectories",
     "build_bandcentral": "termgrade.builders.bandcentral",
-    "build_checkpoint_card": "termgrade.builders.checkpoint_card",
+    "build_checkpoint_card": "termgrade.training.checkpoint_card",
     "validate_repo": "termgrade.validate",
     "publish": "termgrade.publish.publisher",
     "PublishOptions": "termgrade.publish.publisher",
@@ -98,7 +98,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.attacks import load_attacks
     from termgrade.audit import audit_corpus
     from termgrade.builders.bandcentral import build_bandcentral
-    from termgrade.builders.checkpoint_card import build_checkpoint_card
     from termgrade.builders.environments import build_environments
     from termgrade.builders.trajectories import build_trajectories
     from termgrade.core.errors import TermGradeError
@@ -109,6 +108,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.scoring import run_task
     from termgrade.selection.bandcentral import SelectionConfig, select_band_central
     from termgrade.task import Task, discover_tasks, load_task
+    from termgrade.training.checkpoint_card import build_checkpoint_card
     from termgrade.trialsets.io import read_trials, write_trials
     from termgrade.validate import validate_repo
     from termgrade.verify import verify_task, verify_tasks

@@ -11,7 +11,7 @@ the model wrote (possibly malformed). Chat templates take it in one of three con
 * **gemma**: the template iterates ``arguments.items()`` (Gemma 4's
   ``call:name{key:<|"|>value<|"|>}``): a text has no items; it needs the mapping too.
 
-``tests/test_sft_chat_template.py`` renders a trial through a local template of each
+``tests/builders/test_sft_chat_template.py`` renders a trial through a local template of each
 convention and checks that every call's arguments appear encoded exactly once.
 """
 

@@ -144,7 +144,7 @@ def checkpoint_card(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """The model card (README.md + training_config.yaml) of a LoRA adapter repo."""
-    from termgrade.builders.checkpoint_card import build_checkpoint_card
+    from termgrade.training.checkpoint_card import build_checkpoint_card
 
     build_checkpoint_card(out, config=config, results=results, adapter=adapter,
                           repo_id=repo_id, overwrite=force, card_prose=card_prose, run=run)

@@ -4,7 +4,7 @@ Each :class:`VerlRule` names the place in verl 0.9.1 that fails (an ``assert``, 
 divide by zero, a dataloader that yields nothing) and the condition on the run that keeps
 it quiet; :func:`preflight` evaluates them on a recipe and the split sizes. A broken rule
 is an :class:`~termgrade.core.errors.OptionError` naming the option to change; a rule that only
-cuts the run short is a warning. ``tests/test_training_checks.py`` runs verl's own
+cuts the run short is a warning. ``tests/training/test_training_checks.py`` runs verl's own
 functions on the rendered config for each rule it can run on a CPU.
 """
 

@@ -19,7 +19,7 @@ A candidate line goes through detect-secrets' own line processing (its line filt
 ``_scan_line`` and its context filters, with the file's lines as context) with only the
 plugins that flag it, the others yielding nothing there; so every finding, and every
 filter and allowlist decision, is detect-secrets'. A plugin of a kind not known here turns
-the gate off (every line is a candidate for every plugin). ``tests/test_secrets_scan.py``
+the gate off (every line is a candidate for every plugin). ``tests/validate/test_secrets_scan.py``
 checks that the findings equal ``detect_secrets.core.scan.scan_file``'s on files with a
 secret for every plugin; ``benchmarks/secret_scan.py`` does so on a corpus sample.
 The gate reaches into detect-secrets 1.5's scan internals, hence the pin in

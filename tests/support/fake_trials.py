@@ -11,7 +11,7 @@ raises the scripted :class:`~termgrade.core.errors.ImageBuildError`. Pass them t
 
 What they cannot tell: anything about real containers, images, test.sh, the attestation
 or the integrity review. The outcomes are what those would report, written by hand; the
-Docker tests (``tests/test_verify_verdicts.py``, ``tests/test_grading_*.py``) check that
+Docker tests (``tests/verify/test_verify_verdicts.py``, ``tests/test_grading_*.py``) check that
 the real grader reports them.
 
 A script maps ``task_id -> {agent label: steps}``. The agent label is ``oracle``, ``nop``
