@@ -3,9 +3,9 @@
 The trial runner is replaced by a scripted stand-in (``run=``) that returns the record a
 real trial would; the Docker tests (tests/grade/test_grade_scaffold.py,
 tests/grade/test_grade_cli.py) run real ones. What this checks: exactly k counted attempts
-per task, losses recorded uncounted and retried under the same attempt, a task given up after too many losses, a
-killed run resumed without redoing or duplicating a trial, a torn journal line dropped, and
-an endpoint that refuses every request stopping the run.
+per task, losses recorded uncounted and retried under the same attempt, a task given up
+after too many losses, a killed run resumed without redoing or duplicating a trial, a torn
+journal line dropped, and an endpoint that refuses every request stopping the run.
 """
 
 from __future__ import annotations
