@@ -18,7 +18,7 @@ from termgrade.publish.files import LocalFile
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.retry import call_with_retries
 from termgrade.publish.validation import ValidationOutcome, check_staged_repo, library_validator
-from termgrade.validate import Finding, ValidationReport
+from termgrade.validate import ValidationFinding, ValidationReport
 from tests.support.hub_fixtures import hf_home  # noqa: F401
 
 
@@ -182,7 +182,7 @@ def test_the_default_validator_is_termgrade_validate(tmp_path: Path,
     def fake(root: Path) -> ValidationReport:
         seen.append(root)
         report = ValidationReport(root=str(root))
-        report.add(Finding("archive", "data/tasks/unseen-00000-of-00001.parquet",
+        report.add(ValidationFinding("archive", "data/tasks/unseen-00000-of-00001.parquet",
                            "archive_sha256 does not match", row=2, field="archive_sha256"))
         return report
 

@@ -1,4 +1,4 @@
-"""What ``termgrade validate`` found: one :class:`Finding` per problem, named precisely."""
+"""What ``termgrade validate`` found: one :class:`ValidationFinding` per problem, precisely."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class Finding:
+class ValidationFinding:
     check: str
     """card, files, rows, budget, load, archive, registry or secrets."""
     file: str
@@ -29,7 +29,7 @@ class Finding:
 @dataclass
 class ValidationReport:
     root: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[ValidationFinding] = field(default_factory=list)
     passed: dict[str, str] = field(default_factory=dict)
     """Check name -> what it proved (only for checks with no findings)."""
     notes: list[str] = field(default_factory=list)
@@ -39,7 +39,7 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.findings
 
-    def add(self, finding: Finding) -> None:
+    def add(self, finding: ValidationFinding) -> None:
         self.findings.append(finding)
 
     def record(self, check: str, proved: str, before: int) -> None:
