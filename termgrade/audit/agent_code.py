@@ -70,7 +70,7 @@ _SNIPPET = 60
 
 
 @dataclass(frozen=True)
-class Finding:
+class AgentCodeFinding:
     """One place where a test file lets agent code into its own process."""
 
     path: str
@@ -175,7 +175,7 @@ class _FileScan:
         self.changes: list[tuple[ast.stmt | ast.expr, bool]] = []
         """Import-path changes to an agent path, with whether each runs at import time."""
         self.loaders: list[ast.Call] = []
-        self.findings: list[Finding] = []
+        self.findings: list[AgentCodeFinding] = []
         self._scan(tree, at_import=True)
 
     def names_agent_path(self, node: ast.AST) -> bool:
@@ -233,24 +233,24 @@ class _FileScan:
         if (path_call and named) or self._sets_pythonpath(call, name):
             self.changes.append((call, at_import))
         elif last in NATIVE_LOADERS and name.startswith("ctypes.") and named:
-            self.findings.append(Finding(self.path, call.lineno,
+            self.findings.append(AgentCodeFinding(self.path, call.lineno,
                                          f"{_snippet(call)} loads a native library from an "
                                          "agent path"))
         elif name in DATA_LOADERS and named:
-            self.findings.append(Finding(self.path, call.lineno,
+            self.findings.append(AgentCodeFinding(self.path, call.lineno,
                                          f"{_snippet(call)} runs code the agent's data names"))
         elif not own_helper and (last in LOADERS or name in BUILTIN_LOADERS
                                  or name.removeprefix("builtins.") in BUILTIN_LOADERS):
             if named:
-                self.findings.append(Finding(self.path, call.lineno,
+                self.findings.append(AgentCodeFinding(self.path, call.lineno,
                                              f"{_snippet(call)} loads code from an agent path"))
             else:
                 self.loaders.append(call)
 
-    def results(self) -> list[Finding]:
+    def results(self) -> list[AgentCodeFinding]:
         found = list(self.findings)
         for node, _ in self.changes:
-            found.append(Finding(self.path, node.lineno,
+            found.append(AgentCodeFinding(self.path, node.lineno,
                                  f"{_snippet(node)} puts an agent path on the import path"))
         for call in self.loaders:
             where = (call.lineno, call.col_offset)
@@ -258,13 +258,13 @@ class _FileScan:
                       if at_import or (node.lineno, node.col_offset) < where]
             if before:
                 line = min(node.lineno for node in before)
-                found.append(Finding(self.path, call.lineno,
+                found.append(AgentCodeFinding(self.path, call.lineno,
                                      f"{_snippet(call)} loads code after the import-path "
                                      f"change on line {line}"))
         return sorted(found, key=lambda f: f.line)
 
 
-def file_findings(source: SourceFile) -> list[Finding]:
+def file_findings(source: SourceFile) -> list[AgentCodeFinding]:
     """The findings of one Python file (none when it does not parse: ``tests_parse`` says so)."""
     try:
         tree = ast.parse(source.text, filename=source.path)
@@ -273,7 +273,7 @@ def file_findings(source: SourceFile) -> list[Finding]:
     return _FileScan(source.path, tree).results()
 
 
-def agent_code_findings(sources: Iterable[SourceFile]) -> list[Finding]:
+def agent_code_findings(sources: Iterable[SourceFile]) -> list[AgentCodeFinding]:
     """Every finding in the Python files among ``sources``."""
     return [finding for source in sources if source.path.endswith(".py")
             for finding in file_findings(source)]
