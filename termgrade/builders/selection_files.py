@@ -3,7 +3,7 @@ shipped in the repo (``selection/selection.{json,md,png}``) and linked from its 
 
 ``termgrade select -o splits.jsonl`` writes ``splits.selection.json`` / ``.md`` / ``.png``
 beside the splits file; that is where the report is looked for unless named. The JSON must
-be a :class:`~termgrade.selection.report.SelectionReport` whose chosen train and validation
+be a :class:`~termgrade.selection.chosen.SelectionReport` whose chosen train and validation
 tasks are the repo's: a report of another run is refused.
 """
 
@@ -31,7 +31,7 @@ def report_files(json_path: Path) -> dict[str, Path]:
 def find_selection_report(splits: object, explicit: Path | None) -> Path | None:
     """The report JSON to ship: ``explicit`` (which must exist), else the one ``select``
     wrote beside a ``splits`` file (a warning when there is none), else None."""
-    from termgrade.selection.report import selection_report_paths
+    from termgrade.selection.chosen import selection_report_paths
 
     if explicit is not None:
         if not Path(explicit).is_file():
@@ -54,7 +54,7 @@ def ship_selection_report(paths: RepoPaths, json_path: Path,
                           chosen: dict[str, list[str]]) -> dict[str, str]:
     """Check the report against the repo's ``chosen`` task ids per role, copy its files
     into the repo, and return their paths relative to the repo root by kind."""
-    from termgrade.selection.report import SelectionReport
+    from termgrade.selection.chosen import SelectionReport
 
     try:
         report = SelectionReport.model_validate_json(json_path.read_bytes())
