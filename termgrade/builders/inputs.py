@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from termgrade.verify.pipeline import VerifyReport
 
 __all__ = ["Inputs", "RecordSource", "iter_jsonl", "load_inputs", "load_labels", "load_tasks",
-           "records_of", "source_name"]
+           "records_of", "source_name", "source_path"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -52,9 +52,15 @@ RecordSource: TypeAlias = (
 :class:`~termgrade.verify.pipeline.VerifyReport`, or the records (or their dicts)."""
 
 
+def source_path(source: RecordSource | None) -> Path | None:
+    """The JSONL file ``source`` names, or None when it holds the records themselves."""
+    return Path(source) if isinstance(source, str | Path) else None
+
+
 def source_name(source: RecordSource | None, default: str) -> str:
     """How messages name ``source``: its path, or ``default`` for objects in memory."""
-    return str(source) if isinstance(source, str | Path) else default
+    path = source_path(source)
+    return default if path is None else str(path)
 
 
 def _as_items(source: RecordSource) -> Iterable[BaseModel | dict[str, Any]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from termgrade.builders.inputs import RecordSource, source_path
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_bytes
 from termgrade.core.errors import BuildError, DataWarning, RecordError
@@ -28,7 +29,7 @@ def report_files(json_path: Path) -> dict[str, Path]:
     return {kind: path for kind, path in found.items() if path.is_file()}
 
 
-def find_selection_report(splits: object, explicit: Path | None) -> Path | None:
+def find_selection_report(splits: RecordSource, explicit: Path | None) -> Path | None:
     """The report JSON to ship: ``explicit`` (which must exist), else the one ``select``
     wrote beside a ``splits`` file (a warning when there is none), else None."""
     from termgrade.selection.chosen import selection_report_paths
@@ -38,9 +39,10 @@ def find_selection_report(splits: object, explicit: Path | None) -> Path | None:
             raise BuildError(f"{explicit}: no such selection report",
                              fix="pass the <splits>.selection.json `termgrade select` wrote")
         return Path(explicit)
-    if not isinstance(splits, str | Path):
+    splits_file = source_path(splits)
+    if splits_file is None:
         return None
-    beside = selection_report_paths(Path(splits))["json"]
+    beside = selection_report_paths(splits_file)["json"]
     if beside.is_file():
         return beside
     warnings.warn(DataWarning(
