@@ -101,11 +101,15 @@ def records_of(source: RecordSource, model: type[M]) -> Iterator[tuple[str, M]]:
                               fix=f"give each record the fields of {model.__name__}") from exc
 
 
-def _by_task(path: RecordSource, model: type[M], tasks: dict[str, Task],
-             what: str) -> dict[str, M]:
-    found: dict[str, M] = {}
+PerTask = TypeVar("PerTask", SplitRow, VerifyRecord)
+"""A record kind with one record per task, keyed by its ``task_id``."""
+
+
+def _by_task(path: RecordSource, model: type[PerTask], tasks: dict[str, Task],
+             what: str) -> dict[str, PerTask]:
+    found: dict[str, PerTask] = {}
     for where, record in records_of(path, model):
-        task_id = str(getattr(record, "task_id"))  # noqa: B009 - every input model has it
+        task_id = record.task_id
         if task_id in found:
             raise RecordError(where, f"duplicate {what} for task {task_id!r}",
                               fix=f"keep one {what} per task")
