@@ -166,7 +166,7 @@ def check_row_ranges(items: list[list[Any]]) -> list[dict[str, Any]]:
         recalled: list[str] = []
         for index, row in enumerate(table.to_pylist(), start=first):
             result = check_row(paths, paths.rel(path), index, row, known)
-            findings.extend(dataclasses.asdict(f) for f in result.findings)
+            findings.extend(f.to_dict() for f in result.findings)
             if result.passed is not None:
                 (recalled if result.recalled else passed).append(result.passed)
         out.append({"findings": findings, "passed": passed, "recalled": recalled})
