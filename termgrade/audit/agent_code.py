@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from termgrade.audit.documents import SourceFile
+from termgrade.records.issues import Issue
 
 AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace", "/opt", "/etc",
                "/var", "/usr/local", "/solution", "/data", "/mnt", "/media")
@@ -70,15 +71,22 @@ _SNIPPET = 60
 
 
 @dataclass(frozen=True)
-class AgentCodeFinding:
-    """One place where a test file lets agent code into its own process."""
+class AgentCodeFinding(Issue):
+    """One place where a test file lets agent code into its own process: an
+    :class:`~termgrade.records.issues.Issue` (an error of the ``agent_code_isolated`` check,
+    fixed as :data:`FIX` says) whose ``where`` is ``path:line``."""
 
     path: str
     line: int
-    what: str
+    check: str = field(init=False, default="agent_code_isolated")
+    where: str = field(init=False, default="")
+    fix: str = field(default=FIX, kw_only=True)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "where", f"{self.path}:{self.line}")
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.what}"
+        return f"{self.where}: {self.what}"
 
 
 def is_agent_path(text: str) -> bool:
@@ -234,16 +242,16 @@ class _FileScan:
             self.changes.append((call, at_import))
         elif last in NATIVE_LOADERS and name.startswith("ctypes.") and named:
             self.findings.append(AgentCodeFinding(self.path, call.lineno,
-                                         f"{_snippet(call)} loads a native library from an "
+                                         what=f"{_snippet(call)} loads a native library from an "
                                          "agent path"))
         elif name in DATA_LOADERS and named:
             self.findings.append(AgentCodeFinding(self.path, call.lineno,
-                                         f"{_snippet(call)} runs code the agent's data names"))
+                                         what=f"{_snippet(call)} runs code the agent's data names"))
         elif not own_helper and (last in LOADERS or name in BUILTIN_LOADERS
                                  or name.removeprefix("builtins.") in BUILTIN_LOADERS):
             if named:
-                self.findings.append(AgentCodeFinding(self.path, call.lineno,
-                                             f"{_snippet(call)} loads code from an agent path"))
+                self.findings.append(AgentCodeFinding(
+                    self.path, call.lineno, what=f"{_snippet(call)} loads code from an agent path"))
             else:
                 self.loaders.append(call)
 
@@ -251,7 +259,7 @@ class _FileScan:
         found = list(self.findings)
         for node, _ in self.changes:
             found.append(AgentCodeFinding(self.path, node.lineno,
-                                 f"{_snippet(node)} puts an agent path on the import path"))
+                                 what=f"{_snippet(node)} puts an agent path on the import path"))
         for call in self.loaders:
             where = (call.lineno, call.col_offset)
             before = [node for node, at_import in self.changes
@@ -259,7 +267,7 @@ class _FileScan:
             if before:
                 line = min(node.lineno for node in before)
                 found.append(AgentCodeFinding(self.path, call.lineno,
-                                     f"{_snippet(call)} loads code after the import-path "
+                                     what=f"{_snippet(call)} loads code after the import-path "
                                      f"change on line {line}"))
         return sorted(found, key=lambda f: f.line)
 
