@@ -68,6 +68,7 @@ _API: dict[str, str] = {
     "MaterializeResult": "termgrade.materialize.materializer",
     "IngestResult": "termgrade.ingest",
     "MonitorReport": "termgrade.training",
+    "Issue": "termgrade.records",
 }
 """Public name -> the module that defines it."""
 
@@ -80,6 +81,7 @@ __all__ = [
     "GenerationReport",
     "GradeReport",
     "IngestResult",
+    "Issue",
     "LabelSet",
     "MaterializeResult",
     "ModelAgent",
@@ -145,6 +147,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.materialize.materializer import MaterializeResult, materialize
     from termgrade.passrates import PassRateReport
     from termgrade.publish.publisher import PublishOptions, PublishResult, publish
+    from termgrade.records import Issue
     from termgrade.scoring import run_task
     from termgrade.selection import Selection, SelectionReport
     from termgrade.selection.bandcentral import SelectionConfig, select_band_central
