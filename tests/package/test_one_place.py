@@ -31,7 +31,7 @@ from termgrade.records.jsonl import iter_jsonl, parse_lines, read_input_bytes
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, is_near_miss, near_miss
 from termgrade.records.verdict import FAILED_OUTCOMES, Outcome, TestVerdict, count_outcomes
 from termgrade.records.version import RecordFormat, record_format
-from termgrade.scoring import reports
+from termgrade.scoring import verdict_parsers
 from termgrade.selection.io import read_splits
 from termgrade.trialsets import iter_trial_records, read_trials
 from termgrade.trialsets.fastpath import fast_read, nonblank_lines
@@ -264,8 +264,8 @@ def test_the_reports_threshold_is_the_definitions_parameter() -> None:
 # -- one test-verdict model ------------------------------------------------------------
 
 def test_every_former_verdict_model_is_the_one_model() -> None:
-    assert reports.TestVerdict is TestVerdict is TestResult is verify_record.TestRecord
-    assert reports.Outcome is Outcome
+    assert verdict_parsers.TestVerdict is TestVerdict is TestResult is verify_record.TestRecord
+    assert verdict_parsers.Outcome is Outcome
     assert ingest_verdicts.count_outcomes is count_outcomes
     assert TrialRecord.model_fields["tests"].annotation == list[TestVerdict]
     assert VerifyRecord.model_fields["tests"].annotation == list[TestVerdict]
