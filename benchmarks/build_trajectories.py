@@ -68,7 +68,7 @@ def make_tasks(root: Path, task_ids: list[str]) -> None:
 def run_termgrade(trials: Path, tasks: Path, out: Path) -> None:
     from termgrade.builders.trajectories import build_trajectories
 
-    build_trajectories(trials, out, task_roots=[tasks])
+    build_trajectories(out, trials=trials, task_roots=[tasks])
 
 
 def _trajectory_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:

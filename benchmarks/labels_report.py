@@ -47,7 +47,7 @@ t = time.perf_counter()
 cpu = time.process_time()
 from pathlib import Path
 from termgrade.core.errors import DataWarning
-from termgrade.report import load_inputs, write_report
+from termgrade.passrates import load_inputs, write_report
 warnings.simplefilter("ignore", DataWarning)
 inputs = load_inputs([Path(sys.argv[1])])
 t_load = time.perf_counter() - t

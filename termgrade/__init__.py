@@ -50,18 +50,55 @@ _API: dict[str, str] = {
     "PublishOptions": "termgrade.publish.publisher",
     "materialize": "termgrade.materialize.materializer",
     "TermGradeError": "termgrade.core.errors",
+    # what each stage returns
+    "VerifyReport": "termgrade.verify",
+    "AuditReport": "termgrade.audit",
+    "GenerationReport": "termgrade.generate",
+    "GradeReport": "termgrade.grade",
+    "LabelSet": "termgrade.labels",
+    "TrialSet": "termgrade.trialsets",
+    "Selection": "termgrade.selection",
+    "SelectionReport": "termgrade.selection",
+    "PassRateReport": "termgrade.passrates",
+    "EnvironmentsSummary": "termgrade.builders",
+    "TrajectoriesSummary": "termgrade.builders",
+    "BandcentralSummary": "termgrade.builders",
+    "ValidationReport": "termgrade.validate",
+    "PublishResult": "termgrade.publish.publisher",
+    "MaterializeResult": "termgrade.materialize.materializer",
+    "IngestResult": "termgrade.ingest",
+    "MonitorReport": "termgrade.training",
+    "Issue": "termgrade.records",
 }
 """Public name -> the module that defines it."""
 
 __all__ = [
     "AdaptiveRule",
+    "AuditReport",
+    "BandcentralSummary",
     "Endpoint",
+    "EnvironmentsSummary",
+    "GenerationReport",
+    "GradeReport",
+    "IngestResult",
+    "Issue",
+    "LabelSet",
+    "MaterializeResult",
     "ModelAgent",
+    "MonitorReport",
+    "PassRateReport",
     "PublishOptions",
+    "PublishResult",
     "ScaffoldConfig",
+    "Selection",
     "SelectionConfig",
+    "SelectionReport",
     "Task",
     "TermGradeError",
+    "TrajectoriesSummary",
+    "TrialSet",
+    "ValidationReport",
+    "VerifyReport",
     "__version__",
     "audit_corpus",
     "build_bandcentral",
@@ -96,19 +133,28 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.agent import Endpoint, ScaffoldConfig
     from termgrade.agent.kinds import ModelAgent
     from termgrade.attacks import load_attacks
-    from termgrade.audit import audit_corpus
+    from termgrade.audit import AuditReport, audit_corpus
+    from termgrade.builders import BandcentralSummary, EnvironmentsSummary, TrajectoriesSummary
     from termgrade.builders.bandcentral import build_bandcentral
     from termgrade.builders.environments import build_environments
     from termgrade.builders.trajectories import build_trajectories
     from termgrade.core.errors import TermGradeError
-    from termgrade.grade import AdaptiveRule, grade_model
+    from termgrade.generate import GenerationReport
+    from termgrade.grade import AdaptiveRule, GradeReport, grade_model
+    from termgrade.ingest import IngestResult
+    from termgrade.labels import LabelSet
     from termgrade.labels.compute import compute_labels
-    from termgrade.materialize.materializer import materialize
-    from termgrade.publish.publisher import PublishOptions, publish
+    from termgrade.materialize.materializer import MaterializeResult, materialize
+    from termgrade.passrates import PassRateReport
+    from termgrade.publish.publisher import PublishOptions, PublishResult, publish
+    from termgrade.records import Issue
     from termgrade.scoring import run_task
+    from termgrade.selection import Selection, SelectionReport
     from termgrade.selection.bandcentral import SelectionConfig, select_band_central
     from termgrade.task import Task, discover_tasks, load_task
+    from termgrade.training import MonitorReport
     from termgrade.training.checkpoint_card import build_checkpoint_card
+    from termgrade.trialsets import TrialSet
     from termgrade.trialsets.io import read_trials, write_trials
-    from termgrade.validate import validate_repo
-    from termgrade.verify import verify_task, verify_tasks
+    from termgrade.validate import ValidationReport, validate_repo
+    from termgrade.verify import VerifyReport, verify_task, verify_tasks

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from termgrade.audit.documents import SourceFile
+from termgrade.records.issues import Issue
 
 AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace", "/opt", "/etc",
                "/var", "/usr/local", "/solution", "/data", "/mnt", "/media")
@@ -70,15 +71,22 @@ _SNIPPET = 60
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One place where a test file lets agent code into its own process."""
+class AgentCodeFinding(Issue):
+    """One place where a test file lets agent code into its own process: an
+    :class:`~termgrade.records.issues.Issue` (an error of the ``agent_code_isolated`` check,
+    fixed as :data:`FIX` says) whose ``where`` is ``path:line``."""
 
     path: str
     line: int
-    what: str
+    check: str = field(init=False, default="agent_code_isolated")
+    where: str = field(init=False, default="")
+    fix: str = field(default=FIX, kw_only=True)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "where", f"{self.path}:{self.line}")
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.what}"
+        return f"{self.where}: {self.what}"
 
 
 def is_agent_path(text: str) -> bool:
@@ -175,7 +183,7 @@ class _FileScan:
         self.changes: list[tuple[ast.stmt | ast.expr, bool]] = []
         """Import-path changes to an agent path, with whether each runs at import time."""
         self.loaders: list[ast.Call] = []
-        self.findings: list[Finding] = []
+        self.findings: list[AgentCodeFinding] = []
         self._scan(tree, at_import=True)
 
     def names_agent_path(self, node: ast.AST) -> bool:
@@ -233,38 +241,38 @@ class _FileScan:
         if (path_call and named) or self._sets_pythonpath(call, name):
             self.changes.append((call, at_import))
         elif last in NATIVE_LOADERS and name.startswith("ctypes.") and named:
-            self.findings.append(Finding(self.path, call.lineno,
-                                         f"{_snippet(call)} loads a native library from an "
+            self.findings.append(AgentCodeFinding(self.path, call.lineno,
+                                         what=f"{_snippet(call)} loads a native library from an "
                                          "agent path"))
         elif name in DATA_LOADERS and named:
-            self.findings.append(Finding(self.path, call.lineno,
-                                         f"{_snippet(call)} runs code the agent's data names"))
+            self.findings.append(AgentCodeFinding(self.path, call.lineno,
+                                         what=f"{_snippet(call)} runs code the agent's data names"))
         elif not own_helper and (last in LOADERS or name in BUILTIN_LOADERS
                                  or name.removeprefix("builtins.") in BUILTIN_LOADERS):
             if named:
-                self.findings.append(Finding(self.path, call.lineno,
-                                             f"{_snippet(call)} loads code from an agent path"))
+                self.findings.append(AgentCodeFinding(
+                    self.path, call.lineno, what=f"{_snippet(call)} loads code from an agent path"))
             else:
                 self.loaders.append(call)
 
-    def results(self) -> list[Finding]:
+    def results(self) -> list[AgentCodeFinding]:
         found = list(self.findings)
         for node, _ in self.changes:
-            found.append(Finding(self.path, node.lineno,
-                                 f"{_snippet(node)} puts an agent path on the import path"))
+            found.append(AgentCodeFinding(self.path, node.lineno,
+                                 what=f"{_snippet(node)} puts an agent path on the import path"))
         for call in self.loaders:
             where = (call.lineno, call.col_offset)
             before = [node for node, at_import in self.changes
                       if at_import or (node.lineno, node.col_offset) < where]
             if before:
                 line = min(node.lineno for node in before)
-                found.append(Finding(self.path, call.lineno,
-                                     f"{_snippet(call)} loads code after the import-path "
+                found.append(AgentCodeFinding(self.path, call.lineno,
+                                     what=f"{_snippet(call)} loads code after the import-path "
                                      f"change on line {line}"))
         return sorted(found, key=lambda f: f.line)
 
 
-def file_findings(source: SourceFile) -> list[Finding]:
+def file_findings(source: SourceFile) -> list[AgentCodeFinding]:
     """The findings of one Python file (none when it does not parse: ``tests_parse`` says so)."""
     try:
         tree = ast.parse(source.text, filename=source.path)
@@ -273,7 +281,7 @@ def file_findings(source: SourceFile) -> list[Finding]:
     return _FileScan(source.path, tree).results()
 
 
-def agent_code_findings(sources: Iterable[SourceFile]) -> list[Finding]:
+def agent_code_findings(sources: Iterable[SourceFile]) -> list[AgentCodeFinding]:
     """Every finding in the Python files among ``sources``."""
     return [finding for source in sources if source.path.endswith(".py")
             for finding in file_findings(source)]

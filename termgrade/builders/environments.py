@@ -48,7 +48,9 @@ LABELS_SPLIT = "train"
 
 
 @dataclass
-class TaskSummary:
+class ShippedTask:
+    """One task as the environments repo ships it: its split, domain, difficulty and origin."""
+
     task_id: str
     split: str
     domain: str
@@ -62,7 +64,7 @@ class TaskSummary:
 @dataclass
 class EnvironmentsSummary:
     out: Path
-    tasks: list[TaskSummary] = field(default_factory=list)
+    tasks: list[ShippedTask] = field(default_factory=list)
     split_counts: dict[str, int] = field(default_factory=dict)
     split_roles: dict[str, str] = field(default_factory=dict)
     """Split name -> what selection chose its tasks for (train, validation), from --splits."""
@@ -95,7 +97,7 @@ def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsS
         for task_id, task in inputs.tasks.items():
             row: TaskRow = task_row(task, split_of[task_id], inputs.verify.get(task_id))
             writers[row.split].add(row.model_dump(), where=f"task {task_id}")
-            summary.tasks.append(TaskSummary(task_id, row.split, row.domain or "unknown",
+            summary.tasks.append(ShippedTask(task_id, row.split, row.domain or "unknown",
                                              row.difficulty or "unknown", row.oracle_verified,
                                              row.n_assertions, _origin(task.config.metadata)))
             bar.advance()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,8 +18,13 @@ from termgrade.records.jsonl import iter_jsonl
 from termgrade.task import Task, discover_tasks, load_task
 from termgrade.verify.record import VerifyRecord
 
+if TYPE_CHECKING:
+    from termgrade.labels.compute import LabelSet
+    from termgrade.selection.bandcentral import Selection
+    from termgrade.verify.pipeline import VerifyReport
+
 __all__ = ["Inputs", "RecordSource", "iter_jsonl", "load_inputs", "load_labels", "load_tasks",
-           "records_of"]
+           "records_of", "source_name", "source_path"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -39,24 +44,39 @@ def load_tasks(roots: Iterable[Path]) -> dict[str, Task]:
     return {path.name: load_task(path) for path in discover_tasks(*roots)}
 
 
-RecordSource = Path | str | Iterable[Any] | Any
-"""A JSONL file, or the objects themselves: records (or their dicts), a ``LabelSet``,
-a band-central ``Selection``, a ``VerifyReport``."""
+RecordSource: TypeAlias = (
+    "Path | str | LabelSet | Selection | VerifyReport | Iterable[BaseModel | dict[str, Any]]")
+"""Where a builder's records come from: a JSONL file, or the objects themselves: a
+:class:`~termgrade.labels.compute.LabelSet`, a band-central
+:class:`~termgrade.selection.bandcentral.Selection`, a
+:class:`~termgrade.verify.pipeline.VerifyReport`, or the records (or their dicts)."""
 
 
-def _as_items(source: Any) -> Iterable[Any]:
+def source_path(source: RecordSource | None) -> Path | None:
+    """The JSONL file ``source`` names, or None when it holds the records themselves."""
+    return Path(source) if isinstance(source, str | Path) else None
+
+
+def source_name(source: RecordSource | None, default: str) -> str:
+    """How messages name ``source``: its path, or ``default`` for objects in memory."""
+    path = source_path(source)
+    return default if path is None else str(path)
+
+
+def _as_items(source: RecordSource) -> Iterable[BaseModel | dict[str, Any]]:
+    """The records of an in-memory ``source``, each kind of stage result by its own type."""
+    from termgrade.labels.compute import LabelSet
     from termgrade.selection.bandcentral import Selection
     from termgrade.selection.io import split_rows
+    from termgrade.verify.pipeline import VerifyReport
 
     if isinstance(source, Selection):
         return split_rows(source)
-    rows = getattr(source, "rows", None)
-    if callable(rows):  # LabelSet
-        return cast(Iterable[Any], rows())
-    records = getattr(source, "records", None)
-    if isinstance(records, list):  # VerifyReport
-        return records
-    return cast(Iterable[Any], source)
+    if isinstance(source, LabelSet):
+        return source.rows()
+    if isinstance(source, VerifyReport):
+        return source.records
+    return cast(Iterable[BaseModel | dict[str, Any]], source)
 
 
 def records_of(source: RecordSource, model: type[M]) -> Iterator[tuple[str, M]]:
@@ -81,11 +101,15 @@ def records_of(source: RecordSource, model: type[M]) -> Iterator[tuple[str, M]]:
                               fix=f"give each record the fields of {model.__name__}") from exc
 
 
-def _by_task(path: RecordSource, model: type[M], tasks: dict[str, Task],
-             what: str) -> dict[str, M]:
-    found: dict[str, M] = {}
+PerTask = TypeVar("PerTask", SplitRow, VerifyRecord)
+"""A record kind with one record per task, keyed by its ``task_id``."""
+
+
+def _by_task(path: RecordSource, model: type[PerTask], tasks: dict[str, Task],
+             what: str) -> dict[str, PerTask]:
+    found: dict[str, PerTask] = {}
     for where, record in records_of(path, model):
-        task_id = str(getattr(record, "task_id"))  # noqa: B009 - every input model has it
+        task_id = record.task_id
         if task_id in found:
             raise RecordError(where, f"duplicate {what} for task {task_id!r}",
                               fix=f"keep one {what} per task")
@@ -119,14 +143,14 @@ def load_labels(path: RecordSource, tasks: dict[str, Task],
     for model, scaffold in configs:
         missing = sorted(t for t in tasks if (t, model, scaffold) not in seen)
         if missing:
-            raise RecordError(str(path) if isinstance(path, str | Path) else "<labels>",
+            raise RecordError(source_name(path, "<labels>"),
                               f"no label for task {missing[0]!r} under model "
                               f"{model!r} / {scaffold!r} ({len(missing)} task(s) missing)",
                               fix="grade the missing tasks, or choose the models that cover "
                               "every task (--model, repeatable)")
     unknown = sorted(set(models or ()) - found)
     if unknown:
-        raise RecordError(str(path) if isinstance(path, str | Path) else "<labels>",
+        raise RecordError(source_name(path, "<labels>"),
                           f"no labels for model(s) {', '.join(map(repr, unknown))}",
                           fix="pick among: " + ", ".join(sorted(found)))
     return sorted(rows, key=lambda r: (r.task_id, r.model, r.scaffold))
@@ -143,7 +167,7 @@ def load_inputs(roots: Iterable[Path], *, splits: RecordSource | None,
 
     split_rows = _by_task(splits, SplitRow, tasks, "split flag") if splits is not None else {}
     for name in sorted({row.split for row in split_rows.values()}):
-        check_split_name(name, str(splits) if isinstance(splits, str | Path) else "splits")
+        check_split_name(name, source_name(splits, "splits"))
     return Inputs(
         tasks=tasks,
         splits=split_rows,

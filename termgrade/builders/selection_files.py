@@ -3,7 +3,7 @@ shipped in the repo (``selection/selection.{json,md,png}``) and linked from its 
 
 ``termgrade select -o splits.jsonl`` writes ``splits.selection.json`` / ``.md`` / ``.png``
 beside the splits file; that is where the report is looked for unless named. The JSON must
-be a :class:`~termgrade.selection.report.SelectionReport` whose chosen train and validation
+be a :class:`~termgrade.selection.chosen.SelectionReport` whose chosen train and validation
 tasks are the repo's: a report of another run is refused.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from termgrade.builders.inputs import RecordSource, source_path
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_bytes
 from termgrade.core.errors import BuildError, DataWarning, RecordError
@@ -28,19 +29,20 @@ def report_files(json_path: Path) -> dict[str, Path]:
     return {kind: path for kind, path in found.items() if path.is_file()}
 
 
-def find_selection_report(splits: object, explicit: Path | None) -> Path | None:
+def find_selection_report(splits: RecordSource, explicit: Path | None) -> Path | None:
     """The report JSON to ship: ``explicit`` (which must exist), else the one ``select``
     wrote beside a ``splits`` file (a warning when there is none), else None."""
-    from termgrade.selection.report import selection_report_paths
+    from termgrade.selection.chosen import selection_report_paths
 
     if explicit is not None:
         if not Path(explicit).is_file():
             raise BuildError(f"{explicit}: no such selection report",
                              fix="pass the <splits>.selection.json `termgrade select` wrote")
         return Path(explicit)
-    if not isinstance(splits, str | Path):
+    splits_file = source_path(splits)
+    if splits_file is None:
         return None
-    beside = selection_report_paths(Path(splits))["json"]
+    beside = selection_report_paths(splits_file)["json"]
     if beside.is_file():
         return beside
     warnings.warn(DataWarning(
@@ -54,7 +56,7 @@ def ship_selection_report(paths: RepoPaths, json_path: Path,
                           chosen: dict[str, list[str]]) -> dict[str, str]:
     """Check the report against the repo's ``chosen`` task ids per role, copy its files
     into the repo, and return their paths relative to the repo root by kind."""
-    from termgrade.selection.report import SelectionReport
+    from termgrade.selection.chosen import SelectionReport
 
     try:
         report = SelectionReport.model_validate_json(json_path.read_bytes())

@@ -21,7 +21,13 @@ from pathlib import Path
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
-from termgrade.builders.inputs import RecordSource, iter_jsonl, load_inputs, records_of
+from termgrade.builders.inputs import (
+    RecordSource,
+    iter_jsonl,
+    load_inputs,
+    records_of,
+    source_path,
+)
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
@@ -71,9 +77,9 @@ def _byte_progress(path: Path) -> Iterator[_ByteProgress]:
 
 
 def build_trajectories(
-    trials: RecordSource,
     out: Path,
     *,
+    trials: RecordSource,
     task_roots: Sequence[Path] = (Path("environments"),),
     labels: RecordSource | None = None,
     splits: RecordSource | None = None,
@@ -92,7 +98,8 @@ def build_trajectories(
     ``environments_repo``: the repo id of the tasks and labels, which the card links.
     ``card_prose``: overrides of the card's prose sections."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
-    if isinstance(trials, str | Path) and not Path(trials).is_file():
+    trials_file = source_path(trials)
+    if trials_file is not None and not trials_file.is_file():
         raise RecordError(str(trials), "no such file", fix="pass the TrialRecord JSONL file")
     # Task dirs give the exact instruction.md; without them, trials take it from their
     # transcripts (with a warning).
@@ -114,9 +121,9 @@ def build_trajectories(
         writer = TrajectoryWriter(paths, row_group_bytes=row_group_bytes,
                                   row_group_rows=ROW_GROUP_ROWS, file_bytes=file_bytes)
         try:
-            if isinstance(trials, str | Path):
-                with _byte_progress(Path(trials)) as counter:
-                    for where, record in iter_jsonl(Path(trials), TrialRecord,
+            if trials_file is not None:
+                with _byte_progress(trials_file) as counter:
+                    for where, record in iter_jsonl(trials_file, TrialRecord,
                                                     on_line=counter):
                         _add(record, where, instructions, keys, seen, writer, stats,
                              pending)

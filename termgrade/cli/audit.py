@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from termgrade.audit import AuditSettings, audit_corpus
-from termgrade.audit.report import json_lines, markdown, render
+from termgrade.audit.render import json_lines, markdown, render
 from termgrade.cli.app import guarded
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.progress import STDERR

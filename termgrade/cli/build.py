@@ -82,7 +82,7 @@ def trajectories(
     # Without --tasks: environments/ when it is here; else no task dirs, and each task's
     # instruction comes from its trials' transcripts (`termgrade synth --transcripts`).
     default = [Path("environments")] if Path("environments").is_dir() else []
-    summary = build_trajectories(trials, out, task_roots=tasks or default,
+    summary = build_trajectories(out, trials=trials, task_roots=tasks or default,
                                  labels=labels, splits=splits, repo_id=repo_id,
                                  environments_repo=environments_repo, overwrite=force,
                                  card_prose=card_prose)

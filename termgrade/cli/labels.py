@@ -15,7 +15,7 @@ from rich.table import Table
 from termgrade.cli.app import guarded
 from termgrade.core.errors import DataWarning, OptionError
 from termgrade.core.progress import STDERR
-from termgrade.trialsets.issues import DataIssue
+from termgrade.records.issues import Issue, Severity
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,10 +32,12 @@ def quietly(func: Callable[[], T]) -> T:
         return func()
 
 
-def print_issues(issues: Iterable[DataIssue]) -> None:
+def print_issues(issues: Iterable[Issue]) -> None:
+    """Each issue on stderr, as ``warning: ...`` (yellow) or ``error: ...`` (red)."""
     for issue in issues:
-        STDERR.print(f"[yellow]warning:[/] {escape(str(issue))}", highlight=False,
-                     soft_wrap=True)
+        color = "yellow" if issue.severity is Severity.WARNING else "red"
+        STDERR.print(f"[{color}]{issue.severity.value}:[/] {escape(str(issue))}",
+                     highlight=False, soft_wrap=True)
 
 
 def parse_floats(text: str, option: str) -> tuple[float, ...]:

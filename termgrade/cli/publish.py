@@ -10,7 +10,7 @@ import typer
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 from termgrade.core.settings import SETTINGS
-from termgrade.publish import Limits, Plan, PublishOptions, PublishResult, publish
+from termgrade.publish import CommitLimits, Plan, PublishOptions, PublishResult, publish
 
 
 def render_plan(plan: Plan, *, show: int) -> None:
@@ -51,9 +51,9 @@ def register(app: typer.Typer) -> None:
         private: bool = typer.Option(False, "--private", help="Create the repo private."),
         tag: str | None = typer.Option(None, "--tag", help="Tag the published commit."),
         message: str = typer.Option("Publish with termgrade", "--message", "-m"),
-        max_ops: int = typer.Option(Limits.max_ops, "--max-ops", min=1,
+        max_ops: int = typer.Option(CommitLimits.max_ops, "--max-ops", min=1,
                                     help="Operations per commit before chunking."),
-        max_bytes: int = typer.Option(Limits.max_bytes, "--max-bytes", min=1,
+        max_bytes: int = typer.Option(CommitLimits.max_bytes, "--max-bytes", min=1,
                                       help="Upload bytes per commit before chunking."),
         state_dir: Path = typer.Option(SETTINGS.state_dir, "--state-dir",
                                        help="Where the resume journal is kept."),
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         options = PublishOptions(
             repo_id=repo_id, repo_type=repo_type, revision=revision, create_pr=create_pr,
             private=private, tag=tag, dry_run=dry_run, message=message,
-            limits=Limits(max_ops=max_ops, max_bytes=max_bytes), state_dir=state_dir)
+            limits=CommitLimits(max_ops=max_ops, max_bytes=max_bytes), state_dir=state_dir)
         result = publish(directory, options,
                          log=lambda line: STDERR.print(line, highlight=False, markup=False))
         render_plan(result.plan, show=show)

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         models, Jaccard overlap of band-central sets, cost, near-misses, turns; written to
         OUTPUT/report.md, report.json and PNG figures (atomically)."""
         from termgrade.labels import BandScheme
-        from termgrade.report import ReportOptions, load_inputs, write_report
+        from termgrade.passrates import PassRateOptions, load_inputs, write_report
         from termgrade.selection import read_splits
 
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
             unseen = "unseen" if "unseen" in counts.index else counts.idxmax()
             for name, rows in frame[frame["split"] != unseen].groupby("split", sort=True):
                 selected[str(name)] = rows["pass_rate"].dropna().astype(float).tolist()
-        options = ReportOptions(central_band=central_band, seed=seed, n_boot=n_boot,
+        options = PassRateOptions(central_band=central_band, seed=seed, n_boot=n_boot,
                                 near_miss_min_passed=near_miss_min_passed, plots=plots,
                                 selected=selected)
         _, written = write_report(inputs_, output, options)

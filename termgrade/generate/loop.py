@@ -26,9 +26,9 @@ from termgrade.core.text import head_and_tail, strip_ansi
 from termgrade.generate.answer import AnswerError, parse_answer
 from termgrade.generate.paths import GenerationPaths, write_task
 from termgrade.generate.prompting import Prompts
-from termgrade.generate.records import CandidateRecord, Outcome, Round
+from termgrade.generate.records import CandidateRecord, GenerationFailure, Round
 from termgrade.generate.spec import CandidateSpec
-from termgrade.records.verdict import Outcome as TestOutcome
+from termgrade.records.verdict import Outcome
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 
@@ -64,7 +64,7 @@ def verify_feedback(record: VerifyRecord) -> str:
                                  for r in record.oracle_rewards))
     if record.nop_reward is not None:
         lines.append(f"untouched container reward: {record.nop_reward:g} (must be 0)")
-    failing = [t.name for t in record.tests if t.outcome is not TestOutcome.PASSED]
+    failing = [t.name for t in record.tests if t.outcome is not Outcome.PASSED]
     if failing and record.verdict is not Verdict.VACUOUS:
         lines.append("tests not passed by the reference solution: " + ", ".join(failing[:30]))
     if record.error:
@@ -105,13 +105,13 @@ def run_candidate(settings: LoopSettings, spec: CandidateSpec) -> CandidateRecor
     messages = settings.prompts.first(spec, base_image=settings.base_image,
                                       min_tests=settings.min_tests)
     rounds: list[Round] = []
-    outcome = Outcome.UNPARSABLE.value
+    outcome = GenerationFailure.UNPARSABLE.value
     for n in range(settings.max_repairs + 1):
         round_ = Round(round=n, prompt=messages[-1]["content"], response=None)
         rounds.append(round_)
         text = _ask(settings, messages, round_)
         if text is None:
-            outcome = Outcome.ENDPOINT_ERROR.value
+            outcome = GenerationFailure.ENDPOINT_ERROR.value
             break
         messages.append({"role": "assistant", "content": text})
         try:
@@ -119,7 +119,7 @@ def run_candidate(settings: LoopSettings, spec: CandidateSpec) -> CandidateRecor
                                 difficulty=spec.difficulty)
         except AnswerError as exc:
             round_.parse_error = str(exc)
-            outcome, stage, feedback = Outcome.UNPARSABLE.value, "parse", str(exc)
+            outcome, stage, feedback = GenerationFailure.UNPARSABLE.value, "parse", str(exc)
         else:
             write_task(task, settings.paths.task_dir(spec.candidate_id))
             record = _verify(settings, spec, round_)

@@ -35,7 +35,7 @@ from termgrade.generate.gate import audit_candidates
 from termgrade.generate.loop import LoopSettings, Verifier, run_candidate
 from termgrade.generate.paths import GenerationPaths, copy_task
 from termgrade.generate.prompting import DEFAULT_VERSION, Prompts
-from termgrade.generate.records import CandidateRecord, Outcome
+from termgrade.generate.records import CandidateRecord, GenerationFailure
 from termgrade.generate.spec import CandidateSpec
 from termgrade.task.model import image_tag_for
 from termgrade.verify.record import VerifyRecord
@@ -66,7 +66,7 @@ def _same_request(old: CandidateRecord, spec: CandidateSpec, model: str, version
     endpoint, and (verified) its task directory is still there for the audit."""
     return (old.domain, old.difficulty, old.topic, old.model, old.prompts_version) == (
         spec.domain, spec.difficulty, spec.topic, model, version) \
-        and old.outcome != Outcome.ENDPOINT_ERROR.value \
+        and old.outcome != GenerationFailure.ENDPOINT_ERROR.value \
         and (not old.verified or paths.task_dir(old.candidate_id).is_dir())
 
 

@@ -16,7 +16,7 @@ CANDIDATE_FORMAT = RecordFormat(schema="candidate", version=CANDIDATE_SCHEMA_VER
                                 writer="termgrade generate")
 
 
-class Outcome(StrEnum):
+class GenerationFailure(StrEnum):
     """How a candidate ended: a verify verdict, or one of these generation failures."""
 
     UNPARSABLE = "unparsable"

@@ -28,7 +28,7 @@ from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, apply_image_policy
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
-from termgrade.grade.summary import TaskSummary, summarize_tasks
+from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
@@ -62,7 +62,7 @@ class GradeReport:
         return [r for r in self.records if r.counted]
 
     @property
-    def tasks(self) -> list[TaskSummary]:
+    def tasks(self) -> list[TaskTally]:
         """Per task: counted, passed, rate, band, lost, HTTP retries (resumed included)."""
         return summarize_tasks(self.records)
 

@@ -17,7 +17,9 @@ from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 
 
 @dataclass(frozen=True)
-class TaskSummary:
+class TaskTally:
+    """One task's grading tallies: counted, passed and lost trials, retries, its band."""
+
     task_id: str
     counted: int
     passed: int
@@ -34,8 +36,8 @@ class TaskSummary:
 
 
 def summarize_tasks(records: Iterable[TrialRecord], *, scheme: BandScheme = DEFAULT_SCHEME
-                    ) -> list[TaskSummary]:
-    """One :class:`TaskSummary` per task in ``records``, sorted by task id. A counted
+                    ) -> list[TaskTally]:
+    """One :class:`TaskTally` per task in ``records``, sorted by task id. A counted
     attempt journaled twice (a resumed run) counts once, as in ``labels``."""
     counted: dict[str, dict[int, bool]] = {}
     lost: dict[str, int] = defaultdict(int)
@@ -52,6 +54,6 @@ def summarize_tasks(records: Iterable[TrialRecord], *, scheme: BandScheme = DEFA
     for task in sorted(counted):
         n = len(counted[task])
         passed = sum(counted[task].values())
-        rows.append(TaskSummary(task, n, passed, lost[task], retries[task],
+        rows.append(TaskTally(task, n, passed, lost[task], retries[task],
                                 scheme.band(passed / n) if n else None))
     return rows

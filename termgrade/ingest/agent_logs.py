@@ -1,4 +1,4 @@
-"""A trial's agent logs -> one :class:`~termgrade.ingest.transcript.Transcript`.
+"""A trial's agent logs -> one :class:`~termgrade.ingest.transcript.LoggedTranscript`.
 
 Sources, per agent directory (``agent/``, or ``steps/<step>/agent/`` in order for a
 multi-step trial):
@@ -19,7 +19,7 @@ from typing import Any
 from termgrade.ingest.atif import read_atif
 from termgrade.ingest.episodes import read_episodes
 from termgrade.ingest.harbor_layout import AgentPaths, TrialPaths
-from termgrade.ingest.transcript import Transcript, text_of
+from termgrade.ingest.transcript import LoggedTranscript, text_of
 from termgrade.ingest.trial_result import HarborAgentContext, HarborTrialResult
 from termgrade.records import ChatMessage
 
@@ -30,7 +30,7 @@ def _agent_dirs(paths: TrialPaths, result: HarborTrialResult) -> list[AgentPaths
     return [paths.agent]
 
 
-def _from_files(agent: AgentPaths) -> Transcript | None:
+def _from_files(agent: AgentPaths) -> LoggedTranscript | None:
     trajectory_files, episode_dirs = agent.trajectory_files(), agent.episode_dirs()
     episodes = read_episodes(episode_dirs) if episode_dirs else None
     if not trajectory_files:
@@ -55,13 +55,13 @@ def _chat_log(contexts: list[HarborAgentContext | None]) -> list[ChatMessage]:
 
 
 def read_agent_logs(paths: TrialPaths, result: HarborTrialResult,
-                    notes: list[str]) -> Transcript | None:
+                    notes: list[str]) -> LoggedTranscript | None:
     """The trial's transcript, or None when its agent left no logs (oracle, nop).
 
     An unreadable trajectory adds a line to ``notes`` and yields None: the trial itself
     is still a valid record.
     """
-    combined: Transcript | None = None
+    combined: LoggedTranscript | None = None
     for agent in _agent_dirs(paths, result):
         try:
             part = _from_files(agent)
@@ -79,6 +79,6 @@ def read_agent_logs(paths: TrialPaths, result: HarborTrialResult,
                 else [result.agent_result])
     chat = _chat_log(contexts)
     if chat:
-        combined = combined or Transcript()
+        combined = combined or LoggedTranscript()
         combined.messages, combined.messages_source = chat, "chat"
     return combined

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from termgrade.ingest.harbor_layout import read_json
 from termgrade.ingest.transcript import (
     PARSE_ERROR_PREFIX,
-    Transcript,
+    LoggedTranscript,
     parse_terminus_reply,
     rebuild_terminus_reply,
     reply_keystrokes,
@@ -174,11 +174,12 @@ def _episode(steps: list[AtifStep]) -> tuple[list[EpisodeStep], list[TurnMetrics
     return episode, per_turn
 
 
-def read_atif(paths: list[Path]) -> Transcript:
+def read_atif(paths: list[Path]) -> LoggedTranscript:
     """The transcript of trajectory.json and its continuations (``paths`` in order)."""
     trajectories = [read_trajectory(path) for path in paths]
     steps = [step for t in trajectories for step in t.steps if not step.is_copied_context]
     messages, rebuilt = _messages(steps, any(t.is_terminus() for t in trajectories))
     episode, per_turn = _episode(steps)
-    return Transcript(messages=messages, messages_source="atif-rebuilt" if rebuilt else "atif",
-                      episode=episode, per_turn=per_turn, turns=len(per_turn))
+    return LoggedTranscript(
+        messages=messages, messages_source="atif-rebuilt" if rebuilt else "atif",
+        episode=episode, per_turn=per_turn, turns=len(per_turn))

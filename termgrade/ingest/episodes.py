@@ -17,7 +17,7 @@ from typing import Any
 
 from termgrade.ingest.harbor_layout import read_json
 from termgrade.ingest.transcript import (
-    Transcript,
+    LoggedTranscript,
     parse_terminus_reply,
     reply_keystrokes,
 )
@@ -58,7 +58,7 @@ def _turn_metrics(turn: int, usage: dict[str, Any]) -> TurnMetrics:
                        cached_tokens=cached or None)
 
 
-def read_episodes(episode_dirs: list[Path]) -> Transcript:
+def read_episodes(episode_dirs: list[Path]) -> LoggedTranscript:
     """Messages, episode steps and per-turn metrics from episode-N directories, in order."""
     exchanges: list[tuple[str, str, Path]] = []
     for directory in episode_dirs:
@@ -66,7 +66,7 @@ def read_episodes(episode_dirs: list[Path]) -> Transcript:
         if prompt is None or response is None:
             break
         exchanges.append((prompt, response, directory))
-    transcript = Transcript(messages_source="episodes" if exchanges else None,
+    transcript = LoggedTranscript(messages_source="episodes" if exchanges else None,
                             turns=len(exchanges))
     if not exchanges:
         return transcript

@@ -21,7 +21,7 @@ PARSE_ERROR_PREFIX = "Previous response had parsing errors"
 
 
 @dataclass
-class Transcript:
+class LoggedTranscript:
     """Messages, episode steps and per-turn metrics read from one trial's agent logs."""
 
     messages: list[ChatMessage] = field(default_factory=list)
@@ -30,7 +30,7 @@ class Transcript:
     per_turn: list[TurnMetrics] = field(default_factory=list)
     turns: int | None = None
 
-    def extend(self, other: Transcript) -> None:
+    def extend(self, other: LoggedTranscript) -> None:
         """Append a later step's transcript (multi-step trials), renumbering its steps."""
         offset, turn_offset = len(self.episode), len(self.per_turn)
         self.messages += other.messages

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from termgrade.records.verdict import TestVerdict, count_outcomes
-from termgrade.scoring.reports import parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 
 __all__ = ["MAX_REPORT_BYTES", "count_outcomes", "read_verdicts"]
 

@@ -199,7 +199,9 @@ _probe_node.__module__ = "__main__"
 
 
 @dataclass(frozen=True)
-class NodeReport:
+class NodeProbe:
+    """What probing one Ray node found: its address, its TermGrade version, its problem."""
+
     node: str
     """The node's address (and id prefix)."""
     termgrade: str | None
@@ -208,7 +210,7 @@ class NodeReport:
 
 
 def _probe_nodes(ray: Any, num_cpus: float, runtime_env: Mapping[str, Any] | None,
-                 timeout_s: float) -> list[NodeReport]:
+                 timeout_s: float) -> list[NodeProbe]:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     nodes = [n for n in ray.nodes()
@@ -228,19 +230,19 @@ def _probe_nodes(ray: Any, num_cpus: float, runtime_env: Mapping[str, Any] | Non
     for name, ref in refs.items():
         if ref not in ready:
             ray.cancel(ref, force=True)
-            reports.append(NodeReport(name, None, f"no answer in {timeout_s:.0f} s"))
+            reports.append(NodeProbe(name, None, f"no answer in {timeout_s:.0f} s"))
             continue
         try:
             answer = ray.get(ref)
         except Exception as exc:
-            reports.append(NodeReport(name, None, f"{type(exc).__name__}: {exc}"
+            reports.append(NodeProbe(name, None, f"{type(exc).__name__}: {exc}"
                                       .splitlines()[0]))
             continue
-        reports.append(NodeReport(name, answer["termgrade"], answer["problem"]))
+        reports.append(NodeProbe(name, answer["termgrade"], answer["problem"]))
     return reports
 
 
-def _version_problem(report: NodeReport, version: str) -> str | None:
+def _version_problem(report: NodeProbe, version: str) -> str | None:
     if report.termgrade is None:
         return report.problem or "cannot import TermGrade"
     if report.termgrade != version:
@@ -248,7 +250,7 @@ def _version_problem(report: NodeReport, version: str) -> str | None:
     return None
 
 
-def needs_code(reports: Sequence[NodeReport], version: str) -> bool:
+def needs_code(reports: Sequence[NodeProbe], version: str) -> bool:
     """Whether some node lacks TermGrade or has another version than ``version``."""
     return any(_version_problem(r, version) for r in reports)
 
@@ -440,5 +442,5 @@ def ray_pool(address: str, workers: int | None = None, *, num_cpus: float | None
     return Pool(executor, executor.slots, address)
 
 
-__all__ = ["DEFAULT_NUM_CPUS", "NodeReport", "RayExecutor", "RayUnavailableError",
+__all__ = ["DEFAULT_NUM_CPUS", "NodeProbe", "RayExecutor", "RayUnavailableError",
            "needs_code", "ray_pool", "termgrade_code_env"]

@@ -9,12 +9,12 @@ from a journal after a failure (:mod:`.journal`) and tags the release.
 from termgrade.core.lazy import callable_package
 from termgrade.core.retry import RetryPolicy
 from termgrade.publish.files import LocalFile, RemoteFile, scan_local
-from termgrade.publish.plan import Limits, Plan, make_plan
+from termgrade.publish.plan import CommitLimits, Plan, make_plan
 from termgrade.publish.publisher import PublishOptions, PublishResult, publish
 from termgrade.publish.validation import ValidationOutcome, Validator, check_staged_repo
 
 __all__ = [
-    "Limits",
+    "CommitLimits",
     "LocalFile",
     "Plan",
     "PublishOptions",

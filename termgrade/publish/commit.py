@@ -16,7 +16,7 @@ from huggingface_hub.hf_api import CommitInfo
 
 from termgrade.core.errors import PublishError
 from termgrade.core.retry import RetryEvent, RetryPolicy
-from termgrade.publish.plan import Chunk, Limits
+from termgrade.publish.plan import Chunk, CommitLimits
 from termgrade.publish.retry import call_with_retries, status_of
 
 T = TypeVar("T")
@@ -34,7 +34,7 @@ class HubWriter:
     repo_id: str
     repo_type: str
     policy: RetryPolicy = field(default_factory=RetryPolicy)
-    limits: Limits = field(default_factory=Limits)
+    limits: CommitLimits = field(default_factory=CommitLimits)
     retries: list[RetryEvent] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     log: Callable[[str], None] = lambda line: None

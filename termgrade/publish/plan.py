@@ -17,7 +17,7 @@ KEEP_REMOTE = frozenset({".gitattributes"})
 
 
 @dataclass(frozen=True)
-class Limits:
+class CommitLimits:
     max_ops: int = 1000
     """Operations per commit (the Hub advises keeping commits to a few thousand files)."""
     max_bytes: int = 2 * 1024**3
@@ -60,7 +60,7 @@ class Plan:
     def upload_bytes(self) -> int:
         return sum(f.size for f in [*self.adds, *self.changes])
 
-    def chunks(self, limits: Limits) -> list[Chunk]:
+    def chunks(self, limits: CommitLimits) -> list[Chunk]:
         """Uploads in path order, then deletes, packed greedily under both limits."""
         out: list[Chunk] = []
         uploads: list[LocalFile] = []

@@ -3,7 +3,7 @@
 1. Validate the staged repo (:mod:`termgrade.publish.validation`); refuse on failure.
 2. Plan: local files vs the remote listing at the target's head (adds, changes, stale
    deletes). A dry run stops here.
-3. Create the repo / branch if missing. If the plan fits one commit (:class:`Limits`), make
+3. Create the repo / branch if missing. If the plan fits one commit (:class:`CommitLimits`), make
    it as one atomic commit. Otherwise (or with ``create_pr``) open a pull request, commit
    the chunks to it one by one, journaling each, and merge it at the end (``create_pr``
    leaves it open for review instead). A rerun resumes from the journal.
@@ -28,7 +28,7 @@ from termgrade.publish.card_repo import check_card_repo_id
 from termgrade.publish.commit import HubWriter, StaleParent
 from termgrade.publish.files import LocalFile, manifest_digest, scan_local
 from termgrade.publish.journal import PublishJournal
-from termgrade.publish.plan import Limits, Plan, make_plan
+from termgrade.publish.plan import CommitLimits, Plan, make_plan
 from termgrade.publish.remote import RemoteState, head_of, list_files, remote_state
 from termgrade.publish.retry import is_hub_failure, unresolvable
 from termgrade.publish.validation import Validator, check_staged_repo
@@ -49,7 +49,7 @@ class PublishOptions:
     tag_message: str | None = None
     dry_run: bool = False
     message: str = "Publish with termgrade"
-    limits: Limits = field(default_factory=Limits)
+    limits: CommitLimits = field(default_factory=CommitLimits)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     endpoint: str | None = None
     """Hub URL; None: ``HF_ENDPOINT`` or huggingface.co."""

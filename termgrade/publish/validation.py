@@ -2,19 +2,21 @@
 
 :func:`check_staged_repo` is the single call site; the validator it calls is pluggable so
 tests (and other repo kinds) can pass their own. The default delegates to the repo
-validation library, ``termgrade.validate`` (``validate_repo(path)``), and adapts its
-report; when that library is not installed, publishing is refused rather than unchecked.
+validation library, ``termgrade.validate`` (``validate_repo(path)``), and turns its
+:class:`~termgrade.validate.ValidationReport` into a :class:`ValidationOutcome`.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from termgrade.core.errors import PublishError
+
+if TYPE_CHECKING:
+    from termgrade.validate import ValidationReport
 
 
 @dataclass(frozen=True)
@@ -26,31 +28,17 @@ class ValidationOutcome:
 Validator = Callable[[Path], ValidationOutcome]
 
 
-def _adapt(report: Any) -> ValidationOutcome:
-    """A report with ``ok`` and a list of findings / problems, or a bare list of problems."""
-    if isinstance(report, ValidationOutcome):
-        return report
-    if isinstance(report, list | tuple):
-        return ValidationOutcome(not report, [str(p) for p in report])
-    names = ("findings", "problems", "errors", "issues")
-    problems: list[Any] | tuple[Any, ...] = next(
-        (getattr(report, n) for n in names if isinstance(getattr(report, n, None), list | tuple)),
-        [])
-    ok = getattr(report, "ok", None)
-    ok = (not problems) if ok is None else bool(ok() if callable(ok) else ok)
-    return ValidationOutcome(ok, [str(p) for p in problems])
+def outcome_of(report: ValidationReport) -> ValidationOutcome:
+    """What publishing needs of a :class:`~termgrade.validate.ValidationReport`: whether it
+    passed, and each finding as the line ``termgrade validate`` prints."""
+    return ValidationOutcome(report.ok, [str(finding) for finding in report.findings])
 
 
 def library_validator(root: Path) -> ValidationOutcome:
-    """``termgrade.validate.validate_repo(root)``, adapted."""
-    try:
-        module = importlib.import_module("termgrade.validate")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("termgrade.validate",):
-            raise
-        return ValidationOutcome(False, ["the validation library termgrade.validate is not "
-                                         "installed, so the repo cannot be checked"])
-    return _adapt(module.validate_repo(root))
+    """``termgrade.validate.validate_repo(root)``, as a :class:`ValidationOutcome`."""
+    from termgrade.validate import validate_repo  # its checks load datasets: import on use
+
+    return outcome_of(validate_repo(root))
 
 
 def check_staged_repo(root: Path, validator: Validator | None = None) -> ValidationOutcome:

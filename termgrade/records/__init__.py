@@ -5,6 +5,7 @@ record's ``schema_version`` is checked when read (:mod:`termgrade.records.versio
 strict JSONL reader is :mod:`termgrade.records.jsonl`.
 """
 
+from termgrade.records.issues import Issue, Severity
 from termgrade.records.label import LabelRow, SplitRow
 from termgrade.records.trial import (
     ChatMessage,
@@ -18,5 +19,6 @@ from termgrade.records.version import RecordFormat, record_format
 
 SCHEMA_MODELS = {"trial": TrialRecord, "label": LabelRow, "split": SplitRow}
 
-__all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "LabelRow", "Outcome", "RecordFormat",
-           "SplitRow", "TestResult", "TestVerdict", "TrialRecord", "TurnMetrics", "record_format"]
+__all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "Issue", "LabelRow", "Outcome",
+           "RecordFormat", "Severity", "SplitRow", "TestResult", "TestVerdict", "TrialRecord",
+           "TurnMetrics", "record_format"]

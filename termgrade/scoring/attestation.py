@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from termgrade.sandbox.channel import ChannelLines
-from termgrade.scoring.reports import Outcome, TestVerdict
+from termgrade.scoring.verdict_parsers import Outcome, TestVerdict
 
 PREFIX = b"TERMGRADE-ATTEST"
 PLUGIN_STEM = "termgrade_attest"

@@ -44,7 +44,7 @@ from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH, GradingPolicy
-from termgrade.scoring.reports import TestVerdict
+from termgrade.scoring.verdict_parsers import TestVerdict
 from termgrade.scoring.verifier import (
     ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,

@@ -19,7 +19,7 @@ from termgrade.core.errors import VerifierError
 from termgrade.scoring.attestation import BROKER_MODULE, Attestation
 from termgrade.scoring.closure import PYTHON_NAME, Closure
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH
-from termgrade.scoring.reports import (
+from termgrade.scoring.verdict_parsers import (
     Outcome,
     TestVerdict,
     parse_ctrf,

@@ -7,6 +7,18 @@ libraries), ``grpo`` (group filter, re-band signal), ``card`` (the checkpoint ca
 run section), ``prompts`` (the bandcentral repo's verl config).
 """
 
-from termgrade.builders.verl_prompts import BASH_SYSTEM_PROMPT, verl_prompt_row
+from __future__ import annotations
 
-__all__ = ["BASH_SYSTEM_PROMPT", "verl_prompt_row"]
+from typing import TYPE_CHECKING
+
+from termgrade.builders.verl_prompts import BASH_SYSTEM_PROMPT, verl_prompt_row
+from termgrade.core.lazy import lazy_exports
+
+_API: dict[str, str] = {"MonitorReport": "termgrade.training.monitor"}
+
+__all__ = ["BASH_SYSTEM_PROMPT", "MonitorReport", "verl_prompt_row"]
+
+__getattr__ = lazy_exports(__name__, _API)
+
+if TYPE_CHECKING:
+    from termgrade.training.monitor import MonitorReport

@@ -33,7 +33,7 @@ DEFAULT_WARN_AT = 8.0
 
 
 @dataclass
-class StepRow:
+class MetricsStep:
     step: int
     reward: float | None = None
     val_score: float | None = None
@@ -46,7 +46,7 @@ class StepRow:
 
 @dataclass
 class MonitorReport:
-    rows: list[StepRow]
+    rows: list[MetricsStep]
     train_batch_size: int
     warn_at: float
     warnings: list[str] = field(default_factory=list)
@@ -83,11 +83,11 @@ def _val_score(data: dict[str, Any]) -> float | None:
     return _number(data[keys[0]]) if keys else None
 
 
-def step_rows(steps: dict[int, dict[str, Any]], train_batch_size: int) -> list[StepRow]:
+def step_rows(steps: dict[int, dict[str, Any]], train_batch_size: int) -> list[MetricsStep]:
     rows = []
     for step in sorted(steps):
         data = steps[step]
-        row = StepRow(step=step, reward=_number(data.get(REWARD)), val_score=_val_score(data),
+        row = MetricsStep(step=step, reward=_number(data.get(REWARD)), val_score=_val_score(data),
                       turns=next((_number(data[k]) for k in TURNS if k in data), None),
                       dropped_groups=_number(data.get(EVICTED)) or 0.0,
                       surplus_groups=_number(data.get(SURPLUS)) or 0.0)
@@ -99,7 +99,7 @@ def step_rows(steps: dict[int, dict[str, Any]], train_batch_size: int) -> list[S
     return rows
 
 
-def warnings_for(rows: list[StepRow], warn_at: float, cap: int) -> list[str]:
+def warnings_for(rows: list[MetricsStep], warn_at: float, cap: int) -> list[str]:
     out = []
     for row in rows:
         if row.gen_batches is not None and row.gen_batches >= warn_at:
@@ -114,7 +114,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def markdown_table(rows: list[StepRow], train_batch_size: int) -> str:
+def markdown_table(rows: list[MetricsStep], train_batch_size: int) -> str:
     lines = ["| step | reward | validation | turns | groups kept | dropped | gen batches |",
              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
@@ -125,7 +125,7 @@ def markdown_table(rows: list[StepRow], train_batch_size: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: list[StepRow], path: Path, warn_at: float, cap: int) -> None:
+def plot(rows: list[MetricsStep], path: Path, warn_at: float, cap: int) -> None:
     """Four panels: reward (and validation), groups, the re-band signal, turns."""
     from termgrade.core.figures import pyplot, save_figure
 

@@ -7,11 +7,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from termgrade.core.errors import DataWarning
+from termgrade.records.issues import Issue, Severity
 
 
 @dataclass(frozen=True)
-class DataIssue:
-    """One kind of problem found in the input, with how many records it touches."""
+class DataIssue(Issue):
+    """One kind of problem found in the input, with how many records it touches: an
+    :class:`~termgrade.records.issues.Issue` (a warning, for the whole input) whose ``check``
+    is the kind and whose ``what`` is the message."""
 
     kind: str
     """Short machine name: nan_reward, unscored_counted, duplicate_slot, mixed_k, ..."""
@@ -19,6 +22,13 @@ class DataIssue:
     """How many trials (or tasks, for task-level kinds) it concerns."""
     message: str
     """What was found, what was done about it, and how to fix the input."""
+    check: str = field(init=False, default="")
+    what: str = field(init=False, default="")
+    severity: Severity = field(default=Severity.WARNING, kw_only=True)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "check", self.kind)
+        object.__setattr__(self, "what", self.message)
 
     def __str__(self) -> str:
         return f"[{self.kind}] {self.message}"

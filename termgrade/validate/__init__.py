@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from termgrade.core.lazy import lazy_exports
-from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 
 _API = {"validate_repo": "termgrade.validate.repo"}
 
-__all__ = ["Finding", "ValidationReport", "validate_repo"]
+__all__ = ["ValidationFinding", "ValidationReport", "validate_repo"]
 
 __getattr__ = lazy_exports(__name__, _API)
 

@@ -22,7 +22,7 @@ from termgrade.pools.processes import map_in_workers
 from termgrade.task.archive import gunzip_packed, gzipped_as_packed, list_archive, tar_tree
 from termgrade.task.digest import FileEntry, TaskTree, manifest_digest, read_tree, task_manifest
 from termgrade.validate.cache import ValidationCache
-from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 
 if TYPE_CHECKING:
     from termgrade.validate.rows_check import SplitInfo
@@ -71,7 +71,7 @@ def row_key(row: dict[str, Any], tree: TaskTree, archive_digest: str) -> str:
 
 @dataclasses.dataclass
 class RowResult:
-    findings: list[Finding]
+    findings: list[ValidationFinding]
     passed: str | None = None
     """The row's cache key when it passed."""
     recalled: bool = False
@@ -94,45 +94,52 @@ def check_row(paths: RepoPaths, rel: str, index: int, row: dict[str, Any],
 
 
 def _row_findings(paths: RepoPaths, rel: str, index: int,
-                  row: dict[str, Any]) -> list[Finding]:
+                  row: dict[str, Any]) -> list[ValidationFinding]:
     """Each thing wrong with a row that did not pass, named."""
     report = ValidationReport(root=str(paths.root))
     task_id = row["task_id"]
     archive: bytes = row["archive"]
     if hashlib.sha256(archive).hexdigest() != row["archive_sha256"]:
-        report.add(Finding("archive", rel, "archive does not hash to archive_sha256",
+        report.add(ValidationFinding("archive", rel, "archive does not hash to archive_sha256",
                            row=index, field="archive_sha256"))
     listing = list_archive(archive)
     for problem in listing.problems:
-        report.add(Finding("archive", rel, f"{task_id}: {problem}", row=index, field="archive"))
+        report.add(ValidationFinding(
+            "archive", rel, f"{task_id}: {problem}", row=index, field="archive"))
     manifest = [FileEntry(**f) for f in row["files"]]
     by_path = {e.path: e for e in listing.files}
     for entry in manifest:
         got = by_path.pop(entry.path, None)
         if got != entry:
-            report.add(Finding("archive", rel, f"{task_id}: {entry.path} in the manifest is "
-                               f"{'missing from' if got is None else 'different in'} the archive",
-                               row=index, field="files"))
+            report.add(ValidationFinding(
+                "archive", rel, f"{task_id}: {entry.path} in the manifest is "
+                f"{'missing from' if got is None else 'different in'} the archive",
+                row=index, field="files"))
     for extra in by_path:
-        report.add(Finding("archive", rel, f"{task_id}: {extra} is in the archive but not the "
-                                           "manifest", row=index, field="files"))
+        report.add(ValidationFinding(
+            "archive", rel, f"{task_id}: {extra} is in the archive but not the "
+            "manifest", row=index, field="files"))
     if manifest_digest(manifest) != row["task_digest"]:
-        report.add(Finding("archive", rel, f"{task_id}: task_digest does not match the files",
-                           row=index, field="task_digest"))
+        report.add(ValidationFinding(
+            "archive", rel, f"{task_id}: task_digest does not match the files",
+            row=index, field="task_digest"))
     tree = paths.task_dir(task_id)
     if not tree.is_dir():
-        report.add(Finding("archive", paths.rel(tree), f"missing: row {index} of {rel} has no "
-                                                       "task tree"))
+        report.add(ValidationFinding(
+            "archive", paths.rel(tree), f"missing: row {index} of {rel} has no "
+            "task tree"))
     elif task_manifest(tree) != manifest:
-        report.add(Finding("archive", paths.rel(tree), f"differs from the manifest of row "
-                                                       f"{index} of {rel}"))
+        report.add(ValidationFinding(
+            "archive", paths.rel(tree), f"differs from the manifest of row "
+            f"{index} of {rel}"))
     elif not gzipped_as_packed(archive):
-        report.add(Finding("archive", rel, f"{task_id}: not gzipped as TermGrade packs "
+        report.add(ValidationFinding("archive", rel, f"{task_id}: not gzipped as TermGrade packs "
                            "archives (one member; level 9, no file name, mtime 0)",
                            row=index, field="archive"))
     elif not _repacks(read_tree(tree), archive):
-        report.add(Finding("archive", paths.rel(tree), f"does not re-pack to the archive of "
-                                                       f"row {index} of {rel}"))
+        report.add(ValidationFinding(
+            "archive", paths.rel(tree), f"does not re-pack to the archive of "
+            f"row {index} of {rel}"))
     return report.findings
 
 
@@ -159,7 +166,7 @@ def check_row_ranges(items: list[list[Any]]) -> list[dict[str, Any]]:
         recalled: list[str] = []
         for index, row in enumerate(table.to_pylist(), start=first):
             result = check_row(paths, paths.rel(path), index, row, known)
-            findings.extend(dataclasses.asdict(f) for f in result.findings)
+            findings.extend(f.to_dict() for f in result.findings)
             if result.passed is not None:
                 (recalled if result.recalled else passed).append(result.passed)
         out.append({"findings": findings, "passed": passed, "recalled": recalled})
@@ -192,7 +199,7 @@ def _check_file(paths: RepoPaths, path: Path, report: ValidationReport, task_ids
                                  workers=workers, batches_per_worker=1)
     for result in results:
         for finding in result["findings"]:
-            report.add(Finding(**finding))
+            report.add(ValidationFinding(**finding))
         for key in result["recalled"]:
             memo.hit(key)
             used.add(key)
@@ -220,7 +227,7 @@ def check_archives(paths: RepoPaths, infos: list[SplitInfo], report: ValidationR
     if paths.tasks_dir.is_dir():
         for tree in sorted(p for p in paths.tasks_dir.iterdir() if p.is_dir()):
             if tree.name not in task_ids:
-                report.add(Finding("archive", paths.rel(tree), "task tree has no row"))
+                report.add(ValidationFinding("archive", paths.rel(tree), "task tree has no row"))
     if task_ids:
         report.record("archive", f"{len(task_ids)} archives match their manifests and hold, "
                                  "byte for byte, the tar stream tasks/ packs to", before)
@@ -235,24 +242,25 @@ def check_registry(paths: RepoPaths, task_ids: set[str], report: ValidationRepor
     try:
         datasets = json.loads(paths.registry.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        report.add(Finding("registry", rel, f"not readable: {exc}"))
+        report.add(ValidationFinding("registry", rel, f"not readable: {exc}"))
         return
     if not isinstance(datasets, list):
-        report.add(Finding("registry", rel, "not a list of datasets"))
+        report.add(ValidationFinding("registry", rel, "not a list of datasets"))
         return
     listed: set[str] = set()
     for i, spec in enumerate(datasets):
         missing = {"name", "version", "description", "tasks"} - set(spec)
         if missing:
-            report.add(Finding("registry", rel, f"dataset lacks {sorted(missing)}", row=i))
+            report.add(ValidationFinding(
+                "registry", rel, f"dataset lacks {sorted(missing)}", row=i))
             continue
         for j, task in enumerate(spec["tasks"]):
             path = paths.root / str(task.get("path", ""))
             if not (path / "task.toml").is_file():
-                report.add(Finding("registry", rel, f"{task.get('path')} is no task dir",
+                report.add(ValidationFinding("registry", rel, f"{task.get('path')} is no task dir",
                                    row=i, field=f"tasks.{j}.path"))
             listed.add(path.name)
     if listed != task_ids:
-        report.add(Finding("registry", rel, "lists other tasks than the rows: "
+        report.add(ValidationFinding("registry", rel, "lists other tasks than the rows: "
                            f"{sorted(listed ^ task_ids)[:5]}"))
     report.record("registry", f"registry.json lists the {len(listed)} task dir(s)", before)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from termgrade.builders.card import split_front_matter
 from termgrade.builders.layout import PARQUET_NAME, RepoPaths
-from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 
 
 @dataclass
@@ -43,27 +43,29 @@ def _hub_parses(readme: Path, *, model: bool = False) -> str | None:
 def _configs(paths: RepoPaths, raw: object, report: ValidationReport) -> list[ConfigFiles]:
     readme = paths.rel(paths.readme)
     if not isinstance(raw, list) or not raw:
-        report.add(Finding("card", readme, "YAML has no `configs` list", field="configs"))
+        report.add(ValidationFinding("card", readme, "YAML has no `configs` list", field="configs"))
         return []
     configs = []
     for i, entry in enumerate(raw):
         where = f"configs.{i}"
         if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
-            report.add(Finding("card", readme, "config without config_name", field=where))
+            report.add(ValidationFinding("card", readme, "config without config_name", field=where))
             continue
         config = ConfigFiles(entry["config_name"], bool(entry.get("default", False)))
         for j, spec in enumerate(entry.get("data_files") or []):
             if not isinstance(spec, dict) or not {"split", "path"} <= set(spec):
-                report.add(Finding("card", readme, "data_files entry needs split and path",
-                                   field=f"{where}.data_files.{j}"))
+                report.add(ValidationFinding(
+                    "card", readme, "data_files entry needs split and path",
+                    field=f"{where}.data_files.{j}"))
                 continue
             matched = sorted(paths.root.glob(str(spec["path"])))
             if not matched:
-                report.add(Finding("card", readme, f"pattern {spec['path']} matches no file",
-                                   field=f"{where}.data_files.{j}.path"))
+                report.add(ValidationFinding(
+                    "card", readme, f"pattern {spec['path']} matches no file",
+                    field=f"{where}.data_files.{j}.path"))
             config.splits[str(spec["split"])] = matched
         if not config.splits:
-            report.add(Finding("card", readme, "config has no data_files", field=where))
+            report.add(ValidationFinding("card", readme, "config has no data_files", field=where))
         configs.append(config)
     return configs
 
@@ -77,26 +79,28 @@ def _file_names(paths: RepoPaths, configs: list[ConfigFiles], report: Validation
             for path in files:
                 rel = paths.rel(path)
                 if path in claimed:
-                    report.add(Finding("files", rel, f"in both {claimed[path]} and "
+                    report.add(ValidationFinding("files", rel, f"in both {claimed[path]} and "
                                                      f"{config.name}/{split}"))
                 claimed[path] = f"{config.name}/{split}"
                 match = PARQUET_NAME.match(path.name)
                 if not match or match["split"] != split:
-                    report.add(Finding("files", rel, f"name is not {split}-NNNNN-of-MMMMM.parquet"))
+                    report.add(ValidationFinding(
+                        "files", rel, f"name is not {split}-NNNNN-of-MMMMM.parquet"))
                     continue
                 totals.add(int(match["total"]))
                 indices.append(int(match["index"]))
             if indices and (len(totals) != 1 or sorted(indices) != list(range(totals.pop()))):
-                report.add(Finding("files", paths.rel(files[0].parent),
+                report.add(ValidationFinding("files", paths.rel(files[0].parent),
                                    f"{config.name}/{split}: file sequence is incomplete"))
     for path in paths.parquet_files():
         if path not in claimed:
-            report.add(Finding("files", paths.rel(path), "parquet file in no config"))
+            report.add(ValidationFinding("files", paths.rel(path), "parquet file in no config"))
     if paths.data_dir.is_dir():
         for path in sorted(paths.data_dir.rglob("*")):
             if path.is_file() and path.suffix != ".parquet":
-                report.add(Finding("files", paths.rel(path), "not parquet: one data format "
-                                                             "per repo"))
+                report.add(ValidationFinding(
+                    "files", paths.rel(path), "not parquet: one data format "
+                    "per repo"))
 
 
 def check_card(paths: RepoPaths, report: ValidationReport) -> list[ConfigFiles]:
@@ -104,19 +108,19 @@ def check_card(paths: RepoPaths, report: ValidationReport) -> list[ConfigFiles]:
     before = len(report.findings)
     readme = paths.rel(paths.readme)
     if not paths.readme.is_file():
-        report.add(Finding("card", readme, "missing"))
+        report.add(ValidationFinding("card", readme, "missing"))
         return []
     try:
         meta, body = split_front_matter(paths.readme.read_text(encoding="utf-8"))
     except ValueError as exc:
-        report.add(Finding("card", readme, str(exc)))
+        report.add(ValidationFinding("card", readme, str(exc)))
         return []
     model = is_model_card(meta, paths)
     problem = _hub_parses(paths.readme, model=model)
     if problem:
-        report.add(Finding("card", readme, problem))
+        report.add(ValidationFinding("card", readme, problem))
     if "{{" in body:
-        report.add(Finding("card", readme, "unrendered template placeholder"))
+        report.add(ValidationFinding("card", readme, "unrendered template placeholder"))
     if model:
         report.record("card", "a model card: YAML parses with base_model and library_name; "
                               "no data configs", before)
@@ -124,13 +128,13 @@ def check_card(paths: RepoPaths, report: ValidationReport) -> list[ConfigFiles]:
     configs = _configs(paths, meta.get("configs"), report)
     defaults = [c.name for c in configs if c.default]
     if len(defaults) > 1:
-        report.add(Finding("card", readme, f"several default configs: {defaults}"))
+        report.add(ValidationFinding("card", readme, f"several default configs: {defaults}"))
     names: dict[str, int] = defaultdict(int)
     for config in configs:
         names[config.name] += 1
     for name, count in names.items():
         if count > 1:
-            report.add(Finding("card", readme, f"config {name!r} declared {count} times"))
+            report.add(ValidationFinding("card", readme, f"config {name!r} declared {count} times"))
     _file_names(paths, configs, report)
     n_files = sum(len(f) for c in configs for f in c.splits.values())
     report.record("card", f"YAML parses; {len(configs)} config(s) match {n_files} parquet "

@@ -37,7 +37,7 @@ type, so its eager INI reading applies, as to a ``.txt`` file in the repo)."""
 
 
 @dataclass(frozen=True)
-class CellFinding:
+class CellSecret:
     """One detect-secrets finding in one cell."""
 
     row: int
@@ -203,17 +203,17 @@ class _Judge:
         return self.found[text]
 
 
-def scan_leaves(leaves: Leaves) -> list[CellFinding]:
+def scan_leaves(leaves: Leaves) -> list[CellSecret]:
     """detect-secrets' findings in the cells of ``leaves``, in one read: one RE2 pass
     over the cells drops those no plugin can flag (:func:`.secrets_scan.re2_prefilter`);
     the others, and those a config transformer may read so that a plugin flags them,
     are scanned as detect-secrets scans a file, each distinct text once (call inside
     ``detect_secrets.settings.default_settings()``)."""
     judge = _Judge()
-    hits: list[CellFinding] = []
+    hits: list[CellSecret] = []
     for offset, column, values, row_of in leaves():
         for index in judge.marked(values):
-            hits.extend(CellFinding(offset + row_of(index), column, number, kind, hashed, fp)
+            hits.extend(CellSecret(offset + row_of(index), column, number, kind, hashed, fp)
                         for number, kind, hashed, fp in judge.findings(values[index].as_py()))
     return hits
 
@@ -232,7 +232,7 @@ def scan_texts(texts: list[str]) -> dict[str, list[tuple[int, str, str]]]:
     return found
 
 
-def scan_parquet(path: Path, row_groups: list[int] | None = None) -> list[CellFinding]:
+def scan_parquet(path: Path, row_groups: list[int] | None = None) -> list[CellSecret]:
     """Every detect-secrets finding in the cells of one parquet file (of ``row_groups``);
     call inside ``default_settings()``."""
     return scan_leaves(parquet_leaves(path, row_groups))

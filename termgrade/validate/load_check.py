@@ -17,7 +17,7 @@ from typing import Any
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import schema_for
 from termgrade.validate.cache import ValidationCache
-from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 from termgrade.validate.rows_check import SplitInfo
 
 IN_MEMORY_BYTES = 256 * 1024**2
@@ -47,14 +47,15 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
         table = load_dataset(str(root), info.config, split=info.split, cache_dir=cache,
                              columns=columns)
     except Exception as exc:
-        report.add(Finding("load", where, f"load_dataset failed: {type(exc).__name__}: {exc}"))
+        report.add(ValidationFinding(
+            "load", where, f"load_dataset failed: {type(exc).__name__}: {exc}"))
         return
     if table.num_rows != info.rows:
-        report.add(Finding("load", where, f"load_dataset gave {table.num_rows} rows, "
+        report.add(ValidationFinding("load", where, f"load_dataset gave {table.num_rows} rows, "
                                           f"the files hold {info.rows}"))
     loaded = expected if whole or expected is None else Features({key: expected[key]})
     if loaded is not None and table.features != loaded:
-        report.add(Finding("load", where, "features differ from the fixed schema: "
+        report.add(ValidationFinding("load", where, "features differ from the fixed schema: "
                                           f"{table.features} != {loaded}"))
     del table
     if not whole and expected is not None and info.row_schema:
@@ -66,8 +67,9 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
         want = Features.from_arrow_schema(schema_for(info.row_schema).remove_metadata())
         for path in info.files:
             if Features.from_arrow_schema(pq.read_schema(path).remove_metadata()) != want:
-                report.add(Finding("load", where, f"{path.name}: features differ from the "
-                                                  "fixed schema"))
+                report.add(ValidationFinding(
+                    "load", where, f"{path.name}: features differ from the "
+                    "fixed schema"))
     try:
         stream = load_dataset(str(root), info.config, split=info.split, streaming=True)
         features = stream.features
@@ -76,12 +78,15 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
                                columns=[key] if key else None)
         n = sum(1 for _ in counted)
     except Exception as exc:
-        report.add(Finding("load", where, f"streaming load failed: {type(exc).__name__}: {exc}"))
+        report.add(ValidationFinding(
+            "load", where, f"streaming load failed: {type(exc).__name__}: {exc}"))
         return
     if expected is not None and features is not None and features != expected:
-        report.add(Finding("load", where, "streaming features differ from the fixed schema"))
+        report.add(ValidationFinding(
+            "load", where, "streaming features differ from the fixed schema"))
     if n != info.rows or (info.rows and first is None):
-        report.add(Finding("load", where, f"streaming gave {n} rows, the files hold {info.rows}"))
+        report.add(ValidationFinding(
+            "load", where, f"streaming gave {n} rows, the files hold {info.rows}"))
 
 
 def check_load(paths: RepoPaths, infos: list[SplitInfo], report: ValidationReport,

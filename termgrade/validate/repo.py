@@ -9,8 +9,8 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.validate.archive_check import check_archives, check_registry
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import check_card
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 from termgrade.validate.load_check import check_load
-from termgrade.validate.report import Finding, ValidationReport
 from termgrade.validate.rows_check import check_rows
 from termgrade.validate.secrets_check import check_secrets
 
@@ -34,12 +34,13 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     paths = RepoPaths(Path(root).resolve())
     report = ValidationReport(root=str(paths.root))
     if not paths.root.is_dir():
-        report.add(Finding("card", str(root), "no such directory"))
+        report.add(ValidationFinding("card", str(root), "no such directory"))
         return report
     if not paths.readme.is_file():
         # Nothing to check against: say so once instead of a row of vacuous "ok"s.
-        report.add(Finding("card", str(paths.readme), "missing: this is not a staged repo "
-                           "(stage one with `termgrade build ...`)"))
+        report.add(ValidationFinding(
+            "card", str(paths.readme), "missing: this is not a staged repo "
+            "(stage one with `termgrade build ...`)"))
         return report
     configs = check_card(paths, report)
     memo = ValidationCache(paths, enabled=cache)

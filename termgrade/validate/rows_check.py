@@ -20,7 +20,7 @@ from termgrade.builders.rows import ROW_MODELS, schema_for
 from termgrade.records.arrow import ROW_SCHEMA_KEY
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import ConfigFiles
-from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 from termgrade.validate.schemas import SCHEMA_DIR, load_schema
 
 MAX_FINDINGS_PER_FILE = 20
@@ -72,15 +72,16 @@ def _schema_name(path: Path, rel: str, report: ValidationReport) -> str | None:
     try:
         schema = pq.read_schema(path)
     except Exception as exc:
-        report.add(Finding("rows", rel, f"not readable as parquet: {exc}"))
+        report.add(ValidationFinding("rows", rel, f"not readable as parquet: {exc}"))
         return None
     name = str((schema.metadata or {}).get(ROW_SCHEMA_KEY, b"").decode())
     if name not in ROW_MODELS:
-        report.add(Finding("rows", rel, f"schema metadata names no known row model ({name!r})"))
+        report.add(ValidationFinding(
+            "rows", rel, f"schema metadata names no known row model ({name!r})"))
         return None
     expected = schema_for(name)
     if not schema.remove_metadata().equals(expected.remove_metadata()):
-        report.add(Finding("rows", rel, f"parquet schema differs from the {name} schema",
+        report.add(ValidationFinding("rows", rel, f"parquet schema differs from the {name} schema",
                            field=", ".join(f.name for f in schema
                                            if f not in expected) or None))
     return name
@@ -91,10 +92,11 @@ def _budget(path: Path, rel: str, report: ValidationReport) -> None:
     for i in range(meta.num_row_groups):
         size = meta.row_group(i).total_byte_size
         if size > ROW_GROUP_LIMIT:
-            report.add(Finding("budget", rel, f"row group {i} is {size:,} bytes uncompressed "
-                                              f"(budget {ROW_GROUP_LIMIT:,})"))
+            report.add(ValidationFinding(
+                "budget", rel, f"row group {i} is {size:,} bytes uncompressed "
+                f"(budget {ROW_GROUP_LIMIT:,})"))
     if path.stat().st_size > FILE_LIMIT:
-        report.add(Finding("budget", rel, f"file is {path.stat().st_size:,} bytes "
+        report.add(ValidationFinding("budget", rel, f"file is {path.stat().st_size:,} bytes "
                                           f"(limit {FILE_LIMIT:,}): roll it"))
 
 
@@ -103,7 +105,7 @@ def _unique(row: dict[str, Any], index: int, rel: str, name: str,
     key = tuple(_dig(row, k) for k in KEYS[name])
     duplicate = key in seen
     if duplicate:
-        report.add(Finding("rows", rel, f"duplicate key {key}", row=index,
+        report.add(ValidationFinding("rows", rel, f"duplicate key {key}", row=index,
                            field=",".join(KEYS[name])))
     seen.add(key)
     return not duplicate
@@ -123,8 +125,9 @@ def _rows(path: Path, rel: str, name: str, seen: set[tuple[Any, ...]],
         schema = load_schema(name, SCHEMA_DIR)
         validator = Draft202012Validator(schema)
     except (OSError, ValueError) as exc:
-        report.add(Finding("rows", rel, f"cannot load schemas/{name}.schema.json ({exc}); "
-                                        "run `termgrade schemas`"))
+        report.add(ValidationFinding(
+            "rows", rel, f"cannot load schemas/{name}.schema.json ({exc}); "
+            "run `termgrade schemas`"))
         rows: int = pq.ParquetFile(path).metadata.num_rows
         return rows
     cached = cache.rows_key(path, name, json.dumps(schema, sort_keys=True))
@@ -152,7 +155,7 @@ def _rows(path: Path, rel: str, name: str, seen: set[tuple[Any, ...]],
         for error in validator.iter_errors(json_ready(row)):
             found += 1
             if found <= MAX_FINDINGS_PER_FILE:
-                report.add(Finding("rows", rel, error.message, row=index,
+                report.add(ValidationFinding("rows", rel, error.message, row=index,
                                    field=".".join(str(p) for p in error.absolute_path) or None))
         clean &= _unique(row, index, rel, name, seen, report)
     if found > MAX_FINDINGS_PER_FILE:
@@ -189,7 +192,7 @@ def check_rows(paths: RepoPaths, configs: list[ConfigFiles], report: ValidationR
             infos.append(SplitInfo(config.name, split, next(iter(names), None), rows, files))
             total += rows
         if len(names) > 1:
-            report.add(Finding("rows", paths.rel(paths.config_dir(config.name)),
+            report.add(ValidationFinding("rows", paths.rel(paths.config_dir(config.name)),
                                f"config {config.name} mixes row schemas {sorted(names)}"))
     report.record("rows", f"{total:,} rows match their JSON Schemas and fixed parquet "
                           "schemas; keys unique; row groups and files in budget", before)

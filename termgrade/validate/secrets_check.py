@@ -27,7 +27,7 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_text
 from termgrade.pools.processes import map_in_workers
 from termgrade.validate.cache import ValidationCache
-from termgrade.validate.report import Finding, ValidationReport
+from termgrade.validate.findings import ValidationFinding, ValidationReport
 
 BINARY_SUFFIXES = frozenset({".parquet", ".png", ".jpg", ".gz", ".tar", ".zip", ".whl"})
 _PYTEST_NAME = re.compile(r"^\s*(async\s+)?def\s+test_\w+\s*\(")
@@ -256,13 +256,13 @@ def write_baseline(paths: RepoPaths, path: Path) -> int:
     return len(hits)
 
 
-def finding(hit: Hit) -> Finding:
+def finding(hit: Hit) -> ValidationFinding:
     """The validate finding of an unreviewed hit: where it is and its type, never the
     secret (review it, then baseline it or remove it)."""
     if hit.row is None:
-        return Finding("secrets", hit.file, f"{hit.type} on line {hit.line}",
+        return ValidationFinding("secrets", hit.file, f"{hit.type} on line {hit.line}",
                        field=f"line {hit.line}")
-    return Finding("secrets", hit.file, f"{hit.type} on line {hit.line} of the cell",
+    return ValidationFinding("secrets", hit.file, f"{hit.type} on line {hit.line} of the cell",
                    row=hit.row, field=f"{hit.column} line {hit.line}")
 
 

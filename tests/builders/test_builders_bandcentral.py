@@ -149,7 +149,7 @@ def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
 
     from termgrade.cli.app import app, register_commands
     from termgrade.core.errors import DataWarning
-    from termgrade.selection.report import selection_report_paths
+    from termgrade.selection.chosen import selection_report_paths
 
     rates = {"alpha": 0.5, "bravo": 0.375, "charlie": 0.25, "delta": 0.75, "echo": 1.0}
     for name in rates:

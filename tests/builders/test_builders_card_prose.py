@@ -38,7 +38,7 @@ def builders(make_task: MakeTask, tmp_path: Path) -> dict[str, tuple[Build, str]
         "environments": (lambda out, prose: build_environments(
             out, task_roots=[tasks], card_prose=prose) and None, "| `task_id` |"),
         "trajectories": (lambda out, prose: build_trajectories(
-            trials, out, task_roots=[tasks], card_prose=prose) and None, "| `trial_id` |"),
+            out, trials=trials, task_roots=[tasks], card_prose=prose) and None, "| `trial_id` |"),
         "bandcentral": (lambda out, prose: build_bandcentral(
             out, splits=splits, task_roots=[tasks], card_prose=prose) and None,
             "| train | 1 | 0.5000 |"),

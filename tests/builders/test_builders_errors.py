@@ -78,7 +78,7 @@ def test_trial_for_unknown_task_names_line_and_trial(two_tasks: Path, tmp_path: 
     path = write_trials(tmp_path / "t.jsonl", [trial(0), orphan])
     dist = tmp_path / "dist"
     with pytest.raises(RecordError, match=r"t.jsonl:2 \(trial zulu__1\).*unknown task 'zulu'"):
-        build_trajectories(path, dist / "traj", task_roots=[two_tasks])
+        build_trajectories(dist / "traj", trials=path, task_roots=[two_tasks])
     assert_nothing_written(dist)
 
 
@@ -86,7 +86,7 @@ def test_a_trial_without_its_task_dir_takes_the_instruction_from_its_transcript(
         two_tasks: Path, tmp_path: Path) -> None:
     path = write_trials(tmp_path / "t.jsonl", [trial(0), trial(1, task_id="zulu")])
     with pytest.warns(DataWarning, match=r"1 task\(s\) have no task dir.*'zulu'"):
-        summary = build_trajectories(path, tmp_path / "traj", task_roots=[two_tasks])
+        summary = build_trajectories(tmp_path / "traj", trials=path, task_roots=[two_tasks])
     assert summary.stats.from_transcript == {"zulu"}
     rows = pq.read_table(tmp_path / "traj" / "data" / "episodes").to_pylist()
     tasks = {r["trial_id"]: r["task_id"]
@@ -102,13 +102,13 @@ def test_trial_schema_violation_names_field(two_tasks: Path, tmp_path: Path) -> 
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(bad) + "\n")
     with pytest.raises(RecordError, match=r"t.jsonl:1 \(trial_id=alpha__0\).*per_turn.0.input"):
-        build_trajectories(path, tmp_path / "dist" / "traj", task_roots=[two_tasks])
+        build_trajectories(tmp_path / "dist" / "traj", trials=path, task_roots=[two_tasks])
 
 
 def test_duplicate_trial_id(two_tasks: Path, tmp_path: Path) -> None:
     path = write_trials(tmp_path / "t.jsonl", [trial(0), trial(0)])
     with pytest.raises(RecordError, match=r"t.jsonl:2.*duplicate trial_id 'alpha__0'"):
-        build_trajectories(path, tmp_path / "dist" / "traj", task_roots=[two_tasks])
+        build_trajectories(tmp_path / "dist" / "traj", trials=path, task_roots=[two_tasks])
 
 
 def test_row_over_budget_names_the_trial(two_tasks: Path, tmp_path: Path) -> None:
@@ -116,7 +116,8 @@ def test_row_over_budget_names_the_trial(two_tasks: Path, tmp_path: Path) -> Non
     dist = tmp_path / "dist"
     with pytest.raises(BuildError, match=r"t.jsonl:2 \(trial alpha__1\): row is .* over the "
                                          "200,000 byte row budget"):
-        build_trajectories(path, dist / "traj", task_roots=[two_tasks], row_group_bytes=200_000)
+        build_trajectories(dist / "traj", trials=path, task_roots=[two_tasks],
+                           row_group_bytes=200_000)
     assert_nothing_written(dist)
 
 

@@ -82,7 +82,7 @@ def test_sft_messages_are_the_records_messages_unmodified(tasks: Path, tmp_path:
     ]
     records[1].scaffold = SCAFFOLD_NAME
     out = tmp_path / "traj"
-    summary = build_trajectories(write_trials(tmp_path / "t.jsonl", records), out,
+    summary = build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records),
                                  task_roots=[tasks])
     assert summary.stats.trials == 6 and summary.stats.passed == 3
     rows = pq.read_table(out / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()
@@ -142,7 +142,7 @@ def _texts(value: object) -> list[str]:
 def test_episodes_keep_everything_and_with_sft_cover_harbors_columns(
         tasks: Path, tmp_path: Path) -> None:
     out = tmp_path / "traj"
-    build_trajectories(write_trials(tmp_path / "t.jsonl", [trial(0, frame="x" * 5000)]), out,
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", [trial(0, frame="x" * 5000)]),
                        task_roots=[tasks])
     [sft], [row] = _read(out, "sft"), _read(out, "episodes")
     harbor = {"conversations": "messages", "agent": "scaffold", "task": "task_id",
@@ -160,7 +160,7 @@ def test_episodes_keep_everything_and_with_sft_cover_harbors_columns(
     # Harbor's provenance, when the record has it, goes to Harbor's columns.
     harbor_trial = trial(1).model_copy(update={"job_id": "0f1e-job", "model_provider": "openai",
                                                "verifier_output": "17 passed"})
-    build_trajectories(write_trials(tmp_path / "h.jsonl", [harbor_trial]), tmp_path / "h",
+    build_trajectories(tmp_path / "h", trials=write_trials(tmp_path / "h.jsonl", [harbor_trial]),
                        task_roots=[tasks])
     [sft], [row] = _read(tmp_path / "h", "sft"), _read(tmp_path / "h", "episodes")
     assert (row["run_id"], sft["model_provider"], row["verifier_output"]) == (
@@ -172,7 +172,7 @@ def test_episodes_repeat_no_sft_text_and_resolve_to_the_full_episode(
     records = [trial(i, frame=f"frame {i} " + "y" * 3000, messages=False) for i in range(3)]
     records.append(trial(3, frame="z" * 3000))  # recorded messages without the frames
     out = tmp_path / "traj"
-    build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks])
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records), task_roots=[tasks])
     sft = {r["trial_id"]: r for r in _read(out, "sft")}
     episodes = _read(out, "episodes")
     assert set(episodes[0]) & set(sft["alpha__0"]) == {"trial_id"}
@@ -193,7 +193,7 @@ def test_episodes_repeat_no_sft_text_and_resolve_to_the_full_episode(
 def test_files_roll_and_row_groups_stay_bounded(tasks: Path, tmp_path: Path) -> None:
     records = [trial(i, frame=random.Random(i).randbytes(20_000).hex()) for i in range(30)]
     out = tmp_path / "traj"
-    build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks],
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records), task_roots=[tasks],
                        row_group_bytes=200_000, file_bytes=300_000)
     files = sorted((out / "data" / "episodes").glob("*.parquet"))
     assert len(files) > 1
@@ -208,7 +208,7 @@ def test_files_roll_and_row_groups_stay_bounded(tasks: Path, tmp_path: Path) -> 
 
 def test_filter_by_model_and_passed_with_datasets(tasks: Path, tmp_path: Path) -> None:
     out = tmp_path / "traj"
-    build_trajectories(write_trials(tmp_path / "t.jsonl", [trial(i) for i in range(9)]), out,
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", [trial(i) for i in range(9)]),
                        task_roots=[tasks])
     sft = load_dataset(str(out), split="train")
     wins = sft.filter(lambda r: r["passed"] and r["model"] == "org/model-a")
@@ -227,7 +227,7 @@ def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
                        pass_rate=1.0, band="one", n_counted=8, k=8, n_passed=8)]
     splits = [SplitRow(task_id="alpha", split="train7", role="train", pass_rate=0.5)]
     out = tmp_path / "traj"
-    build_trajectories(write_trials(tmp_path / "t.jsonl", records), out, task_roots=[tasks],
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records), task_roots=[tasks],
                        labels=labels, splits=splits, environments_repo="lab/our-envs")
     sft = load_dataset("parquet", data_files=str(out / "data" / "sft" / "*.parquet"),
                        split="train")
@@ -252,7 +252,7 @@ def test_rows_carry_split_pass_rate_and_band_and_the_card_filter_works(
     assert sorted(r["trial_id"] for r in wins) == ["alpha__1", "alpha__3"]  # type: ignore[attr-defined]
     # Without split flags the rows say nothing, and the card says to join before training.
     bare = tmp_path / "bare"
-    build_trajectories(write_trials(tmp_path / "t.jsonl", records), bare, task_roots=[tasks])
+    build_trajectories(bare, trials=write_trials(tmp_path / "t.jsonl", records), task_roots=[tasks])
     row = pq.read_table(bare / "data" / "sft" / "train-00000-of-00001.parquet").to_pylist()[0]
     assert (row["split"], row["pass_rate"], row["band"]) == (None, None, None)
     assert "benchmark tasks leak into training data" in (bare / "README.md").read_text()

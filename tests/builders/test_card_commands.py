@@ -88,7 +88,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                        repo_id=IDS["environments"])
     trials = write_trials(root / "trials.jsonl",
                           [trial(i, task_id=TASKS[i % 3]) for i in range(6)])
-    build_trajectories(trials, root / "trajectories", task_roots=tasks, splits=splits,
+    build_trajectories(root / "trajectories", trials=trials, task_roots=tasks, splits=splits,
                        labels=labels, repo_id=IDS["trajectories"],
                        environments_repo=IDS["environments"])
     build_bandcentral(root / "bandcentral", splits=splits, task_roots=tasks, labels=labels,

@@ -86,7 +86,8 @@ def test_a_graded_bash_tool_trial_renders_through_a_chat_template(tmp_path: Path
         report = grade_model([TASK], agent, tmp_path / "run", k=1, workers=1, progress=False)
     assert report.pass_rate == 1.0
     out = tmp_path / "traj"
-    build_trajectories(tmp_path / "run" / TRIALS_FILE, out, task_roots=[ROOT / "environments"])
+    build_trajectories(out, trials=tmp_path / "run" / TRIALS_FILE,
+                       task_roots=[ROOT / "environments"])
 
     sft = load_dataset("parquet", data_files=str(out / "data" / "sft" / "*.parquet"),
                        split="train")
@@ -174,7 +175,7 @@ def _sft_messages(tmp_path: Path) -> list[dict[str, Any]]:
         ChatMessage(role="assistant", content="Done.", tool_calls=[ToolCall(
             id="c1", function=ToolFunction(name="finish", arguments="{}"))])]
     write_task(tmp_path / "tasks", "alpha")
-    build_trajectories(write_trials(tmp_path / "trials.jsonl", [record]), tmp_path / "traj",
+    build_trajectories(tmp_path / "traj", trials=write_trials(tmp_path / "trials.jsonl", [record]),
                        task_roots=[tmp_path / "tasks"])
     [row] = list(load_dataset("parquet", split="train", data_files=str(
         tmp_path / "traj" / "data" / "sft" / "*.parquet")))

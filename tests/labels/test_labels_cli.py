@@ -88,7 +88,7 @@ def test_synth_transcripts_build_a_valid_trajectories_repo(
     for task_id in sorted({r.task_id for r in records}):
         make_task(task_id)
     out = tmp_path / "traj"
-    summary = build_trajectories(first, out, task_roots=[tmp_path / "tasks"])
+    summary = build_trajectories(out, trials=first, task_roots=[tmp_path / "tasks"])
     assert summary.stats.trials == len(records)
     assert validate_repo(out, secrets=False).ok
     sft = pq.read_table(out / "data" / "sft").to_pylist()

@@ -24,14 +24,14 @@ from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.core.errors import DataWarning, RecordError
 from termgrade.ingest import verdicts as ingest_verdicts
 from termgrade.labels.io import read_labels
+from termgrade.passrates.trialstats import near_misses
 from termgrade.records import LabelRow, SplitRow, TestResult, TrialRecord
 from termgrade.records.arrow import TIMESTAMP, arrow_type, model_fields
 from termgrade.records.jsonl import iter_jsonl, parse_lines, read_input_bytes
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, is_near_miss, near_miss
 from termgrade.records.verdict import FAILED_OUTCOMES, Outcome, TestVerdict, count_outcomes
 from termgrade.records.version import RecordFormat, record_format
-from termgrade.report.trialstats import near_misses
-from termgrade.scoring import reports
+from termgrade.scoring import verdict_parsers
 from termgrade.selection.io import read_splits
 from termgrade.trialsets import iter_trial_records, read_trials
 from termgrade.trialsets.fastpath import fast_read, nonblank_lines
@@ -264,8 +264,8 @@ def test_the_reports_threshold_is_the_definitions_parameter() -> None:
 # -- one test-verdict model ------------------------------------------------------------
 
 def test_every_former_verdict_model_is_the_one_model() -> None:
-    assert reports.TestVerdict is TestVerdict is TestResult is verify_record.TestRecord
-    assert reports.Outcome is Outcome
+    assert verdict_parsers.TestVerdict is TestVerdict is TestResult is verify_record.TestRecord
+    assert verdict_parsers.Outcome is Outcome
     assert ingest_verdicts.count_outcomes is count_outcomes
     assert TrialRecord.model_fields["tests"].annotation == list[TestVerdict]
     assert VerifyRecord.model_fields["tests"].annotation == list[TestVerdict]
@@ -350,8 +350,8 @@ def test_the_fast_paths_refuse_an_unknown_version_so_the_reader_explains(
 @pytest.mark.parametrize("model", ["audit", "report"])
 def test_audit_and_report_files_check_their_version(model: str) -> None:
     from termgrade.audit.records import TaskAudit
-    from termgrade.report.models import Report
+    from termgrade.passrates.models import PassRateReport
 
-    cls = TaskAudit if model == "audit" else Report
+    cls = TaskAudit if model == "audit" else PassRateReport
     with pytest.raises(ValueError, match="newer TermGrade"):
         cls.model_validate_json('{"schema_version": "9.0"}')

@@ -33,7 +33,7 @@ ray = pytest.importorskip("ray")
 from termgrade.pools.executors import Pool, make_pool  # noqa: E402
 from termgrade.pools.ray_executor import (  # noqa: E402
     LOOPBACK_ENV,
-    NodeReport,
+    NodeProbe,
     RayExecutor,
     RayUnavailableError,
     needs_code,
@@ -241,12 +241,12 @@ def test_an_unreachable_address_fails_at_once_with_the_fix() -> None:
 
 
 def test_nodes_without_termgrade_get_the_drivers_code() -> None:
-    ok = NodeReport("10.0.0.1 (ab)", "0.1.0", None)
+    ok = NodeProbe("10.0.0.1 (ab)", "0.1.0", None)
     assert not needs_code([ok], "0.1.0")
-    assert needs_code([ok, NodeReport("10.0.0.2 (cd)", None, "cannot import TermGrade")],
+    assert needs_code([ok, NodeProbe("10.0.0.2 (cd)", None, "cannot import TermGrade")],
                       "0.1.0")
-    assert needs_code([NodeReport("10.0.0.3 (ef)", "0.0.9", None)], "0.1.0")
-    assert not needs_code([NodeReport("10.0.0.4 (gh)", "0.1.0", "no Docker")], "0.1.0")
+    assert needs_code([NodeProbe("10.0.0.3 (ef)", "0.0.9", None)], "0.1.0")
+    assert not needs_code([NodeProbe("10.0.0.4 (gh)", "0.1.0", "no Docker")], "0.1.0")
 
 
 def test_verify_refuses_local_seams_on_a_remote_pool(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from huggingface_hub.errors import RepositoryNotFoundError
 
 from termgrade.core.errors import PublishError
 from termgrade.publish import (
-    Limits,
+    CommitLimits,
     PublishOptions,
     PublishResult,
     RetryPolicy,
@@ -149,7 +149,7 @@ def test_failed_validation_refuses_before_talking_to_the_hub(
 
 def test_large_diff_goes_through_one_pull_request_merged_at_the_end(
         hub: HubServer, staged: Path, tmp_path: Path) -> None:  # noqa: F811
-    opts = options(hub, tmp_path, limits=Limits(max_ops=4))
+    opts = options(hub, tmp_path, limits=CommitLimits(max_ops=4))
     result = run(staged, opts)
     n_files = len(scan_local(staged))
     assert result.pr_num == 1 and result.merged
@@ -162,7 +162,7 @@ def test_large_diff_goes_through_one_pull_request_merged_at_the_end(
 
 def test_rerun_resumes_a_chunked_publish_after_a_failure(
         hub: HubServer, staged: Path, tmp_path: Path) -> None:  # noqa: F811
-    opts = options(hub, tmp_path, limits=Limits(max_ops=4),
+    opts = options(hub, tmp_path, limits=CommitLimits(max_ops=4),
                    retry=RetryPolicy(attempts=2, base_s=0.01))
     n_chunks = -(-len(scan_local(staged)) // 4)
     hub.inject(Fault(path="/commit/refs%2Fpr%2F1", status=503, times=2))  # chunk 2 fails twice
@@ -260,7 +260,7 @@ def test_a_commit_whose_response_was_lost_is_not_made_twice(
 def test_a_pull_request_whose_response_was_lost_is_not_opened_twice(
         hub: HubServer, staged: Path, tmp_path: Path) -> None:  # noqa: F811
     hub.inject(Fault(path="/commit/main", status=503, action="lost_response"))
-    result = run(staged, options(hub, tmp_path, limits=Limits(max_ops=4)))
+    result = run(staged, options(hub, tmp_path, limits=CommitLimits(max_ops=4)))
     assert result.pr_num == 1 and result.merged
     refs = HfApi(endpoint=hub.url).list_repo_refs(REPO, repo_type="dataset",
                                                   include_pull_requests=True)
@@ -270,7 +270,7 @@ def test_a_pull_request_whose_response_was_lost_is_not_opened_twice(
 
 def test_a_rerun_with_other_content_opens_a_new_pull_request(
         hub: HubServer, staged: Path, tmp_path: Path) -> None:  # noqa: F811
-    opts = options(hub, tmp_path, limits=Limits(max_ops=4),
+    opts = options(hub, tmp_path, limits=CommitLimits(max_ops=4),
                    retry=RetryPolicy(attempts=1, base_s=0.01))
     hub.inject(Fault(path="/commit/refs%2Fpr%2F1", status=503))
     with pytest.raises(PublishError, match="rerun the same command"):

@@ -13,12 +13,12 @@ from huggingface_hub.utils.sha import git_hash
 
 from termgrade.core.errors import PublishError
 from termgrade.core.retry import RetryEvent, RetryPolicy
-from termgrade.publish import Limits, RemoteFile, make_plan, scan_local
+from termgrade.publish import CommitLimits, RemoteFile, make_plan, scan_local
 from termgrade.publish.files import LocalFile
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.retry import call_with_retries
 from termgrade.publish.validation import ValidationOutcome, check_staged_repo, library_validator
-from termgrade.validate import Finding, ValidationReport
+from termgrade.validate import ValidationFinding, ValidationReport
 from tests.support.hub_fixtures import hf_home  # noqa: F401
 
 
@@ -81,7 +81,7 @@ def test_same_size_different_content_is_a_change(tmp_path: Path) -> None:
 def test_an_empty_plan_against_an_identical_remote(tmp_path: Path) -> None:
     local = scan_local(tree(tmp_path, {"a.txt": b"a", "b/c.bin": b"\0c"}))
     plan = make_plan(local, {p: regular(f) for p, f in local.items()}, "h" * 40)
-    assert plan.empty and plan.unchanged == 2 and plan.chunks(Limits()) == []
+    assert plan.empty and plan.unchanged == 2 and plan.chunks(CommitLimits()) == []
 
 
 def test_chunks_respect_both_limits_and_cover_everything(tmp_path: Path) -> None:
@@ -89,12 +89,12 @@ def test_chunks_respect_both_limits_and_cover_everything(tmp_path: Path) -> None
     local = scan_local(tree(tmp_path, files))
     remote = {f"gone{i}.txt": RemoteFile(f"gone{i}.txt", 1, "1" * 40, None) for i in range(5)}
     plan = make_plan(local, remote, None)
-    chunks = plan.chunks(Limits(max_ops=6, max_bytes=1000))
+    chunks = plan.chunks(CommitLimits(max_ops=6, max_bytes=1000))
     assert all(c.n_ops <= 6 and c.bytes <= 1000 for c in chunks)
     assert sorted(f.path for c in chunks for f in c.uploads) == sorted(files)
     assert sorted(p for c in chunks for p in c.deletes) == sorted(remote)
     assert [c.index for c in chunks] == list(range(len(chunks)))
-    assert len(plan.chunks(Limits())) == 1
+    assert len(plan.chunks(CommitLimits())) == 1
 
 
 def _http_error(status: int, retry_after: str | None = None) -> HfHubHTTPError:
@@ -182,7 +182,7 @@ def test_the_default_validator_is_termgrade_validate(tmp_path: Path,
     def fake(root: Path) -> ValidationReport:
         seen.append(root)
         report = ValidationReport(root=str(root))
-        report.add(Finding("archive", "data/tasks/unseen-00000-of-00001.parquet",
+        report.add(ValidationFinding("archive", "data/tasks/unseen-00000-of-00001.parquet",
                            "archive_sha256 does not match", row=2, field="archive_sha256"))
         return report
 

@@ -9,7 +9,7 @@ import pytest
 from termgrade.core.errors import VerifierError
 from termgrade.sandbox import OutputCap
 from termgrade.scoring import parse_reward
-from termgrade.scoring.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.scoring.verdict_parsers import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
 from tests.conftest import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from termgrade.builders.environments import build_environments
-from termgrade.validate import Finding
+from termgrade.validate import ValidationFinding
 
 TASKS = "data/tasks/unseen-00000-of-00001.parquet"
 
@@ -50,5 +50,5 @@ def rewrite(path: Path, change: Callable[[list[dict[str, Any]]], None],
     pq.write_table(pa.Table.from_pylist(rows, schema=schema or table.schema), path)
 
 
-def only(findings: list[Finding], check: str) -> list[Finding]:
+def only(findings: list[ValidationFinding], check: str) -> list[ValidationFinding]:
     return [f for f in findings if f.check == check]

@@ -52,7 +52,7 @@ def _repo(tmp_path: Path, make_task: MakeTask, output: str) -> Path:
     trials.write_text("".join(_trial(i, output if i == 1 else "ok\n").model_dump_json() + "\n"
                               for i in range(3)))
     out = tmp_path / "dist" / "traj"
-    build_trajectories(trials, out, task_roots=[tmp_path / "tasks"], repo_id="org/traj")
+    build_trajectories(out, trials=trials, task_roots=[tmp_path / "tasks"], repo_id="org/traj")
     return out
 
 

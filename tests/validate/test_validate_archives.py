@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from termgrade.validate import Finding, validate_repo
+from termgrade.validate import ValidationFinding, validate_repo
 from tests.support.staged_repo import TASKS, only, pristine, repo, rewrite
 
 __all__ = ["pristine", "repo"]  # fixtures, used by name
@@ -22,7 +22,7 @@ def test_tampered_archive_is_named_by_file_row_and_field(repo: Path) -> None:
         rows[1]["archive"] = rows[0]["archive"]
     rewrite(repo / TASKS, corrupt)
     findings = only(validate_repo(repo, load=False, secrets=False).findings, "archive")
-    assert Finding("archive", TASKS, "archive does not hash to archive_sha256", row=1,
+    assert ValidationFinding("archive", TASKS, "archive does not hash to archive_sha256", row=1,
                    field="archive_sha256") in findings
     assert any(f.row == 1 and f.field == "files" and "bravo" in f.message for f in findings)
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from termgrade.report.models import ConfigSummary, CostRow, JaccardOut
-from termgrade.report.summary import with_config
+from termgrade.passrates.models import ConfigSummary, CostRow, JaccardOut
+from termgrade.passrates.summary import with_config
 from termgrade.stats import grpo_weight
 
 DPI = 110

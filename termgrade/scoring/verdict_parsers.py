@@ -1,4 +1,4 @@
-"""Per-test verdicts from a verifier's report: CTRF json, JUnit xml, or pytest's -rA lines.
+"""Parse a verifier's results file into per-test verdicts: CTRF json, JUnit xml, pytest -rA.
 
 A verdict is the one :class:`~termgrade.records.verdict.TestVerdict` (re-exported here with
 :class:`~termgrade.records.verdict.Outcome`, the names the grader uses).

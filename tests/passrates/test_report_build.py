@@ -13,7 +13,13 @@ from typer.testing import CliRunner
 
 from termgrade.core.errors import DataWarning
 from termgrade.labels import compute_labels, write_labels
-from termgrade.report import Report, ReportOptions, build_report, load_inputs, write_report
+from termgrade.passrates import (
+    PassRateOptions,
+    PassRateReport,
+    build_report,
+    load_inputs,
+    write_report,
+)
 from termgrade.trialsets import read_trials
 from tests.support.labels import cli_app, small_corpus_file, trial, write_jsonl
 
@@ -33,7 +39,7 @@ def quiet_inputs(*paths: Path):  # type: ignore[no-untyped-def]
 
 def test_label_sections(corpus: Path) -> None:
     inputs = quiet_inputs(corpus)
-    report = build_report(inputs, ReportOptions(n_boot=300))
+    report = build_report(inputs, PassRateOptions(n_boot=300))
     labels = inputs.labels
     assert [c.config for c in report.configs] == sorted(
         labels["model"].unique(), key=lambda m: labels.loc[labels["model"] == m,
@@ -59,7 +65,7 @@ def test_label_sections(corpus: Path) -> None:
 
 def test_trial_sections(corpus: Path) -> None:
     inputs = quiet_inputs(corpus)
-    report = build_report(inputs, ReportOptions(n_boot=0))
+    report = build_report(inputs, PassRateOptions(n_boot=0))
     trials = inputs.trials
     assert trials is not None and report.cost and report.near_misses and report.turns
     for row in report.cost:
@@ -92,27 +98,27 @@ def test_labels_only_and_labels_from_trials_agree(corpus: Path, tmp_path: Path) 
         labels = compute_labels(read_trials([corpus]))
     path = tmp_path / "labels.jsonl"
     write_labels(path, labels)
-    from_labels = build_report(quiet_inputs(path), ReportOptions(n_boot=200))
-    from_trials = build_report(quiet_inputs(corpus), ReportOptions(n_boot=200))
+    from_labels = build_report(quiet_inputs(path), PassRateOptions(n_boot=200))
+    from_trials = build_report(quiet_inputs(corpus), PassRateOptions(n_boot=200))
     assert from_labels.configs == from_trials.configs
     assert from_labels.paired == from_trials.paired
     assert from_labels.jaccard == from_trials.jaccard
     assert from_labels.cost is None and from_labels.near_misses is None
-    both = build_report(quiet_inputs(path, corpus), ReportOptions(n_boot=200))
+    both = build_report(quiet_inputs(path, corpus), PassRateOptions(n_boot=200))
     assert both.configs == from_trials.configs and both.cost == from_trials.cost
 
 
 def test_written_report(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     report, written = write_report(quiet_inputs(corpus), out,
-                                   ReportOptions(n_boot=200, selected={"train": [0.5, 0.375]}))
+                                   PassRateOptions(n_boot=200, selected={"train": [0.5, 0.375]}))
     names = {p.name for p in written}
     assert names == {"report.json", "report.md", "pass_rate_histograms.png", "grpo_weight.png",
                      "jaccard.png", "pass1_vs_trial_hours.png"}
     for path in written:
         if path.suffix == ".png":
             assert path.read_bytes().startswith(PNG) and path.stat().st_size > 5000
-    again = Report.model_validate_json((out / "report.json").read_text())
+    again = PassRateReport.model_validate_json((out / "report.json").read_text())
     assert again == report
     markdown = (out / "report.md").read_text()
     for heading in ("## Pass rates", "## Paired comparisons", "## Difficulty does not transfer",
@@ -129,7 +135,7 @@ def test_missing_tasks_and_issues_reach_the_report(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "t.jsonl", rows)
     with pytest.warns(DataWarning, match="no trials for 1"):
         inputs = load_inputs([path])
-    report = build_report(inputs, ReportOptions(n_boot=100))
+    report = build_report(inputs, PassRateOptions(n_boot=100))
     assert report.paired[0].n_common == 2
     assert any("missing_tasks" in issue for issue in report.issues)
 
@@ -156,7 +162,7 @@ def test_report_cli(corpus: Path, tmp_path: Path) -> None:
 
 def test_the_grpo_figure_annotates_only_the_users_data() -> None:
     """No paper figures ("0.99 at p=0.45") on a user's plot: notes come from their sets."""
-    from termgrade.report.plots import curve_annotations, grpo_curve
+    from termgrade.passrates.plots import curve_annotations, grpo_curve
 
     assert curve_annotations(None) == [] and curve_annotations({"train": []}) == []
     [(x, y, text)] = curve_annotations({"train": [0.25, 0.75, float("nan")]})

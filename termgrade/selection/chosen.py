@@ -114,7 +114,7 @@ def selection_report_paths(splits_path: Path) -> dict[str, Path]:
 def write_selection_report(selection: Selection, splits_path: Path,
                            *, plot: bool = True) -> list[Path]:
     """Write ``<splits>.selection.{json,md,png}`` beside the splits file."""
-    from termgrade.report.plots import grpo_curve
+    from termgrade.passrates.plots import grpo_curve
 
     report = build_selection_report(selection)
     paths = selection_report_paths(splits_path)

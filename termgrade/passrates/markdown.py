@@ -1,10 +1,10 @@
-"""Render a :class:`Report` as Markdown."""
+"""Render a :class:`PassRateReport` as Markdown."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from termgrade.report.models import PassAtKOut, Report
+from termgrade.passrates.models import PassAtKOut, PassRateReport
 
 
 def _f(value: float | None, digits: int = 4) -> str:
@@ -57,7 +57,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def _pass_rates(report: Report) -> list[str]:
+def _pass_rates(report: PassRateReport) -> list[str]:
     bands = [b.split(":")[0] for b in report.band_scheme]
     rows = [[c.config, str(c.k), f"{c.n_measured}/{c.n_tasks}", _pk(c.pass_at_1),
              _pk(c.pass_at_k), _pk(c.pass_at_8), *(str(c.bands.get(b, 0)) for b in bands)]
@@ -69,7 +69,7 @@ def _pass_rates(report: Report) -> list[str]:
                           rows)
 
 
-def _paired(report: Report) -> list[str]:
+def _paired(report: PassRateReport) -> list[str]:
     level = round(100 * report.paired[0].ci_level) if report.paired else 95
     rows = [[f"{r.a} vs {r.b}", str(r.n_common), f"{r.diff_pp:+.2f}",
              f"{_f(r.ci_low_pp, 2)} .. {_f(r.ci_high_pp, 2)}", _f(r.t, 2), _p(r.p_value)]
@@ -80,7 +80,7 @@ def _paired(report: Report) -> list[str]:
     return lines + _table(["pair", "tasks", "diff (pp)", f"{level}% CI (pp)", "t", "p"], rows)
 
 
-def _jaccard(report: Report) -> list[str]:
+def _jaccard(report: PassRateReport) -> list[str]:
     j = report.jaccard
     rows = [[f"{name} ({size})", *(_f(v, 2) for v in row)]
             for name, size, row in zip(j.names, j.sizes, j.matrix, strict=True)]
@@ -92,7 +92,7 @@ def _jaccard(report: Report) -> list[str]:
     return lines + _table(["config (set size)", *j.names], rows)
 
 
-def _cost(report: Report) -> list[str]:
+def _cost(report: PassRateReport) -> list[str]:
     if not report.cost:
         return []
     rows = [[r.config, _n(r.n_trials), _n(r.n_wins), _f(r.median_win_minutes, 1),
@@ -113,7 +113,7 @@ def _cost(report: Report) -> list[str]:
     return lines
 
 
-def _near(report: Report) -> list[str]:
+def _near(report: PassRateReport) -> list[str]:
     nm = report.near_misses
     if nm is None:
         return []
@@ -129,7 +129,7 @@ def _near(report: Report) -> list[str]:
     return lines
 
 
-def _turns(report: Report) -> list[str]:
+def _turns(report: PassRateReport) -> list[str]:
     if not report.turns:
         return []
     rows = [[r.config, _f(r.median_turns_win, 0), _f(r.median_turns_fail, 0),
@@ -143,7 +143,7 @@ def _turns(report: Report) -> list[str]:
                            "tasks", "mean diff", "tasks wins fewer", "Wilcoxon p"], rows)
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(report: PassRateReport) -> str:
     lines = ["# TermGrade grading report", "",
              "Inputs: " + ", ".join(f"`{p}`" for p in report.inputs), "",
              "Bands: " + "; ".join(report.band_scheme), ""]

@@ -8,16 +8,16 @@ from pathlib import Path
 
 from termgrade.core.atomic import atomic_write_bytes, atomic_write_text
 from termgrade.core.errors import OptionError
-from termgrade.report import plots
-from termgrade.report.inputs import ReportInputs
-from termgrade.report.markdown import render_markdown
-from termgrade.report.models import Report
-from termgrade.report.summary import jaccard_section, paired_comparisons, summarize_configs
-from termgrade.report.trialstats import cost_rows, cost_totals, near_misses, turn_rows
+from termgrade.passrates import plots
+from termgrade.passrates.inputs import PassRateInputs
+from termgrade.passrates.markdown import render_markdown
+from termgrade.passrates.models import PassRateReport
+from termgrade.passrates.summary import jaccard_section, paired_comparisons, summarize_configs
+from termgrade.passrates.trialstats import cost_rows, cost_totals, near_misses, turn_rows
 
 
 @dataclass(frozen=True)
-class ReportOptions:
+class PassRateOptions:
     central_band: str = "central"
     """Band whose task sets the Jaccard section compares."""
     near_miss_min_passed: int = 8
@@ -28,7 +28,7 @@ class ReportOptions:
     """Pass rates of chosen tasks per split, marked on the 4p(1-p) figure."""
 
 
-def check_band(inputs: ReportInputs, band: str) -> None:
+def check_band(inputs: PassRateInputs, band: str) -> None:
     """Refuse a ``--band`` that names no band of the scheme or of the labels."""
     known = set(inputs.scheme.names)
     if "band" in inputs.labels:
@@ -38,11 +38,12 @@ def check_band(inputs: ReportInputs, band: str) -> None:
                           fix="give one of those, or --cuts/--band-names that define it")
 
 
-def build_report(inputs: ReportInputs, options: ReportOptions = ReportOptions()) -> Report:
+def build_report(inputs: PassRateInputs,
+                 options: PassRateOptions = PassRateOptions()) -> PassRateReport:
     check_band(inputs, options.central_band)
     configs = summarize_configs(inputs.labels)
     order = [c.config for c in configs]
-    report = Report(
+    report = PassRateReport(
         inputs=[str(p) for p in inputs.files], band_scheme=inputs.scheme.describe(),
         central_band=options.central_band, configs=configs,
         paired=paired_comparisons(inputs.labels, order, n_boot=options.n_boot,
@@ -58,8 +59,8 @@ def build_report(inputs: ReportInputs, options: ReportOptions = ReportOptions())
     return report
 
 
-def _figures(report: Report, inputs: ReportInputs,
-             options: ReportOptions) -> dict[str, bytes]:
+def _figures(report: PassRateReport, inputs: PassRateInputs,
+             options: PassRateOptions) -> dict[str, bytes]:
     band = inputs.scheme.bounds_of(options.central_band) or (0.25, 0.75)
     order = [c.config for c in report.configs]
     figures = {
@@ -72,8 +73,8 @@ def _figures(report: Report, inputs: ReportInputs,
     return figures
 
 
-def write_report(inputs: ReportInputs, out_dir: Path,
-                 options: ReportOptions = ReportOptions()) -> tuple[Report, list[Path]]:
+def write_report(inputs: PassRateInputs, out_dir: Path,
+                 options: PassRateOptions = PassRateOptions()) -> tuple[PassRateReport, list[Path]]:
     """Compute the report and write it under ``out_dir``; returns it and the paths written."""
     report = build_report(inputs, options)
     written = []

@@ -1,12 +1,18 @@
-"""What ``termgrade validate`` found: one :class:`Finding` per problem, named precisely."""
+"""What ``termgrade validate`` found: one :class:`ValidationFinding` per problem, precisely."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+
+from termgrade.records.issues import Issue
 
 
 @dataclass(frozen=True)
-class Finding:
+class ValidationFinding(Issue):
+    """One validation problem: an :class:`~termgrade.records.issues.Issue` (an error) whose
+    ``where`` is the file, row and field, and whose ``what`` is the message."""
+
     check: str
     """card, files, rows, budget, load, archive, registry or secrets."""
     file: str
@@ -16,20 +22,32 @@ class Finding:
     """0-based row index within the file, when one row is at fault."""
     field: str | None = None
     """Dotted field path within the row (``files.3.sha256``), when one field is."""
+    where: str = dataclasses.field(init=False, default="")
+    what: str = dataclasses.field(init=False, default="")
 
-    def __str__(self) -> str:
+    def __post_init__(self) -> None:
         where = self.file
         if self.row is not None:
             where += f" row {self.row}"
         if self.field:
             where += f" [{self.field}]"
-        return f"{self.check}: {where}: {self.message}"
+        object.__setattr__(self, "where", where)
+        object.__setattr__(self, "what", self.message)
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.where}: {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        """The finding as ``termgrade validate --json`` writes it (and as it is rebuilt from
+        a worker's answer: ``ValidationFinding(**finding.to_dict())``)."""
+        return {"check": self.check, "file": self.file, "row": self.row, "field": self.field,
+                "message": self.message}
 
 
 @dataclass
 class ValidationReport:
     root: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[ValidationFinding] = field(default_factory=list)
     passed: dict[str, str] = field(default_factory=dict)
     """Check name -> what it proved (only for checks with no findings)."""
     notes: list[str] = field(default_factory=list)
@@ -39,7 +57,7 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.findings
 
-    def add(self, finding: Finding) -> None:
+    def add(self, finding: ValidationFinding) -> None:
         self.findings.append(finding)
 
     def record(self, check: str, proved: str, before: int) -> None:
@@ -57,8 +75,7 @@ class ValidationReport:
         return {
             "root": self.root,
             "ok": self.ok,
-            "findings": [{"check": f.check, "file": f.file, "row": f.row, "field": f.field,
-                          "message": f.message} for f in self.findings],
+            "findings": [finding.to_dict() for finding in self.findings],
             "passed": self.passed,
             "notes": self.notes,
         }

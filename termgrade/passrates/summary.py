@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from termgrade.report.models import ConfigSummary, JaccardOut, PairedRow, PassAtKOut
+from termgrade.passrates.models import ConfigSummary, JaccardOut, PairedRow, PassAtKOut
 from termgrade.stats import jaccard_matrix, mean_pass_at_k, paired_compare
 
 

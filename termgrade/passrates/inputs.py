@@ -14,7 +14,7 @@ from termgrade.trialsets import DataIssue, read_trials
 
 
 @dataclass
-class ReportInputs:
+class PassRateInputs:
     labels: pd.DataFrame
     """Label rows (see :data:`termgrade.labels.LABEL_COLUMNS`)."""
     trials: pd.DataFrame | None
@@ -25,7 +25,7 @@ class ReportInputs:
 
 
 def load_inputs(paths: Sequence[Path], *, scheme: BandScheme = DEFAULT_SCHEME,
-                k: KSpec = None) -> ReportInputs:
+                k: KSpec = None) -> PassRateInputs:
     """Labels come from label files if any were given, else from the trials."""
     kinds = {Path(p): sniff_kind(Path(p)) for p in paths}
     label_files = [p for p, kind in kinds.items() if kind == "labels"]
@@ -43,5 +43,5 @@ def load_inputs(paths: Sequence[Path], *, scheme: BandScheme = DEFAULT_SCHEME,
                                    scheme=scheme)
         labels = label_set.frame
         issues += label_set.issues
-    return ReportInputs(labels=labels, trials=trials, files=list(kinds), issues=issues,
+    return PassRateInputs(labels=labels, trials=trials, files=list(kinds), issues=issues,
                         scheme=scheme)

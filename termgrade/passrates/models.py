@@ -133,7 +133,7 @@ class TurnsRow(_Out):
     wilcoxon_p: float | None = Field(description="Wilcoxon signed-rank test of the differences.")
 
 
-class Report(_Out):
+class PassRateReport(_Out):
     schema_version: Annotated[str, REPORT_FORMAT] = REPORT_SCHEMA_VERSION
     inputs: list[str]
     band_scheme: list[str]

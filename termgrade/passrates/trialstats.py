@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, near_miss
-from termgrade.report.models import (
+from termgrade.passrates.models import (
     CostRow,
     CostTotals,
     NearMisses,
@@ -18,7 +17,8 @@ from termgrade.report.models import (
     NearMissRow,
     TurnsRow,
 )
-from termgrade.report.summary import config_names
+from termgrade.passrates.summary import config_names
+from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, near_miss
 from termgrade.stats.signedrank import wilcoxon_signed_rank
 
 
