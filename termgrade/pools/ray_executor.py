@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.core.errors import OptionError, RayUnavailableError
 from termgrade.core.version import __version__
 from termgrade.pools.executors import Pool
 
@@ -52,10 +52,6 @@ START_FIX = ("start one: `ray start --head --port 6379 --node-ip-address=127.0.0
              "node; see docs/ray.md")
 NODE_FIX = ("on each node named: a Docker engine, `pip install 'termgrade[ray]'` (this "
             "driver's version), `termgrade base-image build`; see docs/ray.md")
-
-
-class RayUnavailableError(TermGradeError, ConnectionError):
-    """No Ray cluster answers at the address, or its nodes cannot run trials."""
 
 
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -440,5 +436,5 @@ def ray_pool(address: str, workers: int | None = None, *, num_cpus: float | None
     return Pool(executor, executor.slots, address)
 
 
-__all__ = ["DEFAULT_NUM_CPUS", "NodeReport", "RayExecutor", "RayUnavailableError",
-           "needs_code", "ray_pool", "termgrade_code_env"]
+__all__ = ["DEFAULT_NUM_CPUS", "NodeReport", "RayExecutor", "needs_code", "ray_pool",
+           "termgrade_code_env"]
