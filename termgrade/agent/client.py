@@ -17,7 +17,6 @@ and bounds the requests in flight.
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -29,6 +28,7 @@ import httpx2
 
 from termgrade.core.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
+from termgrade.core.settings import SETTINGS
 
 CONTEXT_ERROR = re.compile(
     r"context[ _-]?length|maximum context|context window|too many tokens|prompt is too long"
@@ -59,7 +59,7 @@ class Endpoint:
         return self.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict[str, str]:
-        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        key = SETTINGS.api_key(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
 
