@@ -18,8 +18,7 @@ from termgrade.records.jsonl import iter_jsonl
 from termgrade.task import Task, discover_tasks, load_task
 from termgrade.verify.record import VerifyRecord
 
-__all__ = ["Inputs", "RecordSource", "iter_jsonl", "load_inputs", "load_labels", "load_tasks",
-           "records_of"]
+__all__ = ["Inputs", "RecordSource", "load_inputs", "load_labels", "load_tasks", "records_of"]
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
 from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
-from termgrade.builders.inputs import RecordSource, iter_jsonl, load_inputs, records_of
+from termgrade.builders.inputs import RecordSource, load_inputs, records_of
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
@@ -33,6 +33,7 @@ from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import DataWarning, RecordError
 from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
+from termgrade.records.jsonl import iter_jsonl
 
 DEFAULT_REPO_ID = "ai-and/termgrade-trajectories"
 ENVIRONMENTS_REPO_ID = ENVIRONMENTS_DEFAULT_REPO_ID

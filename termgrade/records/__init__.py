@@ -6,17 +6,11 @@ strict JSONL reader is :mod:`termgrade.records.jsonl`.
 """
 
 from termgrade.records.label import LabelRow, SplitRow
-from termgrade.records.trial import (
-    ChatMessage,
-    EpisodeStep,
-    TestResult,
-    TrialRecord,
-    TurnMetrics,
-)
+from termgrade.records.trial import ChatMessage, EpisodeStep, TrialRecord, TurnMetrics
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.records.version import RecordFormat, record_format
 
 SCHEMA_MODELS = {"trial": TrialRecord, "label": LabelRow, "split": SplitRow}
 
 __all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "LabelRow", "Outcome", "RecordFormat",
-           "SplitRow", "TestResult", "TestVerdict", "TrialRecord", "TurnMetrics", "record_format"]
+           "SplitRow", "TestVerdict", "TrialRecord", "TurnMetrics", "record_format"]

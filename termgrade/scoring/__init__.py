@@ -8,9 +8,7 @@
 - :mod:`~termgrade.scoring.verifier`: test.sh, the reward file, the final decision.
 """
 
-from termgrade.scoring.reports import Outcome, TestVerdict
 from termgrade.scoring.trial import RunOutcome, run_task, task_limits
 from termgrade.scoring.verifier import VerifierResult, parse_reward
 
-__all__ = ["Outcome", "RunOutcome", "TestVerdict", "VerifierResult", "parse_reward", "run_task",
-           "task_limits"]
+__all__ = ["RunOutcome", "VerifierResult", "parse_reward", "run_task", "task_limits"]
