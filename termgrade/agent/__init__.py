@@ -5,17 +5,9 @@ and training share it), :mod:`~termgrade.agent.client` talks to any OpenAI-compa
 endpoint, :mod:`~termgrade.agent.loop` runs one episode in a task's container.
 """
 
-from termgrade.agent.client import (
-    ChatClient,
-    ContextLengthError,
-    Endpoint,
-    EndpointError,
-    RequestRejected,
-    client_for,
-)
+from termgrade.agent.client import ChatClient, Endpoint, client_for
 from termgrade.agent.loop import Episode, StopReason, Transcript
 from termgrade.agent.scaffold import SCAFFOLD_NAME, SYSTEM_PROMPT, TOOLS, ScaffoldConfig
 
-__all__ = ["SCAFFOLD_NAME", "SYSTEM_PROMPT", "TOOLS", "ChatClient", "ContextLengthError",
-           "Endpoint", "EndpointError", "Episode", "RequestRejected", "ScaffoldConfig",
-           "StopReason", "Transcript", "client_for"]
+__all__ = ["SCAFFOLD_NAME", "SYSTEM_PROMPT", "TOOLS", "ChatClient", "Endpoint", "Episode",
+           "ScaffoldConfig", "StopReason", "Transcript", "client_for"]

@@ -17,7 +17,6 @@ and bounds the requests in flight.
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -27,7 +26,9 @@ from typing import Any
 
 import httpx2
 
+from termgrade.core.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
+from termgrade.core.settings import SETTINGS
 
 CONTEXT_ERROR = re.compile(
     r"context[ _-]?length|maximum context|context window|too many tokens|prompt is too long"
@@ -58,29 +59,8 @@ class Endpoint:
         return self.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict[str, str]:
-        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        key = SETTINGS.api_key(self.api_key_env)
         return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-class EndpointError(RuntimeError):
-    """The endpoint did not answer usefully after every retry: an infrastructure loss.
-
-    ``fatal``: no trial can succeed against it (401, 403, 404: a wrong URL, model or key)."""
-
-    def __init__(self, message: str, *, fatal: bool = False, retries: int = 0) -> None:
-        super().__init__(message)
-        self.fatal = fatal
-        self.retries = retries
-        """Tries of this request that failed before it was given up, less one."""
-
-
-class RequestRejected(RuntimeError):
-    """The endpoint refused this conversation (400, 422) for what the model wrote in it:
-    the episode ends there and is scored."""
-
-
-class ContextLengthError(RuntimeError):
-    """The request is longer than the model's context window."""
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from termgrade.agent.client import (
-    ChatClient,
-    Completion,
-    ContextLengthError,
-    EndpointError,
-    RequestRejected,
-)
+from termgrade.agent.client import ChatClient, Completion
 from termgrade.agent.scaffold import (
     BASH_TOOL,
     FINISH_TOOL,
@@ -35,6 +29,7 @@ from termgrade.agent.scaffold import (
     truncate_output,
 )
 from termgrade.agent.shell import run_command
+from termgrade.core.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.records.trial import EpisodeStep, TurnMetrics
 from termgrade.sandbox.base import Sandbox
 

@@ -41,7 +41,6 @@ from termgrade.records import LabelRow
 from termgrade.sandbox.images import BASE_IMAGE_DIR
 
 DEFAULT_REPO_ID = "ai-and/termgrade-bandcentral-gemma4-31b-bash"
-SPLIT_MAP = LEGACY_ROLES
 
 
 @dataclass
@@ -122,7 +121,7 @@ def build_bandcentral(
     report_json = find_selection_report(splits, selection_report)
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
     base = _base_labels(inputs.labels, model, scaffold)
-    chosen = _selected(inputs, split_map or SPLIT_MAP)
+    chosen = _selected(inputs, split_map or LEGACY_ROLES)
     summary = BandcentralSummary(out=Path(out))
     if base:
         first = next(iter(base.values()))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from termgrade.selection.bandcentral import Selection
     from termgrade.verify.pipeline import VerifyReport
 
-__all__ = ["Inputs", "RecordSource", "iter_jsonl", "load_inputs", "load_labels", "load_tasks",
+__all__ = ["Inputs", "RecordSource", "load_inputs", "load_labels", "load_tasks",
            "records_of", "source_name", "source_path"]
 
 M = TypeVar("M", bound=BaseModel)

@@ -26,8 +26,6 @@ ROW_GROUP_BYTES = 64 * 1024**2
 ROW_GROUP_ROWS = 10_000
 FILE_BYTES = 500 * 1000**2
 """A file is closed and the next one started once it is this big."""
-MAX_ROW_BYTES = ROW_GROUP_BYTES
-"""A single row over this is refused: it could not fit a row group."""
 ROW_GROUP_LIMIT = 2 * ROW_GROUP_BYTES
 """``termgrade validate`` flags row groups whose uncompressed size passes this."""
 

@@ -23,7 +23,6 @@ from termgrade.builders.common import staged_directory
 from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
 from termgrade.builders.inputs import (
     RecordSource,
-    iter_jsonl,
     load_inputs,
     records_of,
     source_path,
@@ -39,6 +38,7 @@ from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import DataWarning, RecordError
 from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
+from termgrade.records.jsonl import iter_jsonl
 
 DEFAULT_REPO_ID = "ai-and/termgrade-trajectories"
 ENVIRONMENTS_REPO_ID = ENVIRONMENTS_DEFAULT_REPO_ID

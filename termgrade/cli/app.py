@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import typer
 import typer.main
 from rich.markup import escape
-from typer import _click as click  # typer ships its own click
 from typer.core import TyperCommand, TyperGroup
 
 from termgrade.core.errors import TermGradeError
@@ -61,22 +59,26 @@ class LazyGroup(TyperGroup):
 
     _listing = False
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    # Typer names its click context and formatter types only in a private module (it vendors
+    # click since 0.26): these overrides take them as ``object`` or pass them on unnamed.
+
+    def list_commands(self, ctx: object) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: object, cmd_name: str) -> TyperCommand | TyperGroup | None:
         if cmd_name not in COMMANDS:
             return None
         module, summary = COMMANDS[cmd_name]
         if self._listing:
             return TyperCommand(cmd_name, help=summary)
-        command: click.Command | None = load_group(module).commands.get(cmd_name)
-        return command
+        # Typer makes each command of a Typer app a TyperCommand, each sub-app a TyperGroup.
+        return cast("TyperCommand | TyperGroup | None",
+                    load_group(module).commands.get(cmd_name))
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, *args: Any, **kwargs: Any) -> None:
         self._listing = True
         try:
-            super().format_help(ctx, formatter)
+            super().format_help(*args, **kwargs)
         finally:
             self._listing = False
 
@@ -132,14 +134,8 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def register_commands() -> typer.Typer:
-    """The app, ready to invoke (commands load lazily; kept for callers and tests)."""
-    return app
-
-
 def main() -> None:
-    register_commands()
-    if os.environ.get("TERMGRADE_DEBUG"):
+    if SETTINGS.debug:
         app()
         return
     try:

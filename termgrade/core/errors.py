@@ -1,8 +1,15 @@
-"""Every failure mode TermGrade raises, in one place.
+"""Every exception TermGrade defines, in one place.
 
 Each exception subclasses the builtin it resembles and carries structured attributes;
 its message names what failed, the task or path, and the fix. The CLI maps any
 :class:`TermGradeError` to that message and exit status 1.
+
+The second part of this module holds the signals one part of TermGrade raises for another
+to catch (an endpoint that gave up, a layer too large to review, a Hub parent that moved):
+they are handled inside the library, so they are not subclasses of :class:`TermGradeError`
+and keep the builtin bases their handlers catch. Only the code that runs inside containers, where
+TermGrade is not installed (``termgrade/scoring/incontainer/``, ``termgrade/attacks/
+scripts/``), defines its own.
 """
 
 from __future__ import annotations
@@ -73,15 +80,6 @@ class MissingImageError(ImageBuildError):
 
 class SandboxError(TermGradeError, RuntimeError):
     """A container operation (start, exec, copy) failed for infrastructure reasons."""
-
-
-class ExecTimeoutError(TermGradeError, TimeoutError):
-    """A command inside the sandbox ran past its time limit and was killed."""
-
-    def __init__(self, command: str, timeout_s: float) -> None:
-        self.command = command
-        self.timeout_s = timeout_s
-        super().__init__(f"command timed out after {timeout_s:.0f} s: {command}")
 
 
 class VerifierError(TermGradeError, RuntimeError):
@@ -155,3 +153,60 @@ class TrialSkippedError(IngestError):
         self.kind = kind
         self.reason = reason
         super().__init__(path, reason)
+
+
+class AnswerError(TermGradeError, ValueError):
+    """The model's answer is not a well-formed generated task (the reason is fed back)."""
+
+
+class GradeAborted(TermGradeError):
+    """The endpoint refuses every request; finished trials are in the journal."""
+
+
+class RayUnavailableError(TermGradeError, ConnectionError):
+    """No Ray cluster answers at the address, or its nodes cannot run trials."""
+
+
+# --- signals handled inside the library ---------------------------------------------------
+
+
+class EndpointError(RuntimeError):
+    """The endpoint did not answer usefully after every retry: an infrastructure loss.
+
+    ``fatal``: no trial can succeed against it (401, 403, 404: a wrong URL, model or key)."""
+
+    def __init__(self, message: str, *, fatal: bool = False, retries: int = 0) -> None:
+        super().__init__(message)
+        self.fatal = fatal
+        self.retries = retries
+        """Tries of this request that failed before it was given up, less one."""
+
+
+class RequestRejected(RuntimeError):
+    """The endpoint refused this conversation (400, 422) for what the model wrote in it:
+    the episode ends there and is scored."""
+
+
+class ContextLengthError(RuntimeError):
+    """The request is longer than the model's context window."""
+
+
+class DiffTooLargeError(Exception):
+    """The writable layer holds more entries than
+    :data:`~termgrade.sandbox.overlay_diff.MAX_ENTRIES`."""
+
+
+class IntegrityBudgetError(Exception):
+    """The review ran past its time budget."""
+
+
+class CarryError(OSError):
+    """The agent's work could not be written into the scoring container's layer."""
+
+
+class StaleParent(Exception):
+    """The target moved since the plan was made (HTTP 412): re-plan and try again."""
+
+
+class Untranslatable(ValueError):
+    """A Python regex construct with no RE2 superset here."""

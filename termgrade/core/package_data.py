@@ -1,84 +1,60 @@
-"""Data files the installed package reads, shipped inside it.
+"""The data files TermGrade reads: JSON Schemas, the dataset card template, the base image.
 
-The repository's top-level ``schemas/``, ``DATASET_CARD.md`` and ``base_image/`` are the
-sources a maintainer edits; ``termgrade/_data/`` holds copies that ship in the wheel, so
-an installed TermGrade never looks for a repository. One way only: sources -> copies.
-``python -m termgrade.core.package_data`` refreshes the copies; ``--check`` (and a test) fail
-while they differ.
+They have one source, the repository's top-level ``schemas/``, ``DATASET_CARD.md`` and
+``base_image/``. Building a wheel copies them into the package as ``termgrade/_data/``
+(``setup.py``'s ``build_py`` calls :func:`copy_sources`); nothing under ``termgrade/_data``
+is committed. :func:`data_path` reads the checkout's files when TermGrade runs from a
+checkout (an editable install, ``PYTHONPATH``) and the package's ``_data`` when it runs
+from an installed wheel, so an installed TermGrade never looks for a repository.
+
+Only the standard library is imported here: ``setup.py`` loads this file before TermGrade
+is installed.
 """
 
 from __future__ import annotations
 
 import shutil
-import sys
 from importlib import resources
 from pathlib import Path
 
 SOURCES = ("schemas/*.schema.json", "DATASET_CARD.md", "base_image/Dockerfile",
            "base_image/bootstrap_os.sh", "base_image/certs/README.md")
-"""Globs relative to the repository root; each match is copied to the same place in _data."""
+"""Globs relative to the repository root; each match ships at the same place in _data."""
 
-
-def data_path(*parts: str) -> Path:
-    """A path inside the installed package's data (``termgrade/_data``)."""
-    return Path(str(resources.files("termgrade"))).joinpath("_data", *parts)
+PACKAGE_DATA_DIR = "_data"
+"""Where, inside the installed package, the wheel carries the sources."""
 
 
 def repo_root() -> Path | None:
     """The checkout this package was imported from, or None when installed from a wheel."""
     root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").is_file() and (root / "schemas").is_dir() else None
+    marks = ("pyproject.toml", "DATASET_CARD.md", "schemas", "base_image")
+    return root if all((root / mark).exists() for mark in marks) else None
 
 
-def _sources(root: Path) -> dict[str, Path]:
+def data_path(*parts: str) -> Path:
+    """A path in TermGrade's data: the checkout's own file, else the installed package's."""
+    root = repo_root()
+    base = root if root is not None else Path(str(resources.files("termgrade"))) / PACKAGE_DATA_DIR
+    return base.joinpath(*parts)
+
+
+def sources(root: Path) -> dict[str, Path]:
+    """The data files of the checkout at ``root``, by path relative to it."""
     return {p.relative_to(root).as_posix(): p for pattern in SOURCES
             for p in sorted(root.glob(pattern)) if p.is_file()}
 
 
-def _copies() -> dict[str, Path]:
-    base = data_path()
-    return {p.relative_to(base).as_posix(): p for p in sorted(base.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts}
-
-
-def stale(root: Path) -> list[str]:
-    """Relative paths whose package copy is missing, different or left over."""
-    sources, copies = _sources(root), _copies()
-    changed = [name for name, path in sources.items()
-               if name not in copies or copies[name].read_bytes() != path.read_bytes()]
-    return sorted(changed + [name for name in copies if name not in sources])
-
-
-def sync(root: Path) -> list[str]:
-    """Make the package copies equal the sources; returns what changed."""
-    changed = stale(root)
-    sources = _sources(root)
-    for name in changed:
-        target = data_path(name)
-        if name in sources:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(sources[name], target)
-        else:
-            target.unlink()
-    return changed
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    root = repo_root()
-    if root is None:
-        print("not a TermGrade checkout: nothing to sync", file=sys.stderr)
-        return 1
-    if "--check" in args:
-        found = stale(root)
-        for name in found:
-            print(f"stale: termgrade/_data/{name} (run `python -m termgrade.core.package_data`)",
-                  file=sys.stderr)
-        return 1 if found else 0
-    for name in sync(root):
-        print(f"synced termgrade/_data/{name}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def copy_sources(root: Path, target: Path) -> list[str]:
+    """Copy the data files of the checkout at ``root`` into ``target`` (a build's
+    ``termgrade/_data``); returns their relative paths. Fails when one is missing."""
+    found = sources(root)
+    missing = [pattern for pattern in SOURCES
+               if not any(Path(name).match(pattern) for name in found)]
+    if missing:
+        raise FileNotFoundError(f"{root} has no {', '.join(missing)}: build TermGrade from a "
+                                "checkout or from its sdist")
+    for name, path in found.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target / name)
+    return sorted(found)

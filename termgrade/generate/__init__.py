@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from termgrade.core.lazy import lazy_exports
 
 _API: dict[str, str] = {
-    "AnswerError": "termgrade.generate.answer",
     "GeneratedTask": "termgrade.generate.answer",
     "parse_answer": "termgrade.generate.answer",
     "STAGES": "termgrade.generate.funnel",
@@ -27,7 +26,7 @@ _API: dict[str, str] = {
     "load_spec": "termgrade.generate.spec",
 }
 
-__all__ = ["STAGES", "AnswerError", "CandidateRecord", "CandidateSpec", "Funnel",
+__all__ = ["STAGES", "CandidateRecord", "CandidateSpec", "Funnel",
            "GeneratedTask", "GenerationReport", "GenerationSpec", "Round", "expand", "funnel",
            "generate_tasks", "load_spec", "parse_answer"]
 
@@ -36,7 +35,7 @@ __getattr__ = lazy_exports(__name__, _API)
 
 
 if TYPE_CHECKING:
-    from termgrade.generate.answer import AnswerError, GeneratedTask, parse_answer
+    from termgrade.generate.answer import GeneratedTask, parse_answer
     from termgrade.generate.funnel import STAGES, Funnel, funnel
     from termgrade.generate.pipeline import GenerationReport, generate_tasks
     from termgrade.generate.records import CandidateRecord, Round

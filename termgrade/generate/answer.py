@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from termgrade.core.errors import TermGradeError
+from termgrade.core.errors import AnswerError
 from termgrade.task.dockerfile import base_images, instructions
 
 OPEN = re.compile(r"^=== file: (?P<path>\S+) ===$")
@@ -55,10 +55,6 @@ _PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _REMOTE = re.compile(r"^([a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
 _FROM_FLAG = re.compile(r"^--from=(\S+)$", re.IGNORECASE)
 _MOUNT_FROM = re.compile(r"^--mount=\S*\bfrom=([^,\s]+)", re.IGNORECASE)
-
-
-class AnswerError(TermGradeError, ValueError):
-    """The model's answer is not a well-formed generated task (the reason is fed back)."""
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,12 @@ _API: dict[str, str] = {
     "run_job": "termgrade.grade.jobs",
     "TRIALS_FILE": "termgrade.grade.journal",
     "TrialJournal": "termgrade.grade.journal",
-    "GradeAborted": "termgrade.grade.runner",
     "GradeReport": "termgrade.grade.runner",
     "grade_model": "termgrade.grade.runner",
 }
 
 __all__ = ["TRIALS_FILE", "AdaptiveRule", "AdaptiveScheduler", "AdaptiveSummary",
-           "GradeAborted", "GradeReport", "Pool", "TrialJob", "TrialJournal", "grade_model",
+           "GradeReport", "Pool", "TrialJob", "TrialJournal", "grade_model",
            "local_pool", "make_pool", "run_job"]
 
 
@@ -37,5 +36,5 @@ if TYPE_CHECKING:
     from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
     from termgrade.grade.jobs import TrialJob, run_job
     from termgrade.grade.journal import TRIALS_FILE, TrialJournal
-    from termgrade.grade.runner import GradeAborted, GradeReport, grade_model
+    from termgrade.grade.runner import GradeReport, grade_model
     from termgrade.pools.executors import Pool, local_pool, make_pool

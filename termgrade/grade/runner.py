@@ -20,7 +20,7 @@ from pathlib import Path
 from termgrade.agent.kinds import ModelAgent
 from termgrade.agent.probe import probe_endpoint
 from termgrade.agent.scaffold import SCAFFOLD_NAME
-from termgrade.core.errors import GradeIncompleteError, TermGradeError
+from termgrade.core.errors import GradeAborted, GradeIncompleteError, TermGradeError
 from termgrade.core.progress import track
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
@@ -35,10 +35,6 @@ from termgrade.task import discover_tasks
 from termgrade.task.network import InternetPolicy, apply_internet_policy
 
 DEFAULT_MAX_LOSSES = 3
-
-
-class GradeAborted(TermGradeError):
-    """The endpoint refuses every request; finished trials are in the journal."""
 
 
 @dataclass

@@ -31,8 +31,9 @@ from termgrade.core.text import head_and_tail
 from termgrade.ingest.agent_logs import read_agent_logs
 from termgrade.ingest.harbor_layout import TrialPaths, detect_layout, find_trial_dirs, read_json
 from termgrade.ingest.trial_result import HarborTrialResult
-from termgrade.ingest.verdicts import count_outcomes, read_verdicts
+from termgrade.ingest.verdicts import read_verdicts
 from termgrade.records import TrialRecord
+from termgrade.records.verdict import count_outcomes
 
 NOT_FOUND_FIX = ("pass a Harbor job directory (the folder `harbor run` wrote, holding "
                  "config.json and <task>__<id>/ trial folders), a trial folder, or a "

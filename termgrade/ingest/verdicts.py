@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from termgrade.records.verdict import TestVerdict, count_outcomes
+from termgrade.records.verdict import TestVerdict
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 
-__all__ = ["MAX_REPORT_BYTES", "count_outcomes", "read_verdicts"]
+__all__ = ["MAX_REPORT_BYTES", "read_verdicts"]
 
 MAX_REPORT_BYTES = 16 << 20
 

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from termgrade.core.errors import TermGradeError
+from termgrade.core.settings import SETTINGS
 
 
 def _resolve(name: str) -> Callable[[list[Any]], list[Any]]:
@@ -39,8 +40,7 @@ BATCHES_PER_WORKER = 2
 
 def default_workers() -> int:
     """``TERMGRADE_WORKERS`` when set (1: all in this process), else one per core."""
-    value = os.environ.get("TERMGRADE_WORKERS", "").strip()
-    return max(1, int(value)) if value.isdigit() else os.cpu_count() or 1
+    return SETTINGS.workers or os.cpu_count() or 1
 
 
 def _run(function: str, batch: list[Any], env: dict[str, str]) -> list[Any]:

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.core.errors import OptionError, RayUnavailableError
+from termgrade.core.settings import SETTINGS
 from termgrade.core.version import __version__
 from termgrade.pools.executors import Pool
 
@@ -52,10 +53,6 @@ START_FIX = ("start one: `ray start --head --port 6379 --node-ip-address=127.0.0
              "node; see docs/ray.md")
 NODE_FIX = ("on each node named: a Docker engine, `pip install 'termgrade[ray]'` (this "
             "driver's version), `termgrade base-image build`; see docs/ray.md")
-
-
-class RayUnavailableError(TermGradeError, ConnectionError):
-    """No Ray cluster answers at the address, or its nodes cannot run trials."""
 
 
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -87,6 +84,8 @@ def _stay_on_loopback(address: str) -> None:
     where = _split_address(address)
     if where is None or not _is_loopback(where[0]):
         return
+    # Ray's own switch, set here for Ray (and left as the user set it): not a TermGrade
+    # setting, so it is not in termgrade.core.settings.
     os.environ.setdefault(LOOPBACK_ENV, "0")
     if os.environ[LOOPBACK_ENV] != "0":
         return
@@ -404,23 +403,6 @@ class RayExecutor(Executor):
         return f"RayExecutor({self.address!r}, slots={self.slots}, num_cpus={self.num_cpus:g})"
 
 
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if value is None or not value.strip():
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise OptionError(f"{name}={value!r} is not a number") from None
-
-
-def _env_ship_code() -> bool | None:
-    value = os.environ.get("TERMGRADE_RAY_SHIP_CODE", "").strip().lower()
-    if value in {"", "auto"}:
-        return None
-    return value not in {"0", "false", "no", "off"}
-
-
 def ray_pool(address: str, workers: int | None = None, *, num_cpus: float | None = None,
              env: Mapping[str, str] | None = None, check_nodes: bool = True) -> Pool:
     """A :class:`~termgrade.pools.executors.Pool` on the Ray cluster at ``address``.
@@ -430,17 +412,14 @@ def ray_pool(address: str, workers: int | None = None, *, num_cpus: float | None
     ``TERMGRADE_RAY_ENV`` (comma-separated names of driver variables to set on the nodes,
     e.g. ``OPENAI_API_KEY``), ``TERMGRADE_RAY_SHIP_CODE`` (``1``: always send this
     driver's code; ``0``: never; default: when a node lacks it)."""
-    cpus = num_cpus if num_cpus is not None else _env_float("TERMGRADE_RAY_NUM_CPUS",
-                                                            DEFAULT_NUM_CPUS)
-    forwarded = {name: os.environ[name]
-                 for name in (n.strip() for n in os.environ.get("TERMGRADE_RAY_ENV", "")
-                              .split(","))
-                 if name and name in os.environ}
+    if num_cpus is None:
+        num_cpus = SETTINGS.ray_num_cpus
+    cpus = num_cpus if num_cpus is not None else DEFAULT_NUM_CPUS
     executor = RayExecutor(address, max_in_flight=workers, num_cpus=cpus,
-                           env={**forwarded, **(env or {})} or None,
-                           check_nodes=check_nodes, ship_code=_env_ship_code())
+                           env={**SETTINGS.ray_env, **(env or {})} or None,
+                           check_nodes=check_nodes, ship_code=SETTINGS.ray_ship_code)
     return Pool(executor, executor.slots, address)
 
 
-__all__ = ["DEFAULT_NUM_CPUS", "NodeProbe", "RayExecutor", "RayUnavailableError",
-           "needs_code", "ray_pool", "termgrade_code_env"]
+__all__ = ["DEFAULT_NUM_CPUS", "NodeProbe", "RayExecutor", "needs_code", "ray_pool",
+           "termgrade_code_env"]

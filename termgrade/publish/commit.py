@@ -14,16 +14,12 @@ from typing import TypeVar
 from huggingface_hub import CommitOperationAdd, CommitOperationCopy, CommitOperationDelete, HfApi
 from huggingface_hub.hf_api import CommitInfo
 
-from termgrade.core.errors import PublishError
+from termgrade.core.errors import PublishError, StaleParent
 from termgrade.core.retry import RetryEvent, RetryPolicy
 from termgrade.publish.plan import Chunk, CommitLimits
 from termgrade.publish.retry import call_with_retries, status_of
 
 T = TypeVar("T")
-
-
-class StaleParent(Exception):
-    """The target moved since the plan was made (HTTP 412): re-plan and try again."""
 
 
 @dataclass

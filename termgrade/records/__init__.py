@@ -7,18 +7,12 @@ strict JSONL reader is :mod:`termgrade.records.jsonl`.
 
 from termgrade.records.issues import Issue, Severity
 from termgrade.records.label import LabelRow, SplitRow
-from termgrade.records.trial import (
-    ChatMessage,
-    EpisodeStep,
-    TestResult,
-    TrialRecord,
-    TurnMetrics,
-)
+from termgrade.records.trial import ChatMessage, EpisodeStep, TrialRecord, TurnMetrics
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.records.version import RecordFormat, record_format
 
 SCHEMA_MODELS = {"trial": TrialRecord, "label": LabelRow, "split": SplitRow}
 
 __all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "Issue", "LabelRow", "Outcome",
-           "RecordFormat", "Severity", "SplitRow", "TestResult", "TestVerdict", "TrialRecord",
+           "RecordFormat", "Severity", "SplitRow", "TestVerdict", "TrialRecord",
            "TurnMetrics", "record_format"]

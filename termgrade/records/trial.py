@@ -25,10 +25,6 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-TestResult = TestVerdict
-"""A trial's per-test verdict: the one :class:`~termgrade.records.verdict.TestVerdict`."""
-
-
 class TurnMetrics(_Record):
     turn: int = Field(ge=0, description="0-based turn index.")
     input_tokens: int | None = Field(None, ge=0, description="Prompt tokens of this turn.")

@@ -2,10 +2,10 @@
 
 The grader's parsers (:mod:`termgrade.scoring.verdict_parsers`), the verify record
 (``VerifyRecord.tests``), the trial record (``TrialRecord.tests``) and ingestion all use
-:class:`TestVerdict` and :class:`Outcome`; the older names ``TestRecord`` and ``TestResult``
-are aliases. In JSON a verdict is ``{"name": ..., "outcome": "passed"|"failed"|"skipped"|
-"error"}``. It is a frozen (pydantic) dataclass: ``TestVerdict(name, outcome)``, validated,
-hashable, and a struct in Arrow (:mod:`termgrade.records.arrow`).
+:class:`TestVerdict` and :class:`Outcome`. In JSON a verdict is ``{"name": ...,
+"outcome": "passed"|"failed"|"skipped"|"error"}``. It is a frozen (pydantic) dataclass:
+``TestVerdict(name, outcome)``, validated, hashable, and a struct in Arrow
+(:mod:`termgrade.records.arrow`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -93,14 +92,6 @@ def build_task_image(task: Task) -> BuiltImage:
     )
 
 
-def _ca_bundle() -> Path | None:
-    for var in ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"):
-        value = os.environ.get(var)
-        if value and Path(value).is_file():
-            return Path(value)
-    return None
-
-
 def ensure_os_image(context: Path = BASE_IMAGE_DIR) -> None:
     """Pull or debootstrap the Debian image the base image starts FROM."""
     if image_exists(SETTINGS.os_image):
@@ -126,7 +117,7 @@ def build_base_image(context: Path = BASE_IMAGE_DIR, *, rebuild: bool = False) -
         staged = Path(staging) / "base_image"
         shutil.copytree(context, staged, ignore=shutil.ignore_patterns("certs", "__pycache__"))
         (staged / "certs").mkdir()
-        bundle = _ca_bundle()
+        bundle = SETTINGS.ca_bundle
         if bundle is not None:
             shutil.copyfile(bundle, staged / "certs" / "ca.crt")
         return build_image(staged, SETTINGS.base_image, network=True, timeout_s=1800,

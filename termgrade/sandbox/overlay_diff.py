@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from termgrade.core.errors import DiffTooLargeError
 from termgrade.sandbox.base import Change, ChangeKind
 
 OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
@@ -24,10 +25,6 @@ MAX_ENTRIES = 2_000_000
 MAX_RELATIVE_BYTES = 3000
 """Nesting deeper than this (bytes of path) is not walked: paths near PATH_MAX cannot be
 read or copied reliably, so such an entry is reported ``too_deep`` and graded as a fault."""
-
-
-class DiffTooLargeError(Exception):
-    """The writable layer holds more entries than :data:`MAX_ENTRIES`."""
 
 
 @dataclass(slots=True)

@@ -9,8 +9,6 @@
 """
 
 from termgrade.scoring.trial import RunOutcome, run_task, task_limits
-from termgrade.scoring.verdict_parsers import Outcome, TestVerdict
 from termgrade.scoring.verifier import VerifierResult, parse_reward
 
-__all__ = ["Outcome", "RunOutcome", "TestVerdict", "VerifierResult", "parse_reward", "run_task",
-           "task_limits"]
+__all__ = ["RunOutcome", "VerifierResult", "parse_reward", "run_task", "task_limits"]

@@ -20,8 +20,8 @@ import secrets
 from dataclasses import dataclass, field
 from importlib import resources
 
+from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.sandbox.channel import ChannelLines
-from termgrade.scoring.verdict_parsers import Outcome, TestVerdict
 
 PREFIX = b"TERMGRADE-ATTEST"
 PLUGIN_STEM = "termgrade_attest"
@@ -173,9 +173,6 @@ class Attestation:
                 out += [TestVerdict(f"{number}:{v.name}" if many else v.name, v.outcome)
                         for v in session.verdicts()]
         return out
-
-    def passed_tests(self) -> list[str]:
-        return [v.name.split("::")[-1] for v in self.verdicts() if v.outcome is Outcome.PASSED]
 
     def pass_blockers(self, *, soft: bool = True) -> list[str]:
         """Why this record does not show a passing test run (empty when it does).

@@ -34,6 +34,7 @@ import stat
 import uuid
 from dataclasses import dataclass
 
+from termgrade.core.errors import CarryError
 from termgrade.sandbox.overlay_diff import OPAQUE_XATTRS, LowerView, UpperEntry
 from termgrade.scoring.integrity import LayerReview
 
@@ -50,10 +51,6 @@ as a copy instead."""
 HOLDING = ".termgrade-held"
 """Where, in the agent's layer, what a moved tree took along and the review held goes
 back to."""
-
-
-class CarryError(OSError):
-    """The agent's work could not be written into the scoring container's layer."""
 
 
 @dataclass

@@ -28,7 +28,6 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from termgrade.core.errors import SandboxError
 from termgrade.sandbox import pristine
@@ -211,9 +210,3 @@ def _closure(image_id: str, path_dirs: tuple[str, ...]) -> Closure:
     return closure
 
 
-def host_view_file(closure: Closure, path: str) -> Path | None:
-    """The image's own copy of ``path`` (resolved inside the image), if it is a file."""
-    real = pristine.resolve(closure.view, path)
-    if real is None or not os.path.isfile(closure.view + real):
-        return None
-    return Path(closure.view + real)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from termgrade.core.errors import IntegrityBudgetError
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
 from termgrade.scoring.pathset import PathSet
@@ -30,10 +31,6 @@ DEFAULT_BUDGET_S = 30.0
 BUDGET_PER_ENTRY_S = 60e-6
 """The review's time budget grows by this much per entry walked (60 s a million): an
 honest million-file layer is reviewed, an adversarial slow one is stopped."""
-
-
-class IntegrityBudgetError(Exception):
-    """The review ran past its time budget."""
 
 
 @dataclass

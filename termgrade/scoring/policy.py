@@ -19,17 +19,14 @@ from fnmatch import fnmatch
 from functools import cached_property
 
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
-from termgrade.scoring.pathset import PathSet, under
+from termgrade.scoring.pathset import PathSet
 from termgrade.task import CONTAINER, Task
 
 __all__ = [
     "GRADER_DIR",
     "GRADER_OWNED",
     "GRADER_RUN_DIR",
-    "VERIFIER_PATH",
     "GradingPolicy",
-    "PathSet",
-    "under",
 ]
 
 GRADER_DIR = str(CONTAINER.grader_dir)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
 from termgrade.core.errors import SandboxError, VerifierError
+from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import Limits, Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
@@ -41,10 +42,9 @@ from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.scoring import attestation as attest
 from termgrade.scoring.carry import carry_work
-from termgrade.scoring.closure import PYTHON_NAME, Closure, find_closure
+from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
-from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH, GradingPolicy
-from termgrade.scoring.verdict_parsers import TestVerdict
+from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.verifier import (
     ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,

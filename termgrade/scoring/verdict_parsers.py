@@ -13,7 +13,7 @@ from typing import Any
 
 from termgrade.records.verdict import Outcome, TestVerdict
 
-__all__ = ["Outcome", "TestVerdict", "parse_ctrf", "parse_junit", "parse_pytest_summary"]
+__all__ = ["parse_ctrf", "parse_junit", "parse_pytest_summary"]
 
 _CTRF = {"passed": Outcome.PASSED, "failed": Outcome.FAILED, "skipped": Outcome.SKIPPED,
          "pending": Outcome.SKIPPED, "other": Outcome.ERROR}

@@ -16,16 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from termgrade.core.errors import VerifierError
+from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.scoring.attestation import BROKER_MODULE, Attestation
-from termgrade.scoring.closure import PYTHON_NAME, Closure
-from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, VERIFIER_PATH
-from termgrade.scoring.verdict_parsers import (
-    Outcome,
-    TestVerdict,
-    parse_ctrf,
-    parse_junit,
-    parse_pytest_summary,
-)
+from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure
+from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR
+from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.task import CONTAINER, Task
 
 MAX_STDOUT_COPY = 1 << 20

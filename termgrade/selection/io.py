@@ -10,8 +10,8 @@ import pandas as pd
 from termgrade.core.atomic import atomic_write_jsonl
 from termgrade.core.errors import RecordError
 from termgrade.records import SplitRow
+from termgrade.records.jsonl import parse_lines, read_input_bytes
 from termgrade.selection.bandcentral import Selection
-from termgrade.trialsets.io import parse_lines, read_input_bytes
 
 SPLIT_FIX = ("make each line one JSON object matching schemas/split.schema.json "
              "(regenerate it with `termgrade select`)")

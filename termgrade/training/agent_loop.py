@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -52,10 +51,10 @@ from termgrade.agent.scaffold import (
 )
 from termgrade.agent.shell import run_command
 from termgrade.builders.verl_prompts import AGENT_NAME
+from termgrade.core.settings import RUN_DIR_VAR, SETTINGS
 from termgrade.sandbox.base import Sandbox
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
-from termgrade.training.launch import RUN_DIR_VAR
 
 POLICY_LABEL = "policy"
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -103,11 +102,11 @@ def task_from_extra(extra: dict[str, Any]) -> Task:
                          "`termgrade train prepare`")
     path = Path(str(task_dir))
     if not path.is_absolute():
-        run_dir = os.environ.get(RUN_DIR_VAR)
-        if not run_dir:
+        run_dir = SETTINGS.run_dir
+        if run_dir is None:
             raise ValueError(f"task_dir {path} is relative and ${RUN_DIR_VAR} is not set: "
                              "start the run with its launch.sh")
-        path = Path(run_dir) / path
+        path = run_dir / path
     return load_task(path)
 
 

@@ -17,8 +17,6 @@ from pathlib import Path
 from termgrade.core.errors import OptionError
 from termgrade.training.paths import RunPaths
 
-RUN_DIR_VAR = "TERMGRADE_RUN_DIR"
-"""Set by the script: the agent loop resolves the rows' relative task paths against it."""
 PINS = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.11.0", "transformers": "5.9.0"}
 INSTALL = "'verl[vllm]==0.9.1' 'peft>=0.15'"
 

@@ -33,7 +33,7 @@ from termgrade.trialsets.frame import empty_frame, frame_from_records, frame_fro
 from termgrade.trialsets.issues import DataIssue, IssueLog
 
 __all__ = ["TRIAL_FIX", "TrialSet", "describe_validation_error", "iter_trial_records",
-           "parse_lines", "read_input_bytes", "read_trial_frame", "read_trials", "write_trials"]
+           "read_trial_frame", "read_trials", "write_trials"]
 
 TRIAL_FIX = record_fix(TrialRecord)
 

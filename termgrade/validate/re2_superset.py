@@ -17,10 +17,7 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
-
-class Untranslatable(ValueError):
-    """A Python regex construct with no RE2 superset here."""
-
+from termgrade.core.errors import Untranslatable
 
 _SPACE = r"\s\x{0b}\x{1c}-\x{1f}\x{85}\p{Z}"
 _WORD = r"\p{L}\p{N}_"

@@ -11,19 +11,19 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.package_data import data_path, repo_root, sync
+from termgrade.core.package_data import data_path
 from termgrade.generate.funnel import Funnel
 from termgrade.generate.records import CandidateRecord
 from termgrade.verify.record import VerifyRecord
 
 SCHEMA_DIR = data_path("schemas")
-"""The schemas the installed package validates against (copies of the repo's schemas/)."""
+"""The schemas TermGrade validates against: the checkout's schemas/, or the installed
+package's copy of them."""
 
 
 def default_schema_dir() -> Path:
     """Where ``termgrade schemas`` writes: the checkout's schemas/, else the package's."""
-    root = repo_root()
-    return root / "schemas" if root is not None else SCHEMA_DIR
+    return SCHEMA_DIR
 
 MODELS: dict[str, type[BaseModel]] = {
     "verify_record": VerifyRecord,
@@ -63,16 +63,13 @@ def render(name: str, model: type[BaseModel]) -> str:
 
 
 def write_schemas(directory: Path | None = None) -> list[Path]:
-    """Write every schema (and refresh the package's copies when writing a checkout's)."""
+    """Write every schema (into :func:`default_schema_dir` unless told where)."""
     directory = directory or default_schema_dir()
     written = []
     for name, model in sorted(all_models().items()):
         path = directory / f"{name}.schema.json"
         atomic_write_text(path, render(name, model))
         written.append(path)
-    root = repo_root()
-    if root is not None and directory.resolve() == (root / "schemas").resolve():
-        sync(root)
     return written
 
 

@@ -14,10 +14,6 @@ VERIFY_SCHEMA_VERSION = "1.0"
 VERIFY_FORMAT = RecordFormat(schema="verify_record", version=VERIFY_SCHEMA_VERSION,
                              writer="termgrade verify --json")
 
-TestRecord = TestVerdict
-"""A verify record's per-test verdict: the one :class:`~termgrade.records.verdict.TestVerdict`."""
-
-
 class VerifyRecord(BaseModel):
     """Execution-filtering result of one task."""
 

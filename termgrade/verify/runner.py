@@ -10,13 +10,14 @@ from pathlib import Path
 from termgrade.agent.kinds import Agent, AgentName, ScriptAgent
 from termgrade.attacks import Attack
 from termgrade.core.errors import ImageBuildError, TaskLoadError, TermGradeError
+from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import all_skipped
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
-from termgrade.verify.record import TestRecord, VerifyRecord
+from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict, classify
 
 TrialRunner = Callable[[Task, str, Agent], RunOutcome]
@@ -131,7 +132,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         oracle_rewards=[r.reward for r in oracle_runs],
         nop_reward=nop.reward,
         n_assertions=len(tests),
-        tests=[TestRecord(name=t.name, outcome=t.outcome) for t in tests],
+        tests=[TestVerdict(name=t.name, outcome=t.outcome) for t in tests],
         tampered=tampered,
         durations={k: round(v, 4) for k, v in durations.items()},
         error=message if verdict is not Verdict.HACKABLE

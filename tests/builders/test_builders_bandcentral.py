@@ -147,7 +147,7 @@ def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
                                                           tmp_path: Path) -> None:
     import re
 
-    from termgrade.cli.app import app, register_commands
+    from termgrade.cli.app import app
     from termgrade.core.errors import DataWarning
     from termgrade.selection.chosen import selection_report_paths
 
@@ -161,7 +161,6 @@ def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
                                           "2", "--val-n", "1", "-o", str(splits)])
     assert done.exit_code == 0, done.output
     written = selection_report_paths(splits)
-    register_commands()
     done = CliRunner().invoke(app, ["build", "bandcentral", "-o", str(tmp_path / "bc"),
                                           "--splits", str(splits), "-t", str(tmp_path / "tasks"),
                                           "--labels", str(labels)])

@@ -13,7 +13,7 @@ from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
-from termgrade.cli.app import app, register_commands
+from termgrade.cli.app import app
 from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
 from termgrade.training.checkpoint_card import build_checkpoint_card
@@ -87,7 +87,6 @@ def test_an_unknown_section_is_an_error_naming_file_and_sections(
                                          r"section 'results'.*fix: use one of: intro, use_notes"):
         builders["checkpoint"][0](tmp_path / "ckpt", prose)
     assert not (tmp_path / "ckpt").exists()  # nothing staged
-    register_commands()
     done = CliRunner().invoke(app, ["build", "checkpoint-card", "-o", str(tmp_path / "c2"),
                                     "--card-prose", str(prose)])
     assert done.exit_code == 1

@@ -5,19 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
-from termgrade.cli.app import app, register_commands
+from termgrade.cli.app import app
 from tests.builders.test_builders_trajectories import trial, write_trials
 from tests.conftest import MakeTask
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _commands() -> None:
-    register_commands()
 
 
 def test_build_environments_then_validate(make_task: MakeTask, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from termgrade.records import (
     TrialRecord,
     TurnMetrics,
 )
-from termgrade.records import TestResult as Verdict
+from termgrade.records import TestVerdict as Verdict
 from termgrade.records.trial import ToolCall, ToolFunction
 from termgrade.validate import validate_repo
 from tests.conftest import MakeTask

@@ -42,7 +42,7 @@ from typer.testing import CliRunner
 from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
-from termgrade.cli.app import app, register_commands
+from termgrade.cli.app import app
 from termgrade.training.checkpoint_card import build_checkpoint_card
 from tests.builders.test_builders_environments import label, write_jsonl
 from tests.builders.test_builders_trajectories import trial, write_trials
@@ -199,7 +199,6 @@ def _verl(card: Card, words: list[str], cwd: Path) -> None:
 
 
 def _termgrade(card: Card, words: list[str], cwd: Path) -> None:
-    register_commands()
     args = [w.replace(IDS[card.name], str(card.repo)) for w in words[1:]]
     if args[0] in ("verify", "run", "base-image"):
         # Docker: parsed by the real CLI, which refuses an unknown option.
@@ -278,7 +277,6 @@ def _inline(card: Card) -> None:
             # --to is a location: the task keeps its id, its directory's name (issue 22).
             assert (card.work / "materialized" / example / "instruction.md").is_file()
         elif len(words) > 2 or words[1] in ("validate", "select"):
-            register_commands()
             args = [w.replace(IDS[card.name], str(card.repo)) for w in words[1:]]
             done = runner.invoke(app, [*args, "--help"])
             assert done.exit_code == 0, f"`{span}` does not parse: {done.output}"

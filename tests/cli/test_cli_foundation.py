@@ -6,27 +6,21 @@ import json
 from pathlib import Path
 
 import pytest
-from typer import _click as click
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 from typer.testing import CliRunner
 
-from termgrade.cli.app import COMMANDS, app, load_group, register_commands
+from termgrade.cli.app import COMMANDS, app, load_group
 from termgrade.verify import Journal, verify_tasks
 from tests.conftest import MakeTask
 
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _commands() -> None:
-    register_commands()
-
-
 def _all_command_paths() -> list[tuple[str, ...]]:
     """Every command and subcommand, from the lazy table and each module's own group."""
     paths: list[tuple[str, ...]] = []
 
-    def walk(command: click.Command, path: tuple[str, ...]) -> None:
+    def walk(command: TyperCommand | TyperGroup, path: tuple[str, ...]) -> None:
         paths.append(path)
         if isinstance(command, TyperGroup):
             for name, sub in command.commands.items():

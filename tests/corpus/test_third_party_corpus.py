@@ -5,13 +5,11 @@ validates and loads."""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 
-import termgrade.sandbox.images
 from termgrade.audit import audit_corpus
 from termgrade.audit import pipeline as audit_pipeline
 from termgrade.core.errors import OptionError, TaskLoadError
@@ -181,8 +179,7 @@ def test_parallel_static_checks_agree_with_the_serial_ones(tmp_path: Path,
 @pytest.fixture
 def no_pull(monkeypatch: pytest.MonkeyPatch) -> None:
     """Never ask a registry (no traffic leaves this machine in the tests)."""
-    monkeypatch.setattr(termgrade.sandbox.images, "SETTINGS",
-                        dataclasses.replace(termgrade.sandbox.images.SETTINGS, pull=False))
+    monkeypatch.setenv("TERMGRADE_PULL", "0")
 
 
 @pytest.mark.docker

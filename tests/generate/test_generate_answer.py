@@ -8,10 +8,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from termgrade.core.errors import AnswerError
 from termgrade.generate.answer import (
     MAX_FILE_BYTES,
     OPEN,
-    AnswerError,
     parse_answer,
     split_blocks,
 )

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from termgrade.agent import ChatClient, Endpoint, EndpointError
+from termgrade.agent import ChatClient, Endpoint
 from termgrade.agent.probe import probe_endpoint
 from termgrade.cli.app import app
-from termgrade.core.errors import EndpointUnusableError
+from termgrade.core.errors import EndpointError, EndpointUnusableError
 from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, give_up
 
 ROOT = Path(__file__).resolve().parents[2]

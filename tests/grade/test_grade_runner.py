@@ -20,11 +20,10 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agent.kinds import ModelAgent
-from termgrade.core.errors import GradeIncompleteError
+from termgrade.core.errors import GradeAborted, GradeIncompleteError
 from termgrade.grade import (
     TRIALS_FILE,
     AdaptiveRule,
-    GradeAborted,
     TrialJob,
     TrialJournal,
     grade_model,

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig, StopReason
-from termgrade.agent.client import ChatClient, EndpointError
+from termgrade.agent.client import ChatClient
 from termgrade.agent.kinds import ModelAgent
+from termgrade.core.errors import EndpointError
 from termgrade.core.retry import RetryPolicy
 from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord

@@ -18,14 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
+from termgrade import records
 from termgrade.builders import inputs as builder_inputs
 from termgrade.builders.row_buffer import rows_to_table
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.core.errors import DataWarning, RecordError
-from termgrade.ingest import verdicts as ingest_verdicts
+from termgrade.ingest import harbor as ingest_harbor
 from termgrade.labels.io import read_labels
 from termgrade.passrates.trialstats import near_misses
-from termgrade.records import LabelRow, SplitRow, TestResult, TrialRecord
+from termgrade.records import LabelRow, SplitRow, TrialRecord
 from termgrade.records.arrow import TIMESTAMP, arrow_type, model_fields
 from termgrade.records.jsonl import iter_jsonl, parse_lines, read_input_bytes
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, is_near_miss, near_miss
@@ -264,9 +265,10 @@ def test_the_reports_threshold_is_the_definitions_parameter() -> None:
 # -- one test-verdict model ------------------------------------------------------------
 
 def test_every_former_verdict_model_is_the_one_model() -> None:
-    assert verdict_parsers.TestVerdict is TestVerdict is TestResult is verify_record.TestRecord
+    assert verdict_parsers.TestVerdict is TestVerdict
+    assert not hasattr(records, "TestResult") and not hasattr(verify_record, "TestRecord")
     assert verdict_parsers.Outcome is Outcome
-    assert ingest_verdicts.count_outcomes is count_outcomes
+    assert ingest_harbor.count_outcomes is count_outcomes
     assert TrialRecord.model_fields["tests"].annotation == list[TestVerdict]
     assert VerifyRecord.model_fields["tests"].annotation == list[TestVerdict]
 

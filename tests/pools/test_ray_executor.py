@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.core.errors import OptionError, RayUnavailableError, TermGradeError
 from tests.support.scripted_tools import STAND_IN_MODEL, ScriptedToolEndpoint, replay_solution
 
 ray = pytest.importorskip("ray")
@@ -35,7 +35,6 @@ from termgrade.pools.ray_executor import (  # noqa: E402
     LOOPBACK_ENV,
     NodeProbe,
     RayExecutor,
-    RayUnavailableError,
     needs_code,
     ray_pool,
 )

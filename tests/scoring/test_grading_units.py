@@ -7,9 +7,10 @@ from pathlib import PurePosixPath
 import pytest
 
 from termgrade.core.errors import VerifierError
+from termgrade.records.verdict import Outcome
 from termgrade.sandbox import OutputCap
 from termgrade.scoring import parse_reward
-from termgrade.scoring.verdict_parsers import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from tests.conftest import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 
 from termgrade.agent.kinds import Agent, agent_label
 from termgrade.core.errors import ImageBuildError
+from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verdict_parsers import Outcome, TestVerdict
 from termgrade.scoring.verifier import VerifierResult
 from termgrade.task import Task
 from termgrade.verify import Journal

@@ -179,7 +179,7 @@ def test_a_smoke_run_s_own_files_drive_the_loop(verl: Any, make_task: MakeTask, 
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
-    from termgrade.training.launch import RUN_DIR_VAR
+    from termgrade.core.settings import RUN_DIR_VAR
     from termgrade.training.prepare import ModelRequest, prepare_run
     from tests.training.test_training_prepare import labelled_bandcentral
 

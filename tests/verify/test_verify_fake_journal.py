@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import termgrade.verify.runner as verify_runner
 from termgrade.attacks import Attack
-from termgrade.cli.app import app, register_commands
+from termgrade.cli.app import app
 from termgrade.task.digest import task_digest
 from termgrade.verify import Journal, Verdict, verify_tasks
 from tests.conftest import MakeTask
@@ -201,7 +201,7 @@ def test_cli_verify_json_output_journal_and_exit_status(
     out, journal = tmp_path / "records.jsonl", tmp_path / "j.jsonl"
     runner = CliRunner()
     args = ["verify", str(root), "--json", "-n", "1", "-o", str(out), "--journal", str(journal)]
-    result = runner.invoke(register_commands(), args)
+    result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     assert {r["task_id"]: r["verdict"] for r in lines} == {"bad": "unsatisfiable",
@@ -226,8 +226,8 @@ def test_cli_verify_interrupted_exits_130_and_keeps_the_journal(
     trials = ScriptedTrials({"charlie": {"nop": KeyboardInterrupt()}})
     monkeypatch.setattr(verify_runner, "run_task", trials)
     journal = tmp_path / "j.jsonl"
-    result = CliRunner().invoke(register_commands(), ["verify", str(root), "-w", "1", "-n", "1",
-                                                      "--journal", str(journal)])
+    result = CliRunner().invoke(app, ["verify", str(root), "-w", "1", "-n", "1",
+                                      "--journal", str(journal)])
     assert result.exit_code == 130, result.output
     assert "interrupted" in result.output
     assert journal_ids(Journal(journal)) == ["alpha", "bravo"]
@@ -239,7 +239,7 @@ def test_cli_verify_attacks_reach_the_runner(make_task: MakeTask, tmp_path: Path
     root = make_task("good")
     trials, _ = fake_engine
     name = battery[0].name
-    result = CliRunner().invoke(register_commands(), [
+    result = CliRunner().invoke(app, [
         "verify", str(root), "--json", "-n", "1", "--attack", name,
         "--journal", str(tmp_path / "j.jsonl")])
     assert result.exit_code == 0, result.output
