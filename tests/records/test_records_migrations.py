@@ -114,3 +114,19 @@ def test_an_older_trial_file_reads_through_the_trial_reader(tmp_path: Path,
     frame = read_trials([path]).frame
     assert list(frame["counted"]) == [True, True]
     assert list(frame["passed"]) == [True, False]
+
+
+def test_the_fast_path_still_vouches_for_the_rows_arrow_annotations(tmp_path: Path) -> None:
+    """The record's nested models carry the dataset rows' Arrow types (LargeStr, Int32):
+    the fast path reads them as those types instead of declining the file."""
+    messages = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+        {"role": "tool", "content": "ok", "tool_call_id": "c1", "name": "bash"}]
+    path = _write(tmp_path / "t.jsonl", [trial("t1", messages=messages,
+                                               per_turn=[{"turn": 0, "input_tokens": 3}])])
+    data = path.read_bytes()
+    table = fast_read(data, TrialRecord, nonblank_lines(data))
+    assert table is not None
+    message = table.schema.field("messages").type.value_type
+    assert str(message.field("content").type) == "large_string"
+    assert str(table.schema.field("per_turn").type.value_type.field("turn").type) == "int32"
