@@ -134,7 +134,6 @@ class StepRow(RowModel):
     timestamp: str | None = Field(description="ISO 8601 time of the step.")
 
 
-
 def row_shape(annotation: Any) -> Any:
     """A record field's type as a row column: a ``datetime`` becomes its ISO 8601 text
     (the record's JSON form, which the builders copy); anything else is kept."""
