@@ -74,10 +74,11 @@ def run_termgrade(trials: Path, tasks: Path, out: Path) -> None:
 def _trajectory_rows(trials: Path, instructions: dict[str, str]) -> Iterator[dict[str, Any]]:
     from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
     from termgrade.records import TrialRecord
+    from termgrade.records.version import validate_record
 
     with trials.open("rb") as handle:
         for line in handle:
-            trial = TrialRecord.model_validate_json(line).model_dump(mode="json")
+            trial = validate_record(TrialRecord, line).model_dump(mode="json")
             yield trajectory_row(trial, chat_messages(trial), instructions[trial["task_id"]])
 
 
@@ -85,12 +86,11 @@ def run_datasets(trials: Path, tasks: Path, out: Path) -> None:
     from datasets import Dataset, Features
 
     from termgrade.builders.inputs import load_tasks
-    from termgrade.builders.rows import schema_for
+    from termgrade.builders.rows import EpisodeRow, SftRow, schema_for
     from termgrade.builders.trajectory_writer import combined_schema
 
     instructions = {t: task.instruction for t, task in load_tasks([tasks]).items()}
-    sft_schema, episode_schema = (schema_for("trajectory_sft_row"),
-                                  schema_for("trajectory_episode_row"))
+    sft_schema, episode_schema = schema_for(SftRow), schema_for(EpisodeRow)
     features = Features.from_arrow_schema(combined_schema(sft_schema, episode_schema))
     cache = out.parent / f"{out.name}-hf-cache"
     table = Dataset.from_generator(_trajectory_rows, features=features, cache_dir=str(cache),

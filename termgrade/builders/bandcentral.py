@@ -34,7 +34,7 @@ from termgrade.builders.task_rows import (
     write_registry,
     write_task_tree,
 )
-from termgrade.builders.verl_prompts import verl_prompt_row
+from termgrade.builders.verl_prompts import VerlPromptRow, verl_prompt_row
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import BuildError, OptionError
 from termgrade.records import LabelRow
@@ -148,8 +148,8 @@ def build_bandcentral(
 def _write_split(paths: RepoPaths, inputs: Inputs, base: dict[str, LabelRow], out_split: str,
                  task_ids: list[str], summary: BandcentralSummary) -> None:
     tasks = ParquetSplitWriter(paths.config_dir("tasks"), out_split,
-                               schema_for("bandcentral_task_row"))
-    verl = ParquetSplitWriter(paths.config_dir("verl"), out_split, schema_for("verl_prompt_row"))
+                               schema_for(BandcentralTaskRow))
+    verl = ParquetSplitWriter(paths.config_dir("verl"), out_split, schema_for(VerlPromptRow))
     rates: list[float | None] = []
     for index, task_id in enumerate(task_ids):
         row = task_row(inputs.tasks[task_id], inputs.splits[task_id].split,

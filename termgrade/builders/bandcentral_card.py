@@ -16,7 +16,8 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.rows import BandcentralTaskRow, VerlPromptRow
+from termgrade.builders.rows import BandcentralTaskRow
+from termgrade.builders.verl_prompts import VerlPromptRow
 from termgrade.core.figures import pass_rate_histogram
 
 if TYPE_CHECKING:

@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow as pa
 import yaml
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from termgrade.core.errors import BuildError
 from termgrade.core.package_data import data_path
-from termgrade.records.arrow import model_fields
+from termgrade.records.arrow import arrow_type, record_fields
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -82,10 +83,12 @@ def _type_name(arrow_type: pa.DataType) -> str:
     return str(arrow_type)
 
 
-def _rows(model: type[BaseModel], prefix: str) -> list[tuple[str, str, str]]:
+def _rows(model: type[Any], prefix: str) -> list[tuple[str, str, str]]:
     rows = []
-    for field in model_fields(model):
-        info = model.model_fields[field.name]
+    struct = arrow_type(model)
+    fields = _fields(model)
+    for field in (struct.field(i) for i in range(struct.num_fields)):
+        info = fields[field.name]
         name = prefix + field.name
         kind = _type_name(field.type) + (" (nullable)" if field.nullable else "")
         rows.append((f"`{name}`", kind, info.description or ""))
@@ -96,11 +99,19 @@ def _rows(model: type[BaseModel], prefix: str) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _nested_model(annotation: Any) -> type[BaseModel] | None:
+def _fields(model: type[Any]) -> dict[str, FieldInfo]:
+    fields = record_fields(model)
+    if fields is None:
+        raise TypeError(f"{model!r} is not a pydantic model or dataclass")
+    return fields
+
+
+def _nested_model(annotation: Any) -> type[Any] | None:
+    """The model (or pydantic dataclass, e.g. a test verdict) a column holds, if any."""
     from typing import get_args
 
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
+    if record_fields(annotation) is not None:
+        return annotation  # type: ignore[no-any-return]
     for arg in get_args(annotation):
         found = _nested_model(arg)
         if found is not None:

@@ -41,6 +41,7 @@ from termgrade.builders.task_rows import (
 )
 from termgrade.core.atomic import atomic_write_jsonl, atomic_write_text
 from termgrade.core.progress import track
+from termgrade.records.label import LabelRow
 from termgrade.sandbox.images import BASE_IMAGE_DIR
 
 DEFAULT_REPO_ID = "ai-and/termgrade-environments"
@@ -90,7 +91,7 @@ def _origin(metadata: dict[str, object]) -> tuple[str, str, str | None]:
 def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
     split_of = {t: (inputs.splits[t].split if t in inputs.splits else DEFAULT_SPLIT)
                 for t in inputs.tasks}
-    schema = schema_for("env_task_row")
+    schema = schema_for(TaskRow)
     writers = {s: ParquetSplitWriter(paths.config_dir("tasks"), s, schema)
                for s in ordered_splits(set(split_of.values()))}
     with track("tasks", total=len(inputs.tasks)) as bar:
@@ -117,7 +118,7 @@ def _write_labels(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary
         labels = [r.model_copy(update={"split": inputs.splits[r.task_id].split
                                        if r.task_id in inputs.splits else DEFAULT_SPLIT})
                   for r in labels]
-    writer = ParquetSplitWriter(paths.config_dir("labels"), LABELS_SPLIT, schema_for("label"))
+    writer = ParquetSplitWriter(paths.config_dir("labels"), LABELS_SPLIT, schema_for(LabelRow))
     for row in labels:
         writer.add(row.model_dump(), where=f"label {row.task_id}/{row.model}/{row.scaffold}")
     summary.files += [paths.rel(p) for p in writer.close().paths]

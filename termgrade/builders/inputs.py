@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from termgrade.core.errors import RecordError
 from termgrade.records import LabelRow, SplitRow
 from termgrade.records.jsonl import iter_jsonl
+from termgrade.records.version import validate_record
 from termgrade.task import Task, discover_tasks, load_task
 from termgrade.verify.record import VerifyRecord
 
@@ -94,7 +95,7 @@ def records_of(source: RecordSource, model: type[M]) -> Iterator[tuple[str, M]]:
             raise RecordError(where, f"{type(item).__name__} is not a {model.__name__}",
                               fix=f"pass {model.__name__} objects, dicts or a JSONL path")
         try:
-            yield where, model.model_validate(data)
+            yield where, validate_record(model, data)
         except ValidationError as exc:
             raise RecordError(where, str(exc).splitlines()[0] + ": " +
                               "; ".join(e["msg"] for e in exc.errors()[:3]),

@@ -1,35 +1,55 @@
 """Row models of every config the builders write: one source for the parquet schemas
 (:mod:`termgrade.records.arrow`), the JSON Schemas in schemas/ and the card's field tables.
 
-Timestamps are ISO 8601 strings; ``archive`` is bytes (base64 in JSON Schema checks).
+The trajectories rows are derived from the trial record (:class:`TrialRecord`): their
+nested columns *are* the record's nested models (:class:`ChatMessage`,
+:class:`TurnMetrics`, :class:`TestVerdict`), and every column the record already has takes
+the record's field (type, constraints, description) in its row shape (:func:`row_shape`).
+So a new trial field is written once, in :mod:`termgrade.records.trial`: it becomes an
+``episodes`` column (at the end) unless :data:`UNPUBLISHED_TRIAL_FIELDS` names it, and
+:func:`termgrade.builders.trajectory_rows.trajectory_row` copies it (:data:`COPIED_TRIAL_FIELDS`).
+
+Timestamps are ISO 8601 strings; ``archive`` is bytes (base64 in JSON Schema checks). A row
+model with files of its own names its schema (``row_schema``: schemas/<name>.schema.json,
+and the parquet metadata of its files).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from termgrade.records.arrow import Int32, LargeStr, arrow_schema
-from termgrade.records.label import LabelRow
+from termgrade.records.arrow import Int32, LargeStr, arrow_schema, optional_inner
+from termgrade.records.trial import ChatMessage, TrialRecord, TurnMetrics
+from termgrade.records.verdict import TestVerdict
 
 
-class _Row(BaseModel):
+class RowModel(BaseModel):
+    """The base of every dataset row: no unknown keys, bytes as base64 in JSON."""
+
     model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+
+    row_schema: ClassVar[str | None] = None
+    """The schema name of this row's files (None for nested rows)."""
 
 
 # -- environments: config "tasks" ---------------------------------------------------------
 
-class FileRow(_Row):
+class FileRow(RowModel):
     path: str = Field(description="POSIX path relative to the task directory.")
     size: int = Field(ge=0, description="Size in bytes.")
     sha256: str = Field(description="sha256 of the content, hex.")
     mode: Int32 = Field(ge=0, description="Permission bits (e.g. 493 = 0o755); the Hub drops them.")
 
 
-class TaskRow(_Row):
+class TaskRow(RowModel):
     """One executable task: its text, config, verification and exact archive."""
+
+    row_schema: ClassVar[str | None] = "env_task_row"
 
     task_id: str = Field(description="The task's id (its directory name).")
     instruction: LargeStr = Field(description="instruction.md: what the agent is asked to do.")
@@ -72,6 +92,8 @@ class TaskRow(_Row):
 class BandcentralTaskRow(TaskRow):
     """A selected train or validation task with the base model's measured pass rate."""
 
+    row_schema: ClassVar[str | None] = "bandcentral_task_row"
+
     base_model: str | None = Field(description="Model whose pass rate selected the task.")
     base_scaffold: str | None = Field(description="Scaffold that model was graded in.")
     base_pass_rate: float | None = Field(ge=0, le=1, description="Measured base pass rate.")
@@ -80,126 +102,9 @@ class BandcentralTaskRow(TaskRow):
     k: Int32 | None = Field(ge=0, description="Attempts planned per task for the base model.")
 
 
-# -- bandcentral: config "verl" (verl's RL dataset format) ---------------------------------
-
-class PromptMessage(_Row):
-    role: str = Field(description="system or user.")
-    content: LargeStr = Field(description="Message text.")
-
-
-class RewardModel(_Row):
-    style: str = Field(description="verl reward style: 'rule' (a programmatic verifier).")
-    ground_truth: str = Field(description="The task_id whose verifier scores the rollout.")
-
-
-class ExtraInfo(_Row):
-    split: str = Field(description="train or validation.")
-    index: int = Field(ge=0, description="Row index within the split.")
-    task_id: str = Field(description="The task's id.")
-    task_dir: str = Field(description="The task's directory, relative to the repo (and to a "
-                          "`termgrade train prepare` run, which unpacks it there): "
-                          "tasks/<task_id>.")
-    tests_dir: str = Field(description="Its tests: task_dir/tests.")
-    image: str = Field(description="The image tag the grader builds the task as.")
-    archive_sha256: str = Field(description="sha256 of the task's archive (config tasks).")
-    base_pass_rate: float | None = Field(description="Measured base pass rate.")
-    domain: str | None = Field(description="Task domain.")
-    difficulty: str | None = Field(description="Authored difficulty.")
-
-
-class VerlPromptRow(_Row):
-    """One prompt of verl's RL dataset (``data.train_files`` / ``data.val_files``)."""
-
-    data_source: str = Field(description="Dataset name; verl routes reward functions by it.")
-    prompt: list[PromptMessage] = Field(description="Chat messages fed to the chat template.")
-    ability: str = Field(description="Task family: 'terminal'.")
-    reward_model: RewardModel = Field(description="How the reward is computed.")
-    extra_info: ExtraInfo = Field(description="Split, index, task id and selection data.")
-    agent_name: str = Field(description="verl agent loop to run the prompt with: termgrade_bash, "
-                            "TermGrade's bash agent loop (its tools and reward: the task's "
-                            "own verifier).")
-
-
 # -- trajectories -------------------------------------------------------------------------
 
-class ToolFunctionRow(_Row):
-    name: str = Field(description="The tool called.")
-    arguments: LargeStr = Field(description="Its arguments: a JSON text, exactly as the model "
-                                "wrote it (possibly malformed). Templates that tojson or "
-                                "iterate arguments need it parsed (json.loads) first.")
-
-
-class ToolCallRow(_Row):
-    id: str = Field(description="The call's id; the tool message answering it names it.")
-    type: str = Field(description="Always 'function'.")
-    function: ToolFunctionRow = Field(description="The function called and its arguments.")
-
-
-class MessageRow(_Row):
-    """A chat message in the OpenAI form (the trial record's ``messages``, field for field).
-    A template that prints a call's arguments takes it unmodified; one that ``tojson``s
-    or iterates them needs :func:`termgrade.builders.sft_messages.with_argument_mappings`.
-    Fields a message does not use are null."""
-
-    role: str = Field(description="system, user, assistant or tool.")
-    content: LargeStr | None = Field(description="Message text, exactly as the model saw or "
-                                     "wrote it; null for an assistant turn that only "
-                                     "called tools.")
-    tool_calls: list[ToolCallRow] | None = Field(
-        default=None, description="Tool calls of an assistant turn (bash-tool scaffold).")
-    tool_call_id: str | None = Field(default=None,
-                                     description="The call a tool message answers.")
-    name: str | None = Field(default=None, description="The tool's name, on a tool message.")
-    reasoning_content: LargeStr | None = Field(
-        default=None, description="The model's reasoning, when the endpoint returned it "
-                                  "separately.")
-
-
-class SftRow(_Row):
-    """One trial as chat messages in the OpenAI wire form (see :class:`MessageRow` for the
-    templates that need the arguments as a mapping)."""
-
-    trial_id: str = Field(description="Unique id of the trial.")
-    task_id: str = Field(description="The task's id.")
-    model: str = Field(description="Model name.")
-    scaffold: str = Field(description="Agent scaffold, e.g. terminus-2.")
-    attempt: Int32 = Field(ge=0, description="0-based attempt within task x model x scaffold.")
-    reward: float | None = Field(description="Verifier reward; null when unscored.")
-    passed: bool = Field(description="reward >= 1 on a counted trial.")
-    counted: bool = Field(description="False for infrastructure errors and retries past k.")
-    retry_index: Int32 = Field(ge=0, description="0 for a first try, n for the n-th retry.")
-    split: str | None = Field(description="The task's split (--splits at build time: unseen, "
-                                          "or the train / validation split selection named); "
-                                          "null when the build had no split flags.")
-    pass_rate: float | None = Field(description="Pass rate of the task under this trial's model "
-                                                "and scaffold (--labels); null when unlabelled.")
-    band: str | None = Field(description="Difficulty band of pass_rate; null when unlabelled.")
-    model_provider: str | None = Field(description="Provider prefix of the model name "
-                                                   "(org/model), or Harbor's provider.")
-    messages_source: str = Field(
-        description="How messages were obtained. Exact: chat (the scaffold's own log, as sent "
-                    "and received), episodes (prompt/response files), atif (Harbor trajectory), "
-                    "recorded (given, source unstated). Rebuilt: atif-rebuilt (assistant turns "
-                    "re-serialized from the trajectory), episode-rebuilt (derived from the "
-                    "episode steps). none: no messages (an infrastructure error, a synthetic "
-                    "trial).")
-    messages: list[MessageRow] = Field(description="SFT-ready chat messages.")
-
-
-class TestRow(_Row):
-    name: str = Field(description="Test (assertion) name.")
-    outcome: str = Field(description="passed, failed, skipped or error.")
-
-
-class TurnRow(_Row):
-    turn: Int32 = Field(ge=0, description="0-based turn index.")
-    input_tokens: int | None = Field(description="Prompt tokens of this turn.")
-    output_tokens: int | None = Field(description="Completion tokens of this turn.")
-    cached_tokens: int | None = Field(description="Prompt tokens served from cache.")
-    duration_s: float | None = Field(description="Wall time of this turn.")
-
-
-class TextSpan(_Row):
+class TextSpan(RowModel):
     """Where a step's text is in the trial's ``sft`` messages: it is
     ``messages[message_index]["content"][start:end]`` (character offsets)."""
 
@@ -209,7 +114,7 @@ class TextSpan(_Row):
     end: int = Field(ge=0, description="One past its last character.")
 
 
-class StepRow(_Row):
+class StepRow(RowModel):
     index: Int32 = Field(ge=0, description="0-based step index.")
     source: str = Field(description="agent, user or system.")
     message: LargeStr | None = Field(description="The model's message (analysis/plan) or the "
@@ -229,8 +134,145 @@ class StepRow(_Row):
     timestamp: str | None = Field(description="ISO 8601 time of the step.")
 
 
-class EpisodeRow(_Row):
-    """The full episode of one trial, with metrics, per-test verdicts and exceptions: only
+def row_shape(annotation: Any) -> Any:
+    """A record field's type as a row column: a ``datetime`` becomes its ISO 8601 text
+    (the record's JSON form, which the builders copy); anything else is kept."""
+    inner, nullable = optional_inner(annotation)
+    if inner is datetime:
+        return str | None if nullable else str
+    return annotation
+
+
+@dataclass(frozen=True)
+class FromTrial:
+    """A row column that is a trial record field: its type (:func:`row_shape`),
+    constraints and description are the record's unless given here.
+
+    ``copied``: the row holds the record's value (JSON form) as is; False when
+    :func:`~termgrade.builders.trajectory_rows.trajectory_row` derives it."""
+
+    name: str
+    annotation: Any = None
+    description: str | None = None
+    copied: bool = True
+
+
+Column = FromTrial | tuple[str, Any, str]
+"""A trial-derived column, or a row's own ``(name, annotation, description)``."""
+
+
+def _field(column: Column) -> tuple[str, tuple[Any, Any]]:
+    if isinstance(column, tuple):
+        name, annotation, description = column
+        return name, (annotation, Field(description=description))
+    info = TrialRecord.model_fields[column.name]
+    annotation = (column.annotation if column.annotation is not None
+                  else row_shape(info.annotation))
+    if info.metadata:
+        annotation = Annotated[(annotation, *info.metadata)]
+    return column.name, (annotation, Field(description=column.description
+                                           or info.description))
+
+
+def trial_row_model(name: str, doc: str, row_schema: str,
+                    columns: list[Column]) -> type[BaseModel]:
+    """A row model with ``columns`` in order (every column required, nullable or not)."""
+    fields: dict[str, Any] = dict(_field(c) for c in columns)
+    model = create_model(name, __base__=RowModel, __doc__=doc, __module__=__name__, **fields)
+    model.row_schema = row_schema
+    return model
+
+
+SFT_COLUMNS: list[Column] = [
+    FromTrial("trial_id"),
+    FromTrial("task_id"),
+    FromTrial("model"),
+    FromTrial("scaffold"),
+    FromTrial("attempt", Int32),
+    FromTrial("reward"),
+    FromTrial("passed"),
+    FromTrial("counted", description="False for infrastructure errors and retries past k."),
+    FromTrial("retry_index", Int32),
+    ("split", str | None, "The task's split (--splits at build time: unseen, or the train / "
+                          "validation split selection named); null when the build had no "
+                          "split flags."),
+    ("pass_rate", float | None, "Pass rate of the task under this trial's model and scaffold "
+                                "(--labels); null when unlabelled."),
+    ("band", str | None, "Difficulty band of pass_rate; null when unlabelled."),
+    FromTrial("model_provider", copied=False,
+              description="Provider prefix of the model name (org/model), or Harbor's "
+                          "provider."),
+    FromTrial("messages_source", str, copied=False, description=(
+        "How messages were obtained. Exact: chat (the scaffold's own log, as sent and "
+        "received), episodes (prompt/response files), atif (Harbor trajectory), recorded "
+        "(given, source unstated). Rebuilt: atif-rebuilt (assistant turns re-serialized from "
+        "the trajectory), episode-rebuilt (derived from the episode steps). none: no "
+        "messages (an infrastructure error, a synthetic trial).")),
+    FromTrial("messages", list[ChatMessage], copied=False,
+              description="SFT-ready chat messages."),
+]
+
+_HARBOR_COLUMNS: list[Column] = [
+    ("date", str | None, "Harbor: ISO start time."),
+    ("episode", str, "Harbor: last episode, 'episode-<n>'."),
+    ("run_id", str, "Harbor: job id (the record's job_id; its source when it has none)."),
+    ("result", str | None, "Harbor: reward as text, or the exception name."),
+    ("tool_definitions", LargeStr | None, "Harbor: tool definitions as JSON."),
+    ("instruction", LargeStr, "Harbor: the task's instruction."),
+    FromTrial("verifier_output", copied=False,
+              description="Harbor: verifier stdout, if kept."),
+    ("trace_source", Literal["main"], "Harbor: 'main' (no subagents)."),
+]
+
+UNPUBLISHED_TRIAL_FIELDS = frozenset({"schema_version", "http_retries", "job_id", "episode"})
+"""Trial fields no row holds as such (``episode`` is ``steps``; ``job_id`` is ``run_id``)."""
+
+_EPISODE_HEAD: list[Column] = [
+    FromTrial("trial_id", description="Unique id of the trial: the key of its sft row."),
+    FromTrial("retry_of"),
+    FromTrial("tests", list[TestVerdict], description="Named per-test verdicts."),
+    ("failed_tests", list[str], "Names of the tests that failed or errored."),
+    FromTrial("n_tests_passed"),
+    FromTrial("n_tests_failed"),
+    FromTrial("input_tokens"),
+    FromTrial("output_tokens"),
+    FromTrial("cached_tokens"),
+    FromTrial("turns"),
+    FromTrial("per_turn", list[TurnMetrics], description="Per-turn token and time metrics."),
+    FromTrial("duration_s"),
+    FromTrial("started_at", description="ISO 8601 start time."),
+    FromTrial("finished_at", description="ISO 8601 end time."),
+    FromTrial("agent_timed_out"),
+    FromTrial("exception_type"),
+    FromTrial("exception_message"),
+    FromTrial("source"),
+    ("steps", list[StepRow], "Every step: message, keystrokes, terminal frame."),
+]
+
+
+def _placed(*groups: list[Column]) -> set[str]:
+    return {c.name for group in groups for c in group if isinstance(c, FromTrial)}
+
+
+EPISODE_COLUMNS: list[Column] = [
+    *_EPISODE_HEAD, *_HARBOR_COLUMNS,
+    *(FromTrial(name) for name in TrialRecord.model_fields
+      if name not in _placed(SFT_COLUMNS, _EPISODE_HEAD, _HARBOR_COLUMNS)
+      and name not in UNPUBLISHED_TRIAL_FIELDS),
+]
+"""The episodes columns; a trial field placed nowhere else comes last."""
+
+COPIED_TRIAL_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
+    c.name for c in (*SFT_COLUMNS, *EPISODE_COLUMNS) if isinstance(c, FromTrial) and c.copied))
+"""The trial fields the trajectory rows hold as the record has them (JSON form)."""
+
+SftRow = trial_row_model("SftRow", """
+    One trial as chat messages in the OpenAI wire form (see
+    :class:`~termgrade.records.trial.ChatMessage` for the templates that need the arguments
+    as a mapping).""", "trajectory_sft_row", SFT_COLUMNS)
+
+EpisodeRow = trial_row_model("EpisodeRow", """
+    The full episode of one trial, with metrics, per-test verdicts and exceptions: only
     what its ``sft`` row does not hold, joined to it by ``trial_id``. Step text that is in
     the sft messages verbatim is a span of them (``message_span``, ``observation_span``).
 
@@ -238,50 +280,9 @@ class EpisodeRow(_Row):
     export``) that the sft row lacks; its others are sft columns under Harbor's names
     (``conversations`` = messages, ``agent`` = scaffold, ``task`` = task_id,
     ``trial_name`` = trial_id, ``model``, ``model_provider``).
-    """
-
-    trial_id: str = Field(description="Unique id of the trial: the key of its sft row.")
-    retry_of: str | None = Field(description="trial_id this trial retries, if any.")
-    tests: list[TestRow] = Field(description="Named per-test verdicts.")
-    failed_tests: list[str] = Field(description="Names of the tests that failed or errored.")
-    n_tests_passed: int | None = Field(description="Tests passed.")
-    n_tests_failed: int | None = Field(description="Tests failed or errored.")
-    input_tokens: int | None = Field(description="Prompt tokens over the trial.")
-    output_tokens: int | None = Field(description="Completion tokens over the trial.")
-    cached_tokens: int | None = Field(description="Cached prompt tokens over the trial.")
-    turns: int | None = Field(description="Agent turns.")
-    per_turn: list[TurnRow] = Field(description="Per-turn token and time metrics.")
-    duration_s: float | None = Field(description="Wall time of the trial.")
-    started_at: str | None = Field(description="ISO 8601 start time.")
-    finished_at: str | None = Field(description="ISO 8601 end time.")
-    agent_timed_out: bool = Field(description="The agent hit its time limit (still graded).")
-    exception_type: str | None = Field(description="Exception class, if one was raised.")
-    exception_message: LargeStr | None = Field(description="Exception message.")
-    source: str = Field(description="Where the record came from (a Harbor job path, ...).")
-    steps: list[StepRow] = Field(description="Every step: message, keystrokes, terminal frame.")
-    date: str | None = Field(description="Harbor: ISO start time.")
-    episode: str = Field(description="Harbor: last episode, 'episode-<n>'.")
-    run_id: str = Field(description="Harbor: job id (the record's job_id; its source when it "
-                                    "has none).")
-    result: str | None = Field(description="Harbor: reward as text, or the exception name.")
-    tool_definitions: LargeStr | None = Field(description="Harbor: tool definitions as JSON.")
-    instruction: LargeStr = Field(description="Harbor: the task's instruction.")
-    verifier_output: LargeStr | None = Field(description="Harbor: verifier stdout, if kept.")
-    trace_source: Literal["main"] = Field(description="Harbor: 'main' (no subagents).")
+    """, "trajectory_episode_row", EPISODE_COLUMNS)
 
 
-SCHEMA_MODELS: dict[str, type[BaseModel]] = {
-    "env_task_row": TaskRow,
-    "bandcentral_task_row": BandcentralTaskRow,
-    "verl_prompt_row": VerlPromptRow,
-    "trajectory_sft_row": SftRow,
-    "trajectory_episode_row": EpisodeRow,
-}
-"""Row models by schema name (schemas/<name>.schema.json); loaded by termgrade.validate.schemas."""
-
-ROW_MODELS: dict[str, type[BaseModel]] = {**SCHEMA_MODELS, "label": LabelRow}
-"""Every row model a config may use, by the name its parquet metadata carries."""
-
-
-def schema_for(name: str) -> pa.Schema:
-    return arrow_schema(ROW_MODELS[name], name)
+def schema_for(model: type[BaseModel]) -> pa.Schema:
+    """The fixed Arrow schema of a row model's files, tagged with its schema name."""
+    return arrow_schema(model)

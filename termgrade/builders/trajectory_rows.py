@@ -8,12 +8,19 @@ the episode the way Harbor's trace export does: a system / user step becomes a m
 that role, an agent step becomes an ``assistant`` message (its text, then each keystroke
 batch as a ``<tool_call>`` block unless the text already holds it), and the terminal frame
 the agent saw next becomes a ``user`` message.
+
+No column list is written here: the record fields a row holds as they are
+(:data:`~termgrade.builders.rows.COPIED_TRIAL_FIELDS`), a message's fields and a step's
+fields all come from the row models (:mod:`termgrade.builders.rows`).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from termgrade.builders.rows import COPIED_TRIAL_FIELDS, StepRow
+from termgrade.records.trial import ChatMessage
 
 Row = dict[str, Any]
 FAILED_OUTCOMES = frozenset({"failed", "error"})
@@ -48,7 +55,8 @@ def _tool_definitions(scaffold: str) -> str | None:
     return json.dumps(list(TOOLS)) if scaffold == SCAFFOLD_NAME else None
 
 
-MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
+MESSAGE_FIELDS = tuple(ChatMessage.model_fields)
+STEP_FIELDS = tuple(StepRow.model_fields)
 
 
 def _message(message: Row) -> Row:
@@ -67,14 +75,9 @@ SPAN_WINDOW = 4
 
 
 def _step(step: Row) -> Row:
-    return {
-        "index": step["index"], "source": step["source"], "message": step["message"],
-        "message_span": None, "keystrokes": step["keystrokes"],
-        "observation": step["observation"], "observation_span": None,
-        "is_valid_tool_call": step["is_valid_tool_call"],
-        "input_tokens": step["input_tokens"], "output_tokens": step["output_tokens"],
-        "cached_tokens": step["cached_tokens"], "timestamp": step["timestamp"],
-    }
+    """A record's episode step as a step row: its fields, spans null (:func:`_spans`)."""
+    return {name: step[name] if not name.endswith("_span") else None
+            for name in STEP_FIELDS}
 
 
 def _spans(steps: list[Row], messages: list[Row]) -> None:
@@ -142,12 +145,7 @@ def trajectory_row(trial: Row, messages: list[Row], instruction: str,
     return {
         **{key: (join or {}).get(key) for key in JOIN_KEYS},
         "messages_source": _messages_source(trial, messages),
-        **{key: trial[key] for key in (
-            "trial_id", "task_id", "model", "scaffold", "attempt", "reward", "passed",
-            "counted", "retry_of", "retry_index", "tests", "n_tests_passed", "n_tests_failed",
-            "input_tokens", "output_tokens", "cached_tokens", "turns", "per_turn",
-            "duration_s", "started_at", "finished_at", "agent_timed_out", "exception_type",
-            "exception_message", "source")},
+        **{key: trial[key] for key in COPIED_TRIAL_FIELDS},
         "failed_tests": [t["name"] for t in trial["tests"] if t["outcome"] in FAILED_OUTCOMES],
         "steps": steps,
         "messages": messages,

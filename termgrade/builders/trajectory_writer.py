@@ -16,7 +16,7 @@ import pyarrow as pa
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import ParquetSplitWriter, SplitFiles
 from termgrade.builders.row_buffer import RowBuffer
-from termgrade.builders.rows import schema_for
+from termgrade.builders.rows import EpisodeRow, SftRow, schema_for
 
 SPLIT = "train"
 
@@ -29,8 +29,8 @@ def combined_schema(sft: pa.Schema, episodes: pa.Schema) -> pa.Schema:
 class TrajectoryWriter:
     def __init__(self, paths: RepoPaths, *, row_group_bytes: int, row_group_rows: int,
                  file_bytes: int) -> None:
-        self.episode_schema = schema_for("trajectory_episode_row")
-        self.sft_schema = schema_for("trajectory_sft_row")
+        self.episode_schema = schema_for(EpisodeRow)
+        self.sft_schema = schema_for(SftRow)
         self.buffer = RowBuffer(combined_schema(self.sft_schema, self.episode_schema),
                                 row_group_bytes=row_group_bytes,
                                 row_group_rows=row_group_rows, max_row_bytes=row_group_bytes)

@@ -9,12 +9,22 @@ loop, whose tools are the grading scaffold's (:data:`termgrade.agent.scaffold.TO
 and whose reward is the task's own verifier run by the grader. ``extra_info.task_dir`` is
 ``tasks/<task_id>``, relative to the repo (which ships the task tree there) and to the run
 directory (where ``train prepare`` unpacks each task from its archive).
+
+The row model (:class:`VerlPromptRow`), its one builder (:func:`verl_prompt_row`) and the
+agent loop's name (:data:`AGENT_NAME`) live here and nowhere else; ``termgrade build
+bandcentral`` and ``termgrade train prepare`` both write the rows with the model's Arrow
+schema (:func:`termgrade.builders.rows.schema_for`).
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from pydantic import Field
+
 from termgrade.agent.scaffold import ScaffoldConfig, system_prompt
-from termgrade.builders.rows import ExtraInfo, PromptMessage, RewardModel, VerlPromptRow
+from termgrade.builders.rows import RowModel
+from termgrade.records.arrow import LargeStr
 from termgrade.task.model import image_tag_for
 
 DATA_SOURCE = "termgrade"
@@ -27,6 +37,46 @@ BASH_SYSTEM_PROMPT = system_prompt("/app", ScaffoldConfig())
 
 AGENT_NAME = "termgrade_bash"
 """The ``agent_name`` of every prompt row, registered by the agent-loop config file."""
+
+
+class PromptMessage(RowModel):
+    role: str = Field(description="system or user.")
+    content: LargeStr = Field(description="Message text.")
+
+
+class RewardModel(RowModel):
+    style: str = Field(description="verl reward style: 'rule' (a programmatic verifier).")
+    ground_truth: str = Field(description="The task_id whose verifier scores the rollout.")
+
+
+class ExtraInfo(RowModel):
+    split: str = Field(description="train or validation.")
+    index: int = Field(ge=0, description="Row index within the split.")
+    task_id: str = Field(description="The task's id.")
+    task_dir: str = Field(description="The task's directory, relative to the repo (and to a "
+                          "`termgrade train prepare` run, which unpacks it there): "
+                          "tasks/<task_id>.")
+    tests_dir: str = Field(description="Its tests: task_dir/tests.")
+    image: str = Field(description="The image tag the grader builds the task as.")
+    archive_sha256: str = Field(description="sha256 of the task's archive (config tasks).")
+    base_pass_rate: float | None = Field(description="Measured base pass rate.")
+    domain: str | None = Field(description="Task domain.")
+    difficulty: str | None = Field(description="Authored difficulty.")
+
+
+class VerlPromptRow(RowModel):
+    """One prompt of verl's RL dataset (``data.train_files`` / ``data.val_files``)."""
+
+    row_schema: ClassVar[str | None] = "verl_prompt_row"
+
+    data_source: str = Field(description="Dataset name; verl routes reward functions by it.")
+    prompt: list[PromptMessage] = Field(description="Chat messages fed to the chat template.")
+    ability: str = Field(description="Task family: 'terminal'.")
+    reward_model: RewardModel = Field(description="How the reward is computed.")
+    extra_info: ExtraInfo = Field(description="Split, index, task id and selection data.")
+    agent_name: str = Field(description=f"verl agent loop to run the prompt with: {AGENT_NAME}, "
+                            "TermGrade's bash agent loop (its tools and reward: the task's "
+                            "own verifier).")
 
 
 def task_dir_for(task_id: str) -> str:

@@ -57,7 +57,7 @@ class CandidateRecord(BaseModel):
     prompts_version: str = Field(description="The prompt templates' version folder.")
     system_prompt: str = Field(description="The system message every round carried.")
     rounds: list[Round] = Field(description="Every round, in order.")
-    outcome: str = Field(description="The last round's verify verdict, or an Outcome.")
+    outcome: str = Field(description="The last round's verify verdict, or a GenerationFailure.")
     audit_findings: list[str] = Field(
         default_factory=list, description="Why the audit dropped it (verified ones only).")
     audited: bool = Field(False, description="The audit ran on it (it was verified).")

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.journal import append_record
 from termgrade.records.trial import TrialRecord
+from termgrade.records.version import validate_record
 
 TRIALS_FILE = "trials.jsonl"
 
@@ -37,7 +38,7 @@ class TrialJournal:
             if not line.strip():
                 continue
             try:
-                records.append(TrialRecord.model_validate(json.loads(line)))
+                records.append(validate_record(TrialRecord, line))
                 kept.append(line)
             except (json.JSONDecodeError, ValidationError):
                 torn += 1

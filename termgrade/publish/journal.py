@@ -16,8 +16,12 @@ from urllib.parse import quote
 
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import PublishError
+from termgrade.records.version import RecordFormat
 
 SCHEMA_VERSION = 1
+JOURNAL_FORMAT = RecordFormat(schema="publish_journal", version=str(SCHEMA_VERSION),
+                              writer="termgrade publish")
+"""The journal's format (its ``schema_version`` is written as a number)."""
 
 
 @dataclass
@@ -50,9 +54,8 @@ class PublishJournal:
         if not path.is_file():
             return None
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            if raw.get("schema_version") != SCHEMA_VERSION:
-                raise ValueError(f"schema_version {raw.get('schema_version')!r}")
+            raw = JOURNAL_FORMAT.upgrade(json.loads(path.read_text(encoding="utf-8")))
+            JOURNAL_FORMAT.check(raw.get("schema_version"))  # ValueError naming both
             raw["chunks"] = [ChunkRecord(**c) for c in raw.get("chunks", [])]
             return cls(path=path, **raw)
         except (ValueError, TypeError, KeyError) as exc:

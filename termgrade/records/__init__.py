@@ -2,7 +2,8 @@
 
 A test's name and outcome is :class:`TestVerdict` (:mod:`termgrade.records.verdict`); every
 record's ``schema_version`` is checked when read (:mod:`termgrade.records.version`); the one
-strict JSONL reader is :mod:`termgrade.records.jsonl`.
+strict JSONL reader is :mod:`termgrade.records.jsonl`. The registry of every schema is
+:data:`termgrade.validate.schemas.SCHEMAS`.
 """
 
 from termgrade.records.issues import Issue, Severity
@@ -11,8 +12,5 @@ from termgrade.records.trial import ChatMessage, EpisodeStep, TrialRecord, TurnM
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.records.version import RecordFormat, record_format
 
-SCHEMA_MODELS = {"trial": TrialRecord, "label": LabelRow, "split": SplitRow}
-
-__all__ = ["SCHEMA_MODELS", "ChatMessage", "EpisodeStep", "Issue", "LabelRow", "Outcome",
-           "RecordFormat", "Severity", "SplitRow", "TestVerdict", "TrialRecord",
-           "TurnMetrics", "record_format"]
+__all__ = ["ChatMessage", "EpisodeStep", "Issue", "LabelRow", "Outcome", "RecordFormat",
+           "Severity", "SplitRow", "TestVerdict", "TrialRecord", "TurnMetrics", "record_format"]

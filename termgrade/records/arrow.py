@@ -25,8 +25,10 @@ import pyarrow as pa
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from termgrade.records.version import record_format
+
 ROW_SCHEMA_KEY = b"termgrade.row_schema"
-"""Parquet schema metadata key: the row model's name in ``SCHEMA_MODELS`` / schemas/."""
+"""Parquet schema metadata key: the row model's schema name (:func:`schema_name`)."""
 FORMAT_VERSION_KEY = b"termgrade.format_version"
 FORMAT_VERSION = "1.0"
 
@@ -134,9 +136,25 @@ def model_fields(model: type[BaseModel]) -> list[pa.Field]:
     return _arrow_fields(model.model_fields)
 
 
-def arrow_schema(model: type[BaseModel], row_schema: str) -> pa.Schema:
-    """The fixed Arrow schema of one config's rows, tagged with the row model's name."""
+def schema_name(model: type[BaseModel]) -> str:
+    """The name of a model's JSON Schema (``schemas/<name>.schema.json``) and of its parquet
+    files' rows: the schema its record format declares (``schema_version``'s
+    :class:`~termgrade.records.version.RecordFormat`), else its ``row_schema`` class
+    variable (the dataset row models). TypeError for a model that names none."""
+    declared = record_format(model)
+    if declared is not None:
+        return declared.schema
+    name = getattr(model, "row_schema", None)
+    if not isinstance(name, str):
+        raise TypeError(f"{model.__name__} names no schema (no record format, no row_schema)")
+    return name
+
+
+def arrow_schema(model: type[BaseModel], row_schema: str | None = None) -> pa.Schema:
+    """The fixed Arrow schema of one config's rows, tagged with the row model's schema name
+    (:func:`schema_name` unless given)."""
+    name = row_schema if row_schema is not None else schema_name(model)
     return pa.schema(model_fields(model), metadata={
-        ROW_SCHEMA_KEY: row_schema.encode(),
+        ROW_SCHEMA_KEY: name.encode(),
         FORMAT_VERSION_KEY: FORMAT_VERSION.encode(),
     })

@@ -6,7 +6,8 @@ streaming reader and the analysis readers alike) validates a line with
 it: ``file:line (record id): Model field 'x': what is wrong (got value)`` and a fix naming
 the record's JSON Schema and the command that writes it (from the model's
 :class:`~termgrade.records.version.RecordFormat`). A ``schema_version`` this TermGrade does
-not know is refused with the version found, the version supported and how to migrate.
+not know is refused with the version found, the version supported and how to migrate; an
+older one its format declares a migration for is upgraded on read.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from termgrade.core.errors import RecordError
-from termgrade.records.version import VERSION_ERROR, record_format
+from termgrade.records.version import VERSION_ERROR, record_format, validate_record
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -86,9 +87,11 @@ def line_error(path: Path | str, number: int, line: bytes, model: type[BaseModel
 
 def validate_line(path: Path | str, number: int, line: bytes, model: type[M],
                   fix: str | None = None) -> M:
-    """Line ``number`` of ``path`` as a ``model``; RecordError (:func:`line_error`) if not."""
+    """Line ``number`` of ``path`` as a ``model`` (an older version its format migrates is
+    upgraded: :func:`~termgrade.records.version.validate_record`); RecordError
+    (:func:`line_error`) if not."""
     try:
-        return model.model_validate_json(line)
+        return validate_record(model, line)
     except ValidationError as exc:
         raise line_error(path, number, line, model, exc, fix) from None
 

@@ -4,6 +4,12 @@ Field names ``task_id``, ``model``, ``scaffold``, ``attempt``, ``reward``, ``pas
 ``counted`` are fixed: other tools read them. ``counted`` is False for infrastructure
 errors, which are kept apart from task failures; an agent that timed out but was graded
 still counts. "Unscored" is ``reward = None``, never 0.
+
+The nested models (:class:`ChatMessage`, :class:`ToolCall`, :class:`TurnMetrics`, the
+:class:`~termgrade.records.verdict.TestVerdict` of ``tests``) are also the nested columns
+of the trajectories dataset (:mod:`termgrade.builders.rows`): their Arrow types
+(``LargeStr`` for big text, ``Int32`` for small counts) are declared here, once, and read by
+the one converter (:mod:`termgrade.records.arrow`).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.arrow import Int32, LargeStr
 from termgrade.records.verdict import TestVerdict
 from termgrade.records.version import RecordFormat
 
@@ -26,7 +33,7 @@ class _Record(BaseModel):
 
 
 class TurnMetrics(_Record):
-    turn: int = Field(ge=0, description="0-based turn index.")
+    turn: Int32 = Field(ge=0, description="0-based turn index.")
     input_tokens: int | None = Field(None, ge=0, description="Prompt tokens of this turn.")
     output_tokens: int | None = Field(None, ge=0, description="Completion tokens of this turn.")
     cached_tokens: int | None = Field(None, ge=0, description="Prompt tokens served from cache.")
@@ -35,8 +42,9 @@ class TurnMetrics(_Record):
 
 class ToolFunction(_Record):
     name: str = Field(description="The tool called.")
-    arguments: str = Field(description="Its arguments: a JSON text, exactly as the model "
-                           "wrote it (possibly malformed).")
+    arguments: LargeStr = Field(description="Its arguments: a JSON text, exactly as the model "
+                                "wrote it (possibly malformed). Templates that tojson or "
+                                "iterate arguments need it parsed (json.loads) first.")
 
 
 class ToolCall(_Record):
@@ -44,7 +52,7 @@ class ToolCall(_Record):
 
     id: str = Field(description="The call's id; the tool message answering it names it.")
     type: str = Field("function", description="Always 'function'.")
-    function: ToolFunction
+    function: ToolFunction = Field(description="The function called and its arguments.")
 
 
 class ChatMessage(_Record):
@@ -52,15 +60,18 @@ class ChatMessage(_Record):
 
     Scaffolds with tool calling (``bash-tool``) put ``tool_calls`` on assistant messages and
     answer each with a ``tool`` message naming its ``tool_call_id``; Terminus-2 writes its
-    JSON into ``content``. Absent fields are left out (None)."""
+    JSON into ``content``. Absent fields are left out (None). A template that prints a
+    call's arguments takes it unmodified; one that ``tojson``s or iterates them needs
+    :func:`termgrade.builders.sft_messages.with_argument_mappings`."""
 
     role: str = Field(description="system, user, assistant or tool.")
-    content: str | None = Field(None, description="The message text, exactly as the model saw or "
-                                "wrote it; null for an assistant turn that only called tools.")
+    content: LargeStr | None = Field(
+        None, description="The message text, exactly as the model saw or wrote it; null for "
+        "an assistant turn that only called tools.")
     tool_calls: list[ToolCall] | None = Field(None, description="Tool calls of an assistant turn.")
     tool_call_id: str | None = Field(None, description="The call a tool message answers.")
     name: str | None = Field(None, description="The tool's name, on a tool message.")
-    reasoning_content: str | None = Field(
+    reasoning_content: LargeStr | None = Field(
         None, description="The model's reasoning, when the endpoint returns it separately.")
 
 
@@ -104,7 +115,7 @@ class TrialRecord(_Record):
     finished_at: datetime | None = Field(None, description="When the trial finished.")
     agent_timed_out: bool = Field(False, description="The agent hit its time limit (still graded).")
     exception_type: str | None = Field(None, description="Exception class, if one was raised.")
-    exception_message: str | None = Field(None, description="Exception message.")
+    exception_message: LargeStr | None = Field(None, description="Exception message.")
     retry_of: str | None = Field(None, description="trial_id this trial retries, if any.")
     retry_index: int = Field(0, ge=0, description="0 for a first try, n for the n-th retry.")
     http_retries: int | None = Field(
@@ -115,7 +126,7 @@ class TrialRecord(_Record):
                                "ingested from Harbor.")
     model_provider: str | None = Field(None, description="The model's provider, e.g. openai "
                                        "(Harbor's model_info.provider).")
-    verifier_output: str | None = Field(
+    verifier_output: LargeStr | None = Field(
         None, description="What the verifier printed (test-stdout.txt), head and tail kept "
         "within VERIFIER_OUTPUT_CHARS.")
     messages: list[ChatMessage] | None = Field(

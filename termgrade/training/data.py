@@ -27,7 +27,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termgrade.builders.verl_prompts import task_dir_for, verl_prompt_row
+from termgrade.builders.row_buffer import rows_to_table
+from termgrade.builders.rows import schema_for
+from termgrade.builders.verl_prompts import VerlPromptRow, task_dir_for, verl_prompt_row
 from termgrade.core.atomic import atomic_write_bytes
 from termgrade.core.errors import BuildError
 from termgrade.core.progress import track
@@ -166,8 +168,9 @@ def prepare_split(repo: Path, paths: RunPaths, split: str) -> SplitData:
 
 
 def write_split(path: Path, data: SplitData) -> None:
-    """The rows as one parquet file, written atomically."""
-    table = pa.Table.from_pylist(data.rows)
+    """The rows as one parquet file of the verl row model's Arrow schema (the bandcentral
+    repo's ``verl`` files' schema), written atomically."""
+    table = rows_to_table(data.rows, schema_for(VerlPromptRow))
     sink = io.BytesIO()
     pq.write_table(table, sink)
     atomic_write_bytes(path, sink.getvalue())

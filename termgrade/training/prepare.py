@@ -13,15 +13,16 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from termgrade.builders.verl_prompts import AGENT_NAME
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import OptionError
 from termgrade.core.version import __version__
+from termgrade.records.version import RecordFormat, validate_record
 from termgrade.training.checks import composed_errors, preflight
 from termgrade.training.data import (
     SPLITS,
@@ -44,6 +45,9 @@ from termgrade.training.recipe import (
 )
 
 SCHEMA_VERSION = 1
+RUN_FORMAT = RecordFormat(schema="run", version=str(SCHEMA_VERSION),
+                          writer="termgrade train prepare")
+"""run.json's format (its ``schema_version`` is written as a number)."""
 DEVIATIONS = (
     "Dynamic sampling: verl 0.9.1's V1 trainer ignores max_num_gen_batches (it evicts an "
     "all-equal group and refills with two prompts, uncapped). Rendered as 0 with "
@@ -72,7 +76,8 @@ class RunRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(SCHEMA_VERSION, description="Version of this record.")
+    schema_version: Annotated[int, RUN_FORMAT] = Field(SCHEMA_VERSION,
+                                                       description="Version of this record.")
     created_at: str = Field(description="UTC time of `train prepare`.")
     termgrade_version: str = Field(description="TermGrade that wrote the run.")
     source: str = Field(description="The bandcentral repo given (directory or Hub id).")
@@ -101,11 +106,18 @@ def read_record(path: Path) -> RunRecord:
     except (OSError, json.JSONDecodeError) as exc:
         raise OptionError(f"{path}: unreadable run record ({exc})",
                           fix="prepare the run with `termgrade train prepare`") from exc
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise OptionError(f"{path}: schema_version {version!r}, this TermGrade reads "
+    if not isinstance(data, dict):
+        raise OptionError(f"{path}: schema_version None, this TermGrade reads "
                           f"{SCHEMA_VERSION}", fix="prepare the run again")
-    return RunRecord.model_validate(data)
+    data.setdefault("schema_version", None)  # absent is refused, not taken as current
+    try:
+        return validate_record(RunRecord, data)
+    except ValidationError as exc:
+        if not any(e["loc"][:1] == ("schema_version",) for e in exc.errors()):
+            raise
+        raise OptionError(f"{path}: schema_version {data['schema_version']!r}, this "
+                          f"TermGrade reads {SCHEMA_VERSION}",
+                          fix="prepare the run again") from None
 
 
 def run_places(recipe: GrpoRecipe) -> RunPlaces:

@@ -18,7 +18,7 @@ import re
 from datetime import datetime
 from enum import Enum
 from functools import cache
-from typing import Any, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin
 
 import annotated_types
 import numpy as np
@@ -28,7 +28,13 @@ import pyarrow.json as pj
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from termgrade.records.arrow import TIMESTAMP, arrow_type, optional_inner, record_fields
+from termgrade.records.arrow import (
+    TIMESTAMP,
+    ArrowType,
+    arrow_type,
+    optional_inner,
+    record_fields,
+)
 from termgrade.records.version import RecordFormat
 
 _ISO_DATETIME = (rb'"\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?'
@@ -108,7 +114,7 @@ def _all_in(child: pa.Array, allowed: list[Any]) -> bool:
 def _bounds_ok(child: pa.Array, f: FieldInfo) -> bool:
     """Range constraints and record versions hold; any other kind of constraint is not
     vouched for (False)."""
-    ranges = [m for m in f.metadata if not isinstance(m, RecordFormat)]
+    ranges = [m for m in f.metadata if not isinstance(m, RecordFormat | ArrowType)]
     versions = [m.version for m in f.metadata if isinstance(m, RecordFormat)]
     if versions and not _all_in(child, versions):
         return False  # pydantic names the version found and how to migrate
@@ -150,8 +156,21 @@ _ARROW_OK: dict[Any, tuple[Any, ...]] = {
 }
 
 
+def _plain(tp: Any) -> Any:
+    """``tp`` without the Arrow type markers of ``Annotated[X, ArrowType(...)]`` (they choose
+    the table's type, :func:`conform` applies it); None when it carries anything else (a
+    constraint left to pydantic)."""
+    if get_origin(tp) is not Annotated:
+        return tp
+    base, *extra = get_args(tp)
+    return base if all(isinstance(m, ArrowType) for m in extra) else None
+
+
 def _valid_values(child: pa.Array, tp: Any, f: FieldInfo | None) -> bool:
     kind = child.type
+    tp = _plain(tp)
+    if tp is None:
+        return False
     if pa.types.is_null(kind):
         return True  # all null: the caller checked nullability
     if get_origin(tp) is list:

@@ -19,6 +19,7 @@ from termgrade.builders.rows import schema_for
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.findings import ValidationFinding, ValidationReport
 from termgrade.validate.rows_check import SplitInfo
+from termgrade.validate.schemas import SCHEMAS
 
 IN_MEMORY_BYTES = 256 * 1024**2
 """A split whose parquet files total more bytes than this is loaded in memory by its key
@@ -28,7 +29,7 @@ column only (the whole in-memory load of the 36,144-trial trajectories peaked at
 def _expected_features(row_schema: str) -> Any:
     from datasets import Features
 
-    return Features.from_arrow_schema(schema_for(row_schema))
+    return Features.from_arrow_schema(schema_for(SCHEMAS[row_schema]))
 
 
 def _split_bytes(info: SplitInfo) -> int:
@@ -64,7 +65,7 @@ def _check_split(root: Path, info: SplitInfo, cache: str, report: ValidationRepo
         import pyarrow.parquet as pq
 
         # Arrow types only: a schema's "huggingface" metadata would answer for them.
-        want = Features.from_arrow_schema(schema_for(info.row_schema).remove_metadata())
+        want = Features.from_arrow_schema(schema_for(SCHEMAS[info.row_schema]).remove_metadata())
         for path in info.files:
             if Features.from_arrow_schema(pq.read_schema(path).remove_metadata()) != want:
                 report.add(ValidationFinding(

@@ -16,12 +16,12 @@ from pydantic import BaseModel, ValidationError
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_LIMIT
-from termgrade.builders.rows import ROW_MODELS, schema_for
+from termgrade.builders.rows import schema_for
 from termgrade.records.arrow import ROW_SCHEMA_KEY
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import ConfigFiles
 from termgrade.validate.findings import ValidationFinding, ValidationReport
-from termgrade.validate.schemas import SCHEMA_DIR, load_schema
+from termgrade.validate.schemas import SCHEMA_DIR, SCHEMAS, load_schema
 
 MAX_FINDINGS_PER_FILE = 20
 FILE_LIMIT = FILE_BYTES + ROW_GROUP_LIMIT
@@ -33,6 +33,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "trajectory_episode_row": ("trial_id",),
     "label": ("task_id", "model", "scaffold"),
 }
+"""The key columns of every row schema a parquet file may name (those the builders write);
+a file naming another is refused."""
 
 
 @dataclass
@@ -75,11 +77,11 @@ def _schema_name(path: Path, rel: str, report: ValidationReport) -> str | None:
         report.add(ValidationFinding("rows", rel, f"not readable as parquet: {exc}"))
         return None
     name = str((schema.metadata or {}).get(ROW_SCHEMA_KEY, b"").decode())
-    if name not in ROW_MODELS:
+    if name not in KEYS:
         report.add(ValidationFinding(
             "rows", rel, f"schema metadata names no known row model ({name!r})"))
         return None
-    expected = schema_for(name)
+    expected = schema_for(SCHEMAS[name])
     if not schema.remove_metadata().equals(expected.remove_metadata()):
         report.add(ValidationFinding("rows", rel, f"parquet schema differs from the {name} schema",
                            field=", ".join(f.name for f in schema
@@ -142,7 +144,7 @@ def _rows(path: Path, rel: str, name: str, seen: set[tuple[Any, ...]],
     found = 0
     count = 0
     clean = True
-    model = ROW_MODELS[name]
+    model = SCHEMAS[name]
     for index, row in enumerate(iter_rows(path)):
         count += 1
         if index and _model_accepts(model, row):

@@ -1,6 +1,11 @@
-"""The JSON Schemas in ``schemas/`` are generated from the typed models, never hand-edited.
+"""The schema registry: every model TermGrade writes files of, by schema name, in one dict
+(:data:`SCHEMAS`). Its JSON Schemas in ``schemas/`` are generated from it
+(``termgrade schemas``), never hand-edited; a test proves files and models agree.
 
-Later stages add their models to :data:`MODELS`; a test proves files and models agree.
+Each model names its own schema (:func:`termgrade.records.arrow.schema_name`: a record's
+format, a row model's ``row_schema``), so a name is written once, on the model; the
+registry lives on the validate floor, which can import every model it lists (records,
+generate, verify, builders).
 """
 
 from __future__ import annotations
@@ -10,10 +15,15 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from termgrade.builders.rows import BandcentralTaskRow, EpisodeRow, SftRow, TaskRow
+from termgrade.builders.verl_prompts import VerlPromptRow
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.package_data import data_path
 from termgrade.generate.funnel import Funnel
 from termgrade.generate.records import CandidateRecord
+from termgrade.records.arrow import schema_name
+from termgrade.records.label import LabelRow, SplitRow
+from termgrade.records.trial import TrialRecord
 from termgrade.verify.record import VerifyRecord
 
 SCHEMA_DIR = data_path("schemas")
@@ -25,34 +35,25 @@ def default_schema_dir() -> Path:
     """Where ``termgrade schemas`` writes: the checkout's schemas/, else the package's."""
     return SCHEMA_DIR
 
-MODELS: dict[str, type[BaseModel]] = {
-    "verify_record": VerifyRecord,
-    "candidate": CandidateRecord,
-    "generation_funnel": Funnel,
-}
+
+def _by_name(*models: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    registry: dict[str, type[BaseModel]] = {}
+    for model in models:
+        name = schema_name(model)
+        if name in registry:
+            raise TypeError(f"{model.__name__} and {registry[name].__name__} both name "
+                            f"schema {name!r}")
+        registry[name] = model
+    return registry
 
 
-OPTIONAL_SCHEMA_MODULES = ("termgrade.records", "termgrade.builders.rows")
-"""Modules that export ``SCHEMA_MODELS: dict[str, type[BaseModel]]``, loaded when present."""
-
-
-def _extra_models() -> dict[str, type[BaseModel]]:
-    import importlib
-
-    found: dict[str, type[BaseModel]] = {}
-    for name in OPTIONAL_SCHEMA_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        found.update(getattr(module, "SCHEMA_MODELS", {}))
-    return found
-
-
-def all_models() -> dict[str, type[BaseModel]]:
-    return {**MODELS, **_extra_models()}
+SCHEMAS: dict[str, type[BaseModel]] = _by_name(
+    # records
+    TrialRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel,
+    # dataset rows (the Hub repos' parquet configs)
+    TaskRow, BandcentralTaskRow, VerlPromptRow, SftRow, EpisodeRow,
+)
+"""Every model with a JSON Schema in schemas/, by schema name: the one registry."""
 
 
 def render(name: str, model: type[BaseModel]) -> str:
@@ -66,7 +67,7 @@ def write_schemas(directory: Path | None = None) -> list[Path]:
     """Write every schema (into :func:`default_schema_dir` unless told where)."""
     directory = directory or default_schema_dir()
     written = []
-    for name, model in sorted(all_models().items()):
+    for name, model in sorted(SCHEMAS.items()):
         path = directory / f"{name}.schema.json"
         atomic_write_text(path, render(name, model))
         written.append(path)
@@ -76,7 +77,7 @@ def write_schemas(directory: Path | None = None) -> list[Path]:
 def stale_schemas(directory: Path | None = None) -> list[str]:
     directory = directory or default_schema_dir()
     stale = []
-    for name, model in sorted(all_models().items()):
+    for name, model in sorted(SCHEMAS.items()):
         path = directory / f"{name}.schema.json"
         if not path.exists() or path.read_text() != render(name, model):
             stale.append(path.name)
