@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from termgrade.cli.app import app, register_commands
-from tests.builders.test_builders_trajectories import trial, write_trials
-from tests.conftest import MakeTask
+from tests.support.records import trial, write_trials
+from tests.support.task_dirs import MakeTask
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from termgrade.cli.app import COMMANDS, app, load_group, register_commands
 from termgrade.verify import Journal, verify_tasks
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 runner = CliRunner()
 

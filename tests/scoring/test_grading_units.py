@@ -10,7 +10,7 @@ from termgrade.core.errors import VerifierError
 from termgrade.sandbox import OutputCap
 from termgrade.scoring import parse_reward
 from termgrade.scoring.reports import Outcome, parse_ctrf, parse_junit, parse_pytest_summary
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")
 JSON = PurePosixPath("/logs/verifier/reward.json")

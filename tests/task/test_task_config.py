@@ -9,7 +9,7 @@ import pytest
 from termgrade.core.errors import TaskLoadError
 from termgrade.task import discover_tasks, load_task, parse_size_mb
 from termgrade.task.config import TaskConfig
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 HARBOR_1_0 = """\
 version = "1.0"
@@ -155,7 +155,7 @@ def test_discover_missing_root(tmp_path: Path) -> None:
 
 
 def test_every_corpus_task_loads() -> None:
-    roots = discover_tasks(Path(__file__).parent.parent / "environments")
+    roots = discover_tasks(Path(__file__).resolve().parents[2] / "environments")
     assert roots, "environments/ holds no task"
     for root in roots:
         task = load_task(root)

@@ -19,12 +19,12 @@ from termgrade.training.recipe import GrpoRecipe, as_hydra, recipe_overrides
 from termgrade.training.verl_config import compose_verl_config, typed_sections
 from tests.support.scripted_policy import FINISH, ScriptedPolicy, bash_call
 from tests.support.tiny_tokenizer import tiny_tokenizer
-from tests.training.test_training_agent_loop import RECIPE, run_loop
+from tests.support.verl_loop import RECIPE, run_loop
 
 
 @pytest.fixture(scope="module")
 def rollouts(verl: Any, tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    from tests.conftest import write_task
+    from tests.support.task_dirs import write_task
 
     config = compose_verl_config(as_hydra(recipe_overrides(RECIPE)))
     root = tmp_path_factory.mktemp("lora-tasks")
