@@ -1,7 +1,7 @@
 """Generation throughput with scripted generators: candidates per hour and where the time
 goes (model wait, build, verify), and the funnel plot.
 
-The generators are the test stand-ins of tests/support/scripted_generators.py behind a
+The generators are the scripted stand-ins of benchmarks/_support/generators.py behind a
 real OpenAI-compatible server on loopback (they answer at once, so "model wait" is the
 HTTP round trip only); builds and verifies are real (offline Docker builds on
 termgrade/base:local, oracle --repeat times and nop once). Each copy of the spec asks
@@ -22,14 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._support.generators import REPO, generators, scripted_generators, spec_yaml
 from termgrade.agent.client import Endpoint
 from termgrade.generate import expand, generate_tasks, load_spec
-from tests.support.scripted_generators import (
-    REPO,
-    ScriptedGenerators,
-    generators,
-    spec_yaml,
-)
 
 
 def main() -> None:
@@ -48,13 +43,13 @@ def main() -> None:
     topics = list(generators()) * args.copies
     spec_file.write_text(spec_yaml(topics))
     specs = expand(load_spec(spec_file))
-    with ScriptedGenerators() as server:
+    with scripted_generators() as server:
         report = generate_tasks(
             specs, endpoint=Endpoint(server.url, server.model, api_key_env=None),
             out_dir=out / "run", max_repairs=args.max_repairs, repeat=args.repeat,
             corpus=[REPO / "environments"], max_requests=args.max_requests,
             max_containers=args.max_containers)
-        requests = len(server.requests)
+        requests = server.requests
 
     print(f"{'stage':16s} {'count':>6s} {'share':>8s}")
     for stage in report.funnel.stages:

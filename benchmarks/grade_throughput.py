@@ -15,7 +15,7 @@ Three measurements on the same tasks, in one run:
     .venv/bin/python benchmarks/grade_throughput.py [--tasks 4] [--k 2] [--workers 2] [--ray]
 
 Targets: per-trial overhead under 1.5 s; at least 4x Harbor's trials per hour.
-The policy is a scripted stand-in (tests/support/scripted_tools.py), never a model.
+The policy is a scripted stand-in (benchmarks/_support/chat.py), never a model.
 """
 
 from __future__ import annotations
@@ -34,33 +34,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._support.chat import LoopbackChat, Reply, replay_solutions  # noqa: E402
 from termgrade.agent import Endpoint, ScaffoldConfig  # noqa: E402
 from termgrade.agent.kinds import ModelAgent  # noqa: E402
 from termgrade.grade import grade_model, local_pool  # noqa: E402
 from termgrade.sandbox.images import build_task_image  # noqa: E402
 from termgrade.scoring.trial import run_task  # noqa: E402
 from termgrade.task import Task, load_task  # noqa: E402
-from tests.support.scripted_tools import (  # noqa: E402
-    Reply,
-    ScriptedToolEndpoint,
-    replay_solution,
-)
 
 DEFAULT_TASKS = ("word-frequency", "csv-keyed-join", "ini-layered-merge", "markdown-table-align",
                  "json-flatten-roundtrip", "tidy-filenames", "word-diff-minimal",
                  "sha256-manifest-check")
 
 
-def solver(tasks: list[Task]) -> Any:
+def solver(tasks: list[Task]) -> Reply:
     """A stand-in that replays the solution of whichever task the conversation is about."""
-    by_instruction = {t.instruction.strip(): replay_solution(t.paths.solve_script.read_text())
-                      for t in tasks}
-
-    def policy(messages: list[dict[str, Any]]) -> Reply:
-        instruction = next(m["content"] for m in messages if m["role"] == "user")
-        return by_instruction[instruction](messages)
-
-    return policy
+    return replay_solutions((t.instruction, t.paths.solve_script.read_text()) for t in tasks)
 
 
 def overhead(tasks: list[Task], agent: ModelAgent, images: dict[str, str]) -> list[float]:
@@ -142,7 +131,7 @@ def main() -> None:
     args = parser.parse_args()
     tasks = [load_task(ROOT / "environments" / name) for name in DEFAULT_TASKS[:args.tasks]]
     images = {t.task_id: build_task_image(t).tag for t in tasks}
-    with ScriptedToolEndpoint(solver(tasks)) as llm:
+    with LoopbackChat(solver(tasks)) as llm:
         agent = ModelAgent(Endpoint(llm.url, llm.model, api_key_env=None), ScaffoldConfig())
         print(f"per-trial overhead ({len(tasks)} tasks, sequential, warm images):")
         costs = overhead(tasks, agent, images)

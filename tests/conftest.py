@@ -1,4 +1,6 @@
-"""Shared fixtures: a task-directory factory, an isolated Hugging Face home, and Harbor."""
+"""Shared fixtures (a task-directory factory, an isolated Hugging Face home, Harbor, verl)
+and the session hooks (Docker tests skipped when no engine answers). Helpers that are
+not fixtures live in ``tests/support/``."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import atexit
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,69 +21,9 @@ os.environ["HF_DATASETS_CACHE"] = str(_SESSION_HF_HOME / "datasets")
 
 import pytest  # noqa: E402
 
+from tests.support.docker_engine import engine_problem  # noqa: E402
 from tests.support.harbor import Harbor, HarborUnavailable, ensure_harbor  # noqa: E402
-
-STANDARD_TEST_SH = """\
-#!/usr/bin/env bash
-mkdir -p /logs/verifier
-cd /tests || exit 1
-/opt/venv/bin/python -m pytest -c /dev/null --rootdir=/tests --confcutdir=/tests \\
-  -p no:cacheprovider --junitxml /logs/verifier/junit.xml -rA /tests/test_outputs.py
-if [ $? -eq 0 ]; then r=1; else r=0; fi
-echo $r > /logs/verifier/reward.txt
-"""
-
-CHECKS_HELLO = """\
-from pathlib import Path
-
-
-def test_output_exists():
-    assert Path("/app/out.txt").is_file()
-
-
-def test_output_content():
-    assert Path("/app/out.txt").read_text().strip() == "hello"
-"""
-
-MakeTask = Callable[..., Path]
-
-
-DEFAULT_TOML = """\
-schema_version = "1.4"
-[metadata]
-difficulty = "easy"
-domain = "fixtures"
-[verifier]
-timeout_sec = 60.0
-[agent]
-timeout_sec = 60.0
-"""
-
-
-def write_task(
-    parent: Path,
-    task_id: str = "fixture-task",
-    *,
-    solve: str = "echo hello > /app/out.txt\n",
-    tests: str = CHECKS_HELLO,
-    test_sh: str = STANDARD_TEST_SH,
-    dockerfile: str = "FROM termgrade/base:local\nWORKDIR /app\n",
-    toml: str = "",
-    extra_test_files: dict[str, str] | None = None,
-) -> Path:
-    """Write a small Harbor task under ``parent``; every piece can be overridden."""
-    root = parent / task_id
-    for sub in ("environment", "solution", "tests"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    (root / "task.toml").write_text(toml or DEFAULT_TOML)
-    (root / "instruction.md").write_text("Write hello to /app/out.txt.\n")
-    (root / "environment" / "Dockerfile").write_text(dockerfile)
-    (root / "solution" / "solve.sh").write_text("#!/usr/bin/env bash\n" + solve)
-    (root / "tests" / "test.sh").write_text(test_sh)
-    (root / "tests" / "test_outputs.py").write_text(tests)
-    for name, text in (extra_test_files or {}).items():
-        (root / "tests" / name).write_text(text)
-    return root
+from tests.support.task_dirs import MakeTask, write_task  # noqa: E402
 
 
 @pytest.fixture
@@ -122,7 +64,8 @@ def harbor() -> Harbor:
 @pytest.fixture(scope="session")
 def verl() -> Any:
     """verl 0.9.1 (verl[verl-core] on a CPU torch), imported once per session: the import
-    takes about 20 s here, so only the training tests, which take this fixture, pay it."""
+    takes about 20 s here, so only the training tests, which take this fixture, pay it.
+    A test that takes it is marked ``slow`` (see ``pytest_collection_modifyitems``)."""
     import verl
     import verl.experimental.agent_loop.agent_loop
     import verl.trainer.ppo.core_algos
@@ -138,6 +81,26 @@ def battery() -> list[Any]:
     attacks = load_attacks()
     assert len(attacks) >= 3
     return attacks
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: the marks added here count
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that takes the ``verl`` fixture (importing verl alone takes
+    10-20 s here). Skip every ``docker``-marked test, with the reason and the fix, when no
+    Docker engine answers or it lacks ``termgrade/base:local``: probed once (3 s at most),
+    and only when such a test was collected."""
+    for item in items:
+        if "verl" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+    docker_items = [item for item in items if item.get_closest_marker("docker")]
+    if not docker_items:
+        return
+    problem = engine_problem()
+    if problem is None:
+        return
+    skip = pytest.mark.skip(reason=problem)
+    for item in docker_items:
+        item.add_marker(skip)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

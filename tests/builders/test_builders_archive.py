@@ -13,7 +13,7 @@ import pytest
 
 from termgrade.task.archive import list_archive, pack_task
 from termgrade.task.digest import task_manifest
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 
 def test_same_content_same_bytes_regardless_of_mtime_and_location(

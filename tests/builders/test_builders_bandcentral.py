@@ -15,9 +15,9 @@ from termgrade.builders.verl_prompts import BASH_SYSTEM_PROMPT
 from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
 from termgrade.validate import validate_repo
-from tests.builders.test_builders_environments import label, write_jsonl
-from tests.conftest import MakeTask
 from tests.support.labels import cli_app
+from tests.support.records import label, write_jsonl
+from tests.support.task_dirs import MakeTask
 
 
 @pytest.fixture
@@ -38,6 +38,7 @@ def inputs(make_task: MakeTask, tmp_path: Path) -> dict[str, Path]:
     }
 
 
+@pytest.mark.slow
 def test_selected_tasks_and_verl_rows(inputs: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "bc"
     summary = build_bandcentral(out, splits=inputs["splits"], task_roots=[inputs["tasks"]],

@@ -17,9 +17,8 @@ from termgrade.cli.app import app
 from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
 from termgrade.training.checkpoint_card import build_checkpoint_card
-from tests.builders.test_builders_environments import write_jsonl
-from tests.builders.test_builders_trajectories import trial, write_trials
-from tests.conftest import MakeTask
+from tests.support.records import trial, write_jsonl, write_trials
+from tests.support.task_dirs import MakeTask
 
 Build = Callable[[Path, Path | None], None]
 OURS = "Our own words about these {{ repo_id }} rows."

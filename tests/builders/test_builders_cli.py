@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from termgrade.cli.app import app
-from tests.builders.test_builders_trajectories import trial, write_trials
-from tests.conftest import MakeTask
+from tests.support.records import trial, write_trials
+from tests.support.task_dirs import MakeTask
 
 runner = CliRunner()
 

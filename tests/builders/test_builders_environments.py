@@ -15,12 +15,10 @@ from termgrade.builders.environments import build_environments
 from termgrade.core.errors import RecordError
 from termgrade.records import LabelRow, SplitRow
 from termgrade.task.archive import pack_task
-from termgrade.task.digest import task_digest
 from termgrade.validate import validate_repo
-from termgrade.verify.record import VerifyRecord
-from termgrade.verify.verdict import Verdict
-from tests.conftest import DEFAULT_TOML, MakeTask
 from tests.support.harbor import Harbor
+from tests.support.records import label, verified, write_jsonl
+from tests.support.task_dirs import DEFAULT_TOML, MakeTask
 
 HARBOR_RESOLVES = """\
 import asyncio, json, sys
@@ -53,24 +51,6 @@ print(json.dumps(out))
 REGISTRY -d DATASET`` does it: ``Registry.from_path``, the dataset's ``DatasetConfig``, each
 task's local path, and ``harbor.models.task.task.Task`` loading the directory. Given a
 folder instead of a ``.json``, what ``harbor run -p FOLDER`` does with a folder of tasks."""
-
-
-def write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("".join(r.model_dump_json() + "\n" for r in rows))  # type: ignore[attr-defined]
-    return path
-
-
-def label(task_id: str, model: str, rate: float | None, k: int = 8) -> LabelRow:
-    n_counted = k if rate is not None else 0
-    return LabelRow(task_id=task_id, model=model, scaffold="terminus-2", pass_rate=rate,
-                    band=None if rate is None else ("mid" if 0.25 <= rate <= 0.75 else "edge"),
-                    n_counted=n_counted, k=k, n_passed=round((rate or 0) * n_counted))
-
-
-def verified(root: Path, n: int = 2) -> VerifyRecord:
-    return VerifyRecord(task_id=root.name, task_digest=task_digest(root), verdict=Verdict.VERIFIED,
-                        oracle_rewards=[1.0, 1.0], nop_reward=0.0, n_assertions=n, tests=[],
-                        tampered=[], durations={"build": 1.0}, error=None)
 
 
 @pytest.fixture

@@ -12,9 +12,8 @@ from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.core.errors import BuildError, DataWarning, RecordError, TaskLoadError
 from termgrade.records import SplitRow
-from tests.builders.test_builders_environments import label, verified, write_jsonl
-from tests.builders.test_builders_trajectories import trial, write_trials
-from tests.conftest import MakeTask
+from tests.support.records import label, trial, verified, write_jsonl, write_trials
+from tests.support.task_dirs import MakeTask
 
 
 def assert_nothing_written(dist: Path) -> None:

@@ -16,16 +16,13 @@ from termgrade.builders.trajectories import build_trajectories
 from termgrade.builders.trajectory_rows import messages_from_episode, resolve_steps
 from termgrade.records import (
     ChatMessage,
-    EpisodeStep,
     LabelRow,
     SplitRow,
-    TrialRecord,
-    TurnMetrics,
 )
-from termgrade.records import TestVerdict as Verdict
 from termgrade.records.trial import ToolCall, ToolFunction
 from termgrade.validate import validate_repo
-from tests.conftest import MakeTask
+from tests.support.records import trial, write_trials
+from tests.support.task_dirs import MakeTask
 
 # Columns of Harbor's trace export (harbor/utils/traces_utils.py: conversations, agent,
 # model, model_provider, date, task, episode, run_id, trial_name, result,
@@ -33,34 +30,6 @@ from tests.conftest import MakeTask
 HARBOR_TRACE_COLUMNS = {"conversations", "agent", "model", "model_provider", "date", "task",
                         "episode", "run_id", "trial_name", "result", "tool_definitions",
                         "instruction", "verifier_output", "trace_source"}
-
-
-def trial(i: int, task_id: str = "alpha", *, frame: str = "ok\n", turns: int = 2,
-          messages: bool = True) -> TrialRecord:
-    passed = i % 2 == 1
-    steps = [EpisodeStep(index=0, source="user", message="Write hello.")]
-    for t in range(turns):
-        steps.append(EpisodeStep(index=t + 1, source="agent", message=f"plan {t}",
-                                 keystrokes=[f"echo {t}\n"], observation=frame,
-                                 input_tokens=100 + t, output_tokens=10))
-    return TrialRecord(
-        trial_id=f"{task_id}__{i}", task_id=task_id, model="org/model-a" if i % 3 else "model-b",
-        scaffold="terminus-2", attempt=i, reward=1.0 if passed else 0.0, passed=passed,
-        counted=True,
-        tests=[Verdict(name="test_one", outcome="passed"),
-               Verdict(name="test_two", outcome="passed" if passed else "failed")],
-        n_tests_passed=2 if passed else 1, n_tests_failed=0 if passed else 1,
-        turns=turns, per_turn=[TurnMetrics(turn=t, input_tokens=100 + t) for t in range(turns)],
-        source="jobs/run-1",
-        messages=[ChatMessage(role="user", content="Write hello.\n\n  keep spaces  "),
-                  ChatMessage(role="assistant", content='{"commands": []}')]
-        if messages else None,
-        episode=steps)
-
-
-def write_trials(path: Path, trials: list[TrialRecord]) -> Path:
-    path.write_text("".join(t.model_dump_json() + "\n" for t in trials))
-    return path
 
 
 @pytest.fixture

@@ -44,10 +44,9 @@ from termgrade.builders.environments import build_environments
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.cli.app import app
 from termgrade.training.checkpoint_card import build_checkpoint_card
-from tests.builders.test_builders_environments import label, write_jsonl
-from tests.builders.test_builders_trajectories import trial, write_trials
-from tests.conftest import write_task
 from tests.support.labels import cli_app
+from tests.support.records import label, trial, write_jsonl, write_trials
+from tests.support.task_dirs import write_task
 
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
@@ -283,6 +282,7 @@ def _inline(card: Card) -> None:
             card.ran.append(f"inline {span} (parsed)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(IDS))
 def test_every_command_in_the_card_runs(repos: dict[str, Path], name: str,
                                         tmp_path: Path) -> None:

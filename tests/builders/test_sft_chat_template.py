@@ -161,8 +161,8 @@ def _sft_messages(tmp_path: Path) -> list[dict[str, Any]]:
 
     from termgrade.records import ChatMessage
     from termgrade.records.trial import ToolCall, ToolFunction
-    from tests.builders.test_builders_trajectories import trial, write_trials
-    from tests.conftest import write_task
+    from tests.support.records import trial, write_trials
+    from tests.support.task_dirs import write_task
 
     record = trial(1)
     record.scaffold = SCAFFOLD_NAME

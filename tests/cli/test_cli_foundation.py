@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from termgrade.cli.app import COMMANDS, app, load_group
 from termgrade.verify import Journal, verify_tasks
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 runner = CliRunner()
 

@@ -18,7 +18,7 @@ from termgrade.task.dockerfile import base_images
 from termgrade.task.ids import SAFE_NAME, safe_name, task_id_problem
 from termgrade.task.network import apply_internet_policy, wanting_internet
 from termgrade.verify import Verdict, verify_task
-from tests.conftest import write_task
+from tests.support.task_dirs import write_task
 
 TERMIGEN_TOML = """\
 version = "1.0"
@@ -160,6 +160,7 @@ def test_audit_reads_a_third_party_corpus_and_names_what_it_lacks(tmp_path: Path
     assert ours.checks["solution_present"] is None and ours.checks["runs_offline"] is None
 
 
+@pytest.mark.slow
 def test_parallel_static_checks_agree_with_the_serial_ones(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(6):
@@ -262,6 +263,7 @@ def test_the_oracle_of_a_task_without_a_solution_is_refused_before_any_container
         trial.run_task(task, "termgrade/base:local", AgentName.ORACLE)
 
 
+@pytest.mark.slow
 def test_a_failing_worker_is_a_clear_error() -> None:
     from termgrade.core.errors import TermGradeError
     from termgrade.pools.processes import map_in_workers

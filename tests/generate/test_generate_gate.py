@@ -42,6 +42,7 @@ def written(tmp_path: Path, name: str, text: str) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_gate_drops_in_process_imports_copies_and_the_second_of_a_pair(tmp_path: Path) -> None:
     dirs = [written(tmp_path, "gen-a", VALID), written(tmp_path, "gen-b", VALID),
             written(tmp_path, "gen-c", IMPORTS_SOLUTION),

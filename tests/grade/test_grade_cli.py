@@ -103,7 +103,7 @@ def test_an_endpoint_that_refuses_the_key_stops_the_run_with_a_clear_error(
 
 
 def test_a_grade_run_where_every_trial_is_lost_exits_1_with_the_cause(tmp_path: Path) -> None:
-    from tests.conftest import write_task
+    from tests.support.task_dirs import write_task
 
     task = write_task(tmp_path / "tasks", "unbuildable",
                       dockerfile="FROM termgrade/base:local\nRUN echo broken-step && exit 3\n")

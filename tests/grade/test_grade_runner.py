@@ -34,7 +34,7 @@ from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
 from termgrade.scoring.verifier import VerifierResult
 from termgrade.trialsets.io import read_trials
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 AGENT = ModelAgent(Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None),
                    ScaffoldConfig())

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import MakeTask
 from tests.support.labels import cli_app, trial, write_jsonl
+from tests.support.task_dirs import MakeTask
 
 runner = CliRunner()
 
@@ -58,6 +59,7 @@ def test_the_installed_entry_point_registers_the_commands() -> None:
         assert command in done.stdout
 
 
+@pytest.mark.slow
 def test_synth_transcripts_build_a_valid_trajectories_repo(
         tmp_path: Path, make_task: MakeTask) -> None:
     from termgrade.builders.trajectories import build_trajectories

@@ -68,6 +68,7 @@ def test_infra_errors_never_move_a_pass_rate(tmp_path: Path) -> None:
     assert any(i.kind == "mixed_k" and i.count == 1 for i in labels.issues)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(outcomes=st.lists(st.booleans(), min_size=1, max_size=8),

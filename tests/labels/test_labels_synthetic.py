@@ -74,6 +74,7 @@ def test_durations_and_tokens_follow_the_model_medians() -> None:
     assert tokens["synthetic-slow"] / tokens["synthetic-fast"] == pytest.approx(20, rel=0.25)
 
 
+@pytest.mark.slow
 def test_estimated_pass_rates_are_unbiased_against_the_truth(tmp_path: Path) -> None:
     """Across seeds, the mean measured pass rate tracks the mean true rate within noise."""
     gaps = []

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import termgrade
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,7 @@ def test_import_termgrade_stays_light() -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_library_build_then_validate_agrees_with_the_cli(tmp_path: Path) -> None:
     # The reviewed secrets baseline of the corpus is placed by the library itself, so the
     # library's validate says what `termgrade build` + `termgrade validate` say: valid.

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from termgrade.cli import app
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -83,6 +83,7 @@ def test_train_prepare_names_an_empty_or_corrupt_parquet(tmp_path: Path,
     assert f"{parquet}: not a readable parquet file" in said(done) and "fix:" in said(done)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("submodule", "name", "function"), [
     ("termgrade.materialize", "ArchiveLimits", "materialize"),
     ("termgrade.publish", "PublishOptions", "publish"),

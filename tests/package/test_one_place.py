@@ -40,7 +40,7 @@ from termgrade.verify import record as verify_record
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
 from tests.support.labels import trial, write_jsonl
-from tests.trialsets.test_labels_trials_io import optional
+from tests.support.trial_strategies import optional
 
 
 def _label(task: str = "alpha", **extra: Any) -> dict[str, Any]:

@@ -25,11 +25,11 @@ from termgrade.publish import (
 )
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.remote import remote_state
-from tests.conftest import MakeTask
 from tests.support.hf_env import subprocess_env
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
 from tests.support.hub_server import Fault, HubServer
 from tests.support.staging import stage_environments_repo
+from tests.support.task_dirs import MakeTask
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
 REPO = "org/termgrade-environments"
@@ -79,6 +79,7 @@ def test_first_publish_creates_the_repo_in_one_atomic_commit(
     assert ".gitattributes" in files and "tasks/word-frequency/solution/solve.sh" in files
 
 
+@pytest.mark.slow
 def test_load_dataset_from_the_published_repo(hub: HubServer, staged: Path, tmp_path: Path,  # noqa: F811
                                               hf_home: Path) -> None:  # noqa: F811
     run(staged, options(hub, tmp_path))

@@ -28,8 +28,8 @@ from termgrade.grade.cleanup import run_label
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.leftovers import find_leftovers
 from termgrade.sandbox.ownership import OWNER_LABEL, RUN_LABEL, owner_id
-from tests.conftest import write_task
 from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, replay_solution
+from tests.support.task_dirs import write_task
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "environments" / "word-frequency"

@@ -25,7 +25,7 @@ from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.verify import Verdict, verify_task
 from termgrade.verify.runner import play_attacks
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 pytestmark = pytest.mark.docker
 
@@ -80,7 +80,7 @@ IN_PROCESS = {"in-process-exit", "in-process-report-patch"}
 @pytest.fixture(scope="module")
 def victims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two victim task dirs (built once); the solution is replaced per attack."""
-    from tests.conftest import write_task
+    from tests.support.task_dirs import write_task
 
     root = tmp_path_factory.mktemp("victims")
     made = {

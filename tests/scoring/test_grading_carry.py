@@ -21,7 +21,7 @@ from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring import carry
 from termgrade.scoring.carry import LayerWriter, carry_work
 from termgrade.scoring.integrity import review_layer
-from tests.scoring.test_grading_integrity import POLICY, put, review, whiteout
+from tests.support.overlay_layers import POLICY, put, review, whiteout
 
 
 @pytest.fixture
@@ -172,6 +172,7 @@ def test_a_directory_above_the_closure_replaced_by_another_type_is_a_finding(
     assert "/usr/lib" not in carried_paths
 
 
+@pytest.mark.slow
 def test_parents_many_levels_deep_are_made_without_recursion(
         layers: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A chain deeper than Python's recursion limit, carried entry by entry (the layers

@@ -20,7 +20,7 @@ from termgrade.agent.kinds import AgentName
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
-from tests.conftest import CHECKS_HELLO, STANDARD_TEST_SH, MakeTask
+from tests.support.task_dirs import CHECKS_HELLO, STANDARD_TEST_SH, MakeTask
 
 pytestmark = pytest.mark.docker
 

@@ -8,38 +8,13 @@ made anew carries the opaque xattr.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import pytest
 
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, walk_upper
 from termgrade.scoring.integrity import review_layer
-from termgrade.scoring.policy import GradingPolicy
-
-CLOSURE = ("/opt/venv", "/usr/lib/python3.11", "/usr/lib/python3/dist-packages",
-           "/usr/bin/bash", "/usr/bin/timeout", "/usr/bin/python3.11", "/etc/ld.so.cache",
-           "/etc/ld.so.preload", "/etc/python3.11/sitecustomize.py")
-"""As :func:`termgrade.scoring.closure.find_closure` finds it for the base image."""
-POLICY = GradingPolicy(closure=CLOSURE)
-
-
-def put(root: Path, path: str, data: str | None = "x", mode: int | None = None) -> Path:
-    target = root / path.lstrip("/")
-    if data is None:
-        target.mkdir(parents=True, exist_ok=True)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(data)
-    if mode is not None:
-        target.chmod(mode)
-    return target
-
-
-def whiteout(root: Path, path: str) -> None:
-    target = root / path.lstrip("/")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.mknod(target, stat.S_IFCHR | 0o000, os.makedev(0, 0))
+from tests.support.overlay_layers import POLICY, put, review, whiteout
 
 
 @pytest.fixture
@@ -54,13 +29,6 @@ def layers(tmp_path: Path) -> tuple[Path, Path]:
         put(lower, directory, None)
     upper.mkdir()
     return lower, upper
-
-
-def review(lower: Path, upper: Path, policy: GradingPolicy = POLICY,
-           grader: tuple[str, ...] = ()) -> tuple[list[str], list[str], list[str]]:
-    result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), policy,
-                          grader_paths=grader)
-    return result.all_findings(), [e.path for e in result.carried], result.deleted
 
 
 def test_work_anywhere_outside_the_closure_is_carried_not_flagged(
@@ -192,6 +160,7 @@ def test_engine_paths_are_neither_findings_nor_carried(layers: tuple[Path, Path]
     assert findings == [] and "/usr/sbin/docker-init" not in carried
 
 
+@pytest.mark.slow
 def test_review_looks_below_only_for_directories_and_watched_entries(
         layers: tuple[Path, Path]) -> None:
     lower, upper = layers

@@ -11,7 +11,7 @@ from termgrade.records.verdict import Outcome
 from termgrade.sandbox import OutputCap
 from termgrade.scoring import parse_reward
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")
 JSON = PurePosixPath("/logs/verifier/reward.json")

@@ -35,7 +35,7 @@ from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
-from tests.conftest import write_task
+from tests.support.task_dirs import write_task
 
 pytestmark = pytest.mark.docker
 

@@ -77,6 +77,7 @@ def test_validation_is_bimodal_and_disjoint() -> None:
     assert splits == {"unseen": 40, "train30": 30, "heldout20": 20}
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::termgrade.core.errors.DataWarning")
 @settings(max_examples=50, deadline=None)
 @given(rates=st.lists(st.sampled_from([None, *[i / 8 for i in range(9)], 1 / 3, 0.49]),

@@ -28,6 +28,7 @@ def test_sixteen_rollouts_at_one_half_are_all_equal_about_3_in_100000() -> None:
     assert round(probability * 100_000) == 3
 
 
+@pytest.mark.slow
 def test_pass_at_8_is_at_least_pass_at_1_for_every_k8_model_of_a_release_sized_corpus() -> None:
     corpus = generate()
     frame = __import__("pandas").DataFrame(corpus.records)

@@ -22,4 +22,14 @@ run ``python -m tests.support.<module>`` from the checkout's root).
   ``scripts/ensure_harbor.sh``) for the tests that run it, telemetry off.
 - :mod:`~tests.support.fake_trials`: a scripted stand-in for the trial runner and the
   image builder, so ``verify`` runs without Docker.
+- Builders of test inputs, shared by many test files (no test file imports another):
+  :mod:`~tests.support.task_dirs` (small Harbor task directories; the ``make_task``
+  fixture), :mod:`~tests.support.records` (trial, label and verify records as JSONL),
+  :mod:`~tests.support.labels` (plain trial rows and synthetic corpora),
+  :mod:`~tests.support.bandcentral` (bandcentral repos for training),
+  :mod:`~tests.support.overlay_layers` (overlay-shaped layers and the grader's review),
+  :mod:`~tests.support.trial_strategies` (Hypothesis strategies for trial fields),
+  :mod:`~tests.support.verl_loop` (the agent loop run as verl's worker runs it).
+- :mod:`~tests.support.docker_engine`: whether a Docker engine answers here (the
+  Docker tests are skipped, with the fix, when none does).
 """

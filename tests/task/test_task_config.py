@@ -9,7 +9,7 @@ import pytest
 from termgrade.core.errors import TaskLoadError
 from termgrade.task import discover_tasks, load_task, parse_size_mb
 from termgrade.task.config import TaskConfig
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 HARBOR_1_0 = """\
 version = "1.0"

@@ -17,46 +17,17 @@ from typing import Any
 
 import pytest
 
-from termgrade.training.data import prompt_row
-from termgrade.training.prepare import agent_loop_config
-from termgrade.training.recipe import GrpoRecipe, as_hydra, recipe_overrides
+from termgrade.training.recipe import as_hydra, recipe_overrides
 from termgrade.training.verl_config import compose_verl_config
-from tests.conftest import MakeTask
 from tests.support.scripted_policy import FINISH, ScriptedPolicy, bash_call
+from tests.support.task_dirs import MakeTask
 from tests.support.tiny_tokenizer import tiny_tokenizer
-
-RECIPE = GrpoRecipe(max_prompt_length=2048, max_response_length=3072, max_tokens_per_turn=256,
-                    tool_format="hermes", max_concurrent_trajectories=4)
+from tests.support.verl_loop import RECIPE, run_loop
 
 
 @pytest.fixture(scope="module")
 def config(verl: Any) -> Any:
     return compose_verl_config(as_hydra(recipe_overrides(RECIPE)))
-
-
-def run_loop(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
-         recipe: GrpoRecipe = RECIPE) -> Any:
-    import hydra
-    from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
-    from verl.utils.dataset.rl_dataset import RLHFDataset
-
-    entry = OmegaConf.create(agent_loop_config(recipe)[0])
-    row = prompt_row({"task_id": task_dir.name, "instruction": "Write hello to /app/out.txt.",
-                      "archive_sha256": "0" * 64, "base_pass_rate": 0.5},
-                     split="train", index=0)
-    row["extra_info"]["task_dir"] = str(task_dir)  # absolute: taken as it is
-
-    async def go() -> Any:
-        loop = hydra.utils.instantiate(
-            config=entry, trainer_config=DictConfigWrap(config), server_manager=policy,
-            tokenizer=policy.tokenizer, processor=None, hf_model_type=None,
-            dataset_cls=RLHFDataset, data_config=DictConfigWrap(config.data),
-            tools=ToolListWrap([]))
-        return await loop.run({"temperature": 0.6, "top_p": 1.0},
-                              raw_prompt=row["prompt"], extra_info=row["extra_info"])
-
-    return asyncio.run(go())
 
 
 def _containers(task_id: str) -> list[Any]:
@@ -181,7 +152,7 @@ def test_a_smoke_run_s_own_files_drive_the_loop(verl: Any, make_task: MakeTask, 
 
     from termgrade.core.settings import RUN_DIR_VAR
     from termgrade.training.prepare import ModelRequest, prepare_run
-    from tests.training.test_training_prepare import labelled_bandcentral
+    from tests.support.bandcentral import labelled_bandcentral
 
     repo = labelled_bandcentral(make_task, tmp_path, 2, model="Qwen/Qwen3-8B")
     run = tmp_path / "smoke"

@@ -6,15 +6,17 @@ Each test feeds the recipe's values (from the config verl composes, converted to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
-import torch
 
 from termgrade.training.grpo import gen_batches, informative_groups
 from termgrade.training.recipe import GrpoRecipe, as_hydra, recipe_overrides
 from termgrade.training.verl_config import compose_verl_config, typed_sections
+
+if TYPE_CHECKING:  # torch is imported where it runs: collecting this module costs no torch import
+    import torch
 
 RECIPE = GrpoRecipe()
 
@@ -25,6 +27,7 @@ def actor(verl: Any) -> Any:
 
 
 def _advantages(rewards: list[float], index: list[str], length: int = 3) -> torch.Tensor:
+    import torch
     from verl.trainer.ppo.core_algos import get_adv_estimator_fn
 
     mask = torch.ones(len(rewards), length)
@@ -37,6 +40,7 @@ def _advantages(rewards: list[float], index: list[str], length: int = 3) -> torc
 
 
 def test_dr_grpo_advantages_subtract_the_group_mean_only(verl: Any) -> None:
+    import torch
     advantages = _advantages([1, 0, 1, 0], ["a"] * 4)
     assert torch.allclose(advantages[:, 0], torch.tensor([0.5, -0.5, 0.5, -0.5]))
     assert torch.allclose(advantages, advantages[:, :1].expand_as(advantages))  # every token
@@ -50,6 +54,7 @@ def test_dr_grpo_advantages_subtract_the_group_mean_only(verl: Any) -> None:
 
 
 def test_all_equal_groups_are_dropped_and_carry_no_gradient(verl: Any) -> None:
+    import torch
     rewards = [1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0]
     index = ["pass"] * 4 + ["fail"] * 4 + ["mixed"] * 4
     assert informative_groups(rewards, index) == {"mixed"}
@@ -74,6 +79,7 @@ def _pg_loss(actor: Any, log_prob: torch.Tensor, old: torch.Tensor, adv: torch.T
 
 
 def test_token_mean_over_micro_batches_equals_the_full_batch_mean(actor: Any) -> None:
+    import torch
     generator = torch.Generator().manual_seed(0)
     log_prob = torch.randn(4, 6, generator=generator)
     old = log_prob + 0.05 * torch.randn(4, 6, generator=generator)
@@ -93,6 +99,7 @@ def test_token_mean_over_micro_batches_equals_the_full_batch_mean(actor: Any) ->
 
 
 def test_clip_higher_is_asymmetric(actor: Any) -> None:
+    import torch
     assert (actor.clip_ratio_low, actor.clip_ratio_high) == (0.2, 0.28)
     mask = torch.ones(1, 1)
     old = torch.zeros(1, 1)

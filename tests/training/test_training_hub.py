@@ -14,10 +14,10 @@ from termgrade.publish import PublishOptions, RetryPolicy, ValidationOutcome, pu
 from termgrade.records import SplitRow
 from termgrade.training.prepare import prepare_run
 from termgrade.training.recipe import GrpoRecipe
-from tests.builders.test_builders_environments import write_jsonl
-from tests.conftest import MakeTask
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
 from tests.support.hub_server import HubServer
+from tests.support.records import write_jsonl
+from tests.support.task_dirs import MakeTask
 
 
 @pytest.mark.filterwarnings("ignore:no selection report beside")

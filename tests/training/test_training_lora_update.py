@@ -1,7 +1,7 @@
 """One GRPO++ update of a tiny causal LM with a peft LoRA adapter (r = 32), on CPU.
 
 The rewards are real: two trajectories of the bash agent loop against real containers
-(one solves the task, one does not; :mod:`tests.training.test_training_agent_loop`). The model is a
+(one solves the task, one does not; :mod:`tests.support.verl_loop`). The model is a
 tiny randomly initialised Llama built here with the tiny local tokenizer (no download).
 Advantages and the loss are verl's own functions, fed the recipe's values; the test
 checks the loss against a hand computation and that only adapter weights move.
@@ -9,22 +9,24 @@ checks the loss against a hand computation and that only adapter weights move.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
-import torch
 
 from termgrade.training.recipe import GrpoRecipe, as_hydra, recipe_overrides
 from termgrade.training.verl_config import compose_verl_config, typed_sections
 from tests.support.scripted_policy import FINISH, ScriptedPolicy, bash_call
 from tests.support.tiny_tokenizer import tiny_tokenizer
-from tests.training.test_training_agent_loop import RECIPE, run_loop
+from tests.support.verl_loop import RECIPE, run_loop
+
+if TYPE_CHECKING:  # torch is imported where it runs: collecting this module costs no torch import
+    import torch
 
 
 @pytest.fixture(scope="module")
 def rollouts(verl: Any, tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    from tests.conftest import write_task
+    from tests.support.task_dirs import write_task
 
     config = compose_verl_config(as_hydra(recipe_overrides(RECIPE)))
     root = tmp_path_factory.mktemp("lora-tasks")
@@ -37,6 +39,7 @@ def rollouts(verl: Any, tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
 
 
 def _tiny_lora_model() -> Any:
+    import torch
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -52,6 +55,7 @@ def _tiny_lora_model() -> Any:
 
 def _batch(outs: list[Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """input ids, response mask (aligned to the response slots) and the prompt length."""
+    import torch
     prompt = outs[0].prompt_ids
     assert all(o.prompt_ids == prompt for o in outs)  # one prompt, a group of rollouts
     width = max(len(o.response_ids) for o in outs)
@@ -67,6 +71,7 @@ def _batch(outs: list[Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, i
 
 
 def _log_probs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start: int) -> torch.Tensor:
+    import torch
     logits = model(input_ids=ids, attention_mask=attention).logits
     chosen = torch.log_softmax(logits[:, start - 1:-1].float(), dim=-1)
     return chosen.gather(-1, ids[:, start:].unsqueeze(-1)).squeeze(-1)
@@ -75,6 +80,7 @@ def _log_probs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start: in
 @pytest.mark.docker
 @pytest.mark.slow
 def test_one_grpo_update_moves_only_the_adapter(rollouts: list[Any], verl: Any) -> None:
+    import torch
     from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage, get_policy_loss_fn
 
     rewards = [o.reward_score for o in rollouts]

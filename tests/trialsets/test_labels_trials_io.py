@@ -20,6 +20,7 @@ from termgrade.trialsets.fastpath import fast_read, nonblank_lines
 from termgrade.trialsets.frame import frame_from_records, frame_from_table
 from termgrade.trialsets.io import read_trial_frame
 from tests.support.labels import small_corpus_file, trial, write_jsonl
+from tests.support.trial_strategies import optional
 
 
 def read_quietly(*paths: Path) -> Any:
@@ -64,28 +65,7 @@ def test_fast_path_and_exact_path_give_the_same_frame(tmp_path: Path) -> None:
     assert fast["failed_test"].notna().sum() > 0
 
 
-optional = st.fixed_dictionaries({}, optional={
-    "turns": st.integers(0, 500), "duration_s": st.floats(0, 1e5),
-    "output_tokens": st.integers(0, 10**6), "input_tokens": st.integers(0, 10**7),
-    "n_tests_passed": st.integers(0, 50), "n_tests_failed": st.integers(0, 50),
-    "retry_of": st.text(max_size=8), "exception_type": st.none() | st.text(max_size=5),
-    "started_at": st.sampled_from(["2026-10-08T12:00:00Z", "2026-10-08 01:02:03"]),
-    "tests": st.lists(st.fixed_dictionaries({
-        "name": st.text(min_size=1, max_size=10),
-        "outcome": st.sampled_from(["passed", "failed", "error", "skipped"])}), max_size=6),
-    "messages": st.lists(st.fixed_dictionaries({
-        "role": st.sampled_from(["user", "assistant"]), "content": st.text(max_size=30)}),
-        max_size=3),
-    "per_turn": st.lists(st.fixed_dictionaries({"turn": st.integers(0, 9)}, optional={
-        "output_tokens": st.integers(0, 99), "duration_s": st.floats(0, 9)}), max_size=3),
-    "episode": st.lists(st.fixed_dictionaries({
-        "index": st.integers(0, 9), "source": st.just("agent"),
-        "keystrokes": st.lists(st.text(max_size=5), max_size=2)}, optional={
-        "timestamp": st.just("2026-10-08T12:00:01.5Z"),
-        "is_valid_tool_call": st.booleans()}), max_size=3),
-})
-
-
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(st.booleans(), st.booleans(), optional), min_size=1, max_size=8),

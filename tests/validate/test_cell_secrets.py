@@ -17,7 +17,7 @@ from termgrade.cli import app
 from termgrade.records import ChatMessage, EpisodeStep, TrialRecord
 from termgrade.validate import validate_repo
 from termgrade.validate.cell_secrets import CELL_NAME, scan_parquet, scan_texts
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3x9Lk2Pa"

@@ -197,6 +197,7 @@ def test_most_plugin_patterns_have_required_strings() -> None:
     assert github == [("gho", "ghp", "ghr", "ghs", "ghu")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(40))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
@@ -238,6 +239,7 @@ def _probes() -> list[Any]:
         return list(secrets_scan._plan(sieves)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(48))
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())

@@ -224,6 +224,7 @@ def test_an_unchanged_task_row_and_tree_are_not_packed_again(
     assert [(f.row, f.field) for f in findings] == [(0, "archive_sha256")]
 
 
+@pytest.mark.slow
 def test_the_archive_cache_works_through_worker_processes(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.validate import archive_check
@@ -248,6 +249,7 @@ def test_no_cache_checks_everything_and_writes_nothing(pristine: Path, tmp_path:
     assert not cache_path(RepoPaths(copy)).exists()
 
 
+@pytest.mark.slow
 def test_archives_and_secrets_checked_in_worker_processes_find_the_same(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.validate import archive_check, secrets_check
@@ -282,6 +284,7 @@ def test_a_clean_text_file_is_not_scanned_again_until_it_changes(
     assert any(f.check == "secrets" for f in report.findings)
 
 
+@pytest.mark.slow
 def test_validate_command_does_not_import_torch(pristine: Path) -> None:
     """datasets' streaming load imports torch whenever it is installed (the training
     tests install it): the validate command turns that off, about 190 MiB it never uses."""

@@ -17,7 +17,6 @@ from termgrade.attacks import Attack
 from termgrade.cli.app import app
 from termgrade.task.digest import task_digest
 from termgrade.verify import Journal, Verdict, verify_tasks
-from tests.conftest import MakeTask
 from tests.support.fake_trials import (
     FAIL,
     PASS,
@@ -26,6 +25,7 @@ from tests.support.fake_trials import (
     ScriptedTrials,
     journal_ids,
 )
+from tests.support.task_dirs import MakeTask
 
 TASKS = ("alpha", "bravo", "charlie", "delta", "echo")
 

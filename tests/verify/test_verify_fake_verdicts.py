@@ -16,7 +16,6 @@ import pytest
 from termgrade.attacks import Attack
 from termgrade.core.errors import SandboxError
 from termgrade.verify import Journal, Verdict, VerifyRecord, verify_task, verify_tasks
-from tests.conftest import MakeTask
 from tests.support.fake_trials import (
     ATTACKS,
     FAIL,
@@ -31,6 +30,7 @@ from tests.support.fake_trials import (
     tampered,
     unscored,
 )
+from tests.support.task_dirs import MakeTask
 
 
 def run_one(make_task: MakeTask, script: Script, *, repeat: int = 2,

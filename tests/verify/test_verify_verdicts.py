@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from termgrade.verify import Verdict, verify_task
-from tests.conftest import MakeTask
+from tests.support.task_dirs import MakeTask
 
 pytestmark = pytest.mark.docker
 
