@@ -199,9 +199,15 @@ def test_a_real_regrade_reruns_only_the_changed_tasks_trials(make_task: MakeTask
     assert sorted((r.task_id, r.attempt) for r in new) == [("reuse-b", 0), ("reuse-b", 1)]
     assert [r for r in records if r.task_id == "reuse-a"] == \
         [earlier[r.trial_id] for r in records if r.task_id == "reuse-a"]
-    labels = subprocess.run([sys.executable, "-m", "termgrade", "labels",
-                             str(tmp_path / "run1" / TRIALS_FILE),
+    # Labelling the old reuse-b trials with the new ones is refused (trial ids are per
+    # run folder, so the old ones are renamed to pass both).
+    old = tmp_path / "old-b.jsonl"
+    old.write_text("".join(
+        r.model_copy(update={"trial_id": r.trial_id + "-old"}).model_dump_json() + "\n"
+        for r in earlier.values() if r.task_id == "reuse-b"))
+    labels = subprocess.run([sys.executable, "-m", "termgrade", "labels", str(old),
                              str(tmp_path / "run2" / TRIALS_FILE), "-o",
                              str(tmp_path / "labels.jsonl")],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert labels.returncode != 0 and "--mix-digests" in labels.stdout + labels.stderr
+    assert labels.returncode == 1, labels.stdout + labels.stderr
+    assert "reuse-b" in labels.stderr and "--mix-digests" in labels.stderr
