@@ -144,7 +144,10 @@ def check_card(paths: RepoPaths, report: ValidationReport) -> list[ConfigFiles]:
         if count > 1:
             report.add(Finding("card", readme, f"config {name!r} declared {count} times"))
     _file_names(paths, configs, report)
-    n_files = sum(len(f) for c in configs for f in c.splits.values())
+    n_files = sum(len(f) for c in configs for f in c.splits.values()
+                  if not is_trace_config(paths, c))
     report.record("card", f"YAML parses; {len(configs)} config(s) match {n_files} parquet "
-                          "file(s) one to one", before)
+                          "file(s) one to one" + ("" if not any(is_trace_config(paths, c)
+                                                               for c in configs)
+                                                  else " (and the agent traces)"), before)
     return configs
