@@ -8,6 +8,10 @@ group per config, however many trials go in. Output::
     data/sft/train-NNNNN-of-MMMMM.parquet      config "sft" (default)
     data/episodes/train-NNNNN-of-MMMMM.parquet config "episodes"
     figures/pass_rate_by_model.png
+    traces/train/<task_id>/<trial_id>.jsonl   config "traces": Hub agent traces
+    atif/<task_id>/<trial_id>.json            with ``atif=True``: Harbor ATIF files
+
+(:mod:`termgrade.builders.traces` documents the trace formats.)
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from termgrade.builders.inputs import (
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
+from termgrade.builders.traces import TraceWriter
 from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
@@ -54,6 +59,8 @@ class TrajectoriesSummary:
     episode_bytes: int = 0
     train_splits: list[str] = field(default_factory=list)
     """Names of the splits selection chose training tasks for (from --splits)."""
+    trace_files: list[str] = field(default_factory=list)
+    """The STS trace files (and ATIF files), relative to the root."""
 
 
 class _ByteProgress:
@@ -89,6 +96,7 @@ def build_trajectories(
     row_group_bytes: int = ROW_GROUP_BYTES,
     file_bytes: int = FILE_BYTES,
     card_prose: Path | None = None,
+    atif: bool = False,
 ) -> TrajectoriesSummary:
     """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
     from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
@@ -96,7 +104,8 @@ def build_trajectories(
     ``pass_rate`` / ``band`` and its task's ``split`` on every row, so users filter on them
     without a join; with ``splits``, a task with no flag is ``unseen``.
     ``environments_repo``: the repo id of the tasks and labels, which the card links.
-    ``card_prose``: overrides of the card's prose sections."""
+    ``card_prose``: overrides of the card's prose sections. Every trial is also written
+    as a Hub agent trace; ``atif``: and as a Harbor ATIF trajectory."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
     trials_file = source_path(trials)
     if trials_file is not None and not trials_file.is_file():
@@ -120,16 +129,18 @@ def build_trajectories(
         paths = RepoPaths(stage)
         writer = TrajectoryWriter(paths, row_group_bytes=row_group_bytes,
                                   row_group_rows=ROW_GROUP_ROWS, file_bytes=file_bytes)
+        traces = TraceWriter(stage, atif=atif)
         try:
             if trials_file is not None:
                 with _byte_progress(trials_file) as counter:
                     for where, record in iter_jsonl(trials_file, TrialRecord,
                                                     on_line=counter):
-                        _add(record, where, instructions, keys, seen, writer, stats,
+                        _add(record, where, instructions, keys, seen, (writer, traces), stats,
                              pending)
             else:
                 for where, record in records_of(trials, TrialRecord):
-                    _add(record, where, instructions, keys, seen, writer, stats, pending)
+                    _add(record, where, instructions, keys, seen, (writer, traces), stats,
+                         pending)
             for task_pending in pending.values():
                 held, held_where = task_pending[0]
                 raise _no_instruction(f"{held_where} (trial {held.trial_id})", held)
@@ -140,6 +151,7 @@ def build_trajectories(
         stats.input_bytes = counter.total
         for result in results.values():
             summary.files += [paths.rel(p) for p in result.paths]
+        summary.trace_files = traces.files
         summary.sft_bytes = results["sft"].payload_bytes
         summary.episode_bytes = results["episodes"].payload_bytes
         if stats.from_transcript:
@@ -188,7 +200,7 @@ the instruction (a retried infrastructure error often has no transcript)."""
 
 
 def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: JoinKeys,
-         seen: set[str], writer: TrajectoryWriter, stats: TrajectoryStats,
+         seen: set[str], writers: tuple[TrajectoryWriter, TraceWriter], stats: TrajectoryStats,
          pending: dict[str, list[tuple[TrialRecord, str]]]) -> None:
     name = f"{where} (trial {record.trial_id})"
     if record.task_id not in instructions:
@@ -206,11 +218,13 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: Jo
                           fix="trial ids must be unique")
     seen.add(record.trial_id)
     trial = record.model_dump(mode="json")
-    writer.add(trajectory_row(trial, chat_messages(trial), instructions[record.task_id],
-                              keys.of(record)), where=name)
+    messages = chat_messages(trial)
+    writers[0].add(trajectory_row(trial, messages, instructions[record.task_id],
+                                  keys.of(record)), where=name)
+    writers[1].add(trial, messages)
     stats.add(trial)
     for held, held_where in pending.pop(record.task_id, []):
-        _add(held, held_where, instructions, keys, seen, writer, stats, pending)
+        _add(held, held_where, instructions, keys, seen, writers, stats, pending)
 
 
 def _no_instruction(name: str, record: TrialRecord) -> RecordError:

@@ -15,6 +15,7 @@ from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import EpisodeRow, SftRow
+from termgrade.builders.traces import TRACES_TAG, trace_glob
 from termgrade.core.figures import bar_chart
 
 if TYPE_CHECKING:
@@ -22,17 +23,23 @@ if TYPE_CHECKING:
 
 
 
-def _yaml(paths: RepoPaths, n_trials: int) -> dict[str, Any]:
+def _yaml(paths: RepoPaths, n_trials: int, traces: bool = False) -> dict[str, Any]:
+    """``traces``: the repo holds STS trace files: the ``agent-traces`` tag and a
+    ``traces`` config over them (Data Studio opens that config in its trace viewer)."""
+    extra: list[tuple[str, list[tuple[str, str]], bool]] = (
+        [("traces", [("train", trace_glob())], False)] if traces else [])
     return {
         "pretty_name": "TermGrade trajectories",
         "license": "apache-2.0",
         "language": ["en"],
         "task_categories": ["text-generation"],
-        "tags": ["termgrade", "terminal", "agents", "trajectories", "sft", "harbor"],
+        "tags": ["termgrade", "terminal", "agents", "trajectories", "sft", "harbor",
+                 *([TRACES_TAG] if traces else [])],
         "size_categories": [size_category(n_trials)],
         "configs": card_configs([
             ("sft", [("train", paths.split_glob("sft", "train"))], True),
             ("episodes", [("train", paths.split_glob("episodes", "train"))], False),
+            *extra,
         ]),
     }
 
@@ -80,4 +87,5 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
     }
     text = with_prose(load_template("trajectories.md"), prose, card="trajectories")
     body = render_template(text, values, name="trajectories.md")
-    return front_matter(_yaml(paths, stats.trials)) + body
+    traces = any(f.endswith(".jsonl") for f in summary.trace_files)
+    return front_matter(_yaml(paths, stats.trials, traces)) + body

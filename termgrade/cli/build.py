@@ -75,8 +75,11 @@ def trajectories(
         help="Repo id of the tasks and labels, linked from the card."),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    atif: bool = typer.Option(False, "--atif", help="Also write each trial as a Harbor "
+                              "ATIF-v1.8 trajectory (atif/<task_id>/<trial_id>.json)."),
 ) -> None:
-    """Every trial as SFT messages (config sft) and full episodes (config episodes)."""
+    """Every trial as SFT messages (config sft), full episodes (config episodes) and a Hub
+    agent trace (config traces)."""
     from termgrade.builders.trajectories import build_trajectories
 
     # Without --tasks: environments/ when it is here; else no task dirs, and each task's
@@ -85,7 +88,7 @@ def trajectories(
     summary = build_trajectories(out, trials=trials, task_roots=tasks or default,
                                  labels=labels, splits=splits, repo_id=repo_id,
                                  environments_repo=environments_repo, overwrite=force,
-                                 card_prose=card_prose)
+                                 card_prose=card_prose, atif=atif)
     s = summary.stats
     STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
     _done(out, summary.files)

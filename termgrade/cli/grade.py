@@ -56,6 +56,11 @@ def register(app: typer.Typer) -> None:
             "refuse", "--missing-images", help="Tasks whose Dockerfile starts FROM an image "
             "that is neither here nor pullable: refuse (stop and name the image and how to "
             "provide it) or skip them. Checked up front on a local pool."),
+        reuse: Path | None = typer.Option(
+            None, "--reuse", help="An earlier run's output folder: its counted trials of "
+            "tasks, model and scaffold unchanged since (by content digest) are copied into "
+            "this run, and only the rest are graded. Not resume: that is rerunning the same "
+            "-o."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
 
@@ -95,7 +100,8 @@ def register(app: typer.Typer) -> None:
             paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
             adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
             missing_images=cast(ImagePolicy, missing_images),
-            on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"))
+            on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
+            reuse=reuse)
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
         report.check()
@@ -130,6 +136,11 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
     if report.reaped:
         STDERR.print(f"removed {report.reaped} container(s) an interrupted run of this "
                      "output had left")
+    if report.reused or report.rerun:
+        STDERR.print(f"reused {report.reused} trial(s) of {report.reused_tasks} task(s), "
+                     f"graded {report.graded}")
+        for task_id, why in sorted(report.rerun.items())[:10]:
+            STDERR.print(f"  regraded {task_id}: {why}", highlight=False)
     if report.resumed:
         STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
                      "tables, not in the live rate)")

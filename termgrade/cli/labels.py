@@ -89,6 +89,9 @@ def register(app: typer.Typer) -> None:
         keep_uncounted: bool = typer.Option(
             False, "--keep-uncounted", help="Write rows (pass_rate null) for task x model "
             "pairs with no counted trial instead of refusing them."),
+        mix_digests: bool = typer.Option(
+            False, "--mix-digests", help="Label tasks whose trials graded different versions "
+            "of their files (task_digest) instead of refusing them."),
     ) -> None:
         """One label row per task x model x scaffold: pass_rate, band, n_counted, k, n_passed.
 
@@ -102,12 +105,16 @@ def register(app: typer.Typer) -> None:
             require_counted,
             write_labels,
         )
+        from termgrade.labels.compute import check_digests
         from termgrade.trialsets import read_trials
 
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
         spec = parse_k(k)
         trial_set = quietly(lambda: read_trials(trials))
-        label_set = quietly(lambda: compute_labels(trial_set, k=spec, scheme=scheme))
+        if not mix_digests:
+            check_digests(trial_set.frame, ", ".join(str(t) for t in trials))
+        label_set = quietly(lambda: compute_labels(trial_set, k=spec, scheme=scheme,
+                                                   mix_digests=True))
         print_issues([*trial_set.issues, *label_set.issues])
         if not keep_uncounted:
             require_counted(label_set, ", ".join(str(t) for t in trials))

@@ -155,6 +155,10 @@ class TrialSkippedError(IngestError):
         super().__init__(path, reason)
 
 
+class ReuseError(TermGradeError):
+    """``grade --reuse`` names no earlier run, or the run being written itself."""
+
+
 class AnswerError(TermGradeError, ValueError):
     """The model's answer is not a well-formed generated task (the reason is fed back)."""
 

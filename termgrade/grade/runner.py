@@ -28,10 +28,18 @@ from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, apply_image_policy
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
+from termgrade.grade.reuse import (
+    apply_reuse,
+    load_earlier,
+    plan_reuse,
+    scaffold_config,
+    scaffold_digest,
+)
 from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
+from termgrade.task.digest import task_digest
 from termgrade.task.network import InternetPolicy, apply_internet_policy
 
 DEFAULT_MAX_LOSSES = 3
@@ -52,6 +60,17 @@ class GradeReport:
     """Tasks given up after too many infrastructure losses of one attempt."""
     reaped: int = 0
     """Containers an interrupted run of this output left, removed when this one started."""
+    reused: int = 0
+    """Trials copied from an earlier run (``--reuse``): unchanged task, model, scaffold."""
+    reused_tasks: int = 0
+    """Tasks with a reused trial."""
+    rerun: dict[str, str] = field(default_factory=dict)
+    """Tasks whose earlier trials were not reused, and why (``--reuse``)."""
+
+    @property
+    def graded(self) -> int:
+        """Trials this run graded itself (neither resumed nor reused; losses included)."""
+        return len(self.records) - self.resumed - self.reused
 
     @property
     def counted(self) -> list[TrialRecord]:
@@ -163,7 +182,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
           max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
           internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
           run: Callable[[TrialJob], TrialRecord] = run_job,
-          on_start: Callable[[int], None] | None = None) -> GradeReport:
+          on_start: Callable[[int], None] | None = None,
+          reuse: Path | None = None) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
@@ -176,6 +196,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
     ``on_start``: called once, before the first trial, with the trials that will run at
     once (the pool's slots, or fewer when fewer trials are left to run).
+    ``reuse``: an earlier run's folder: its trials of unchanged task, model and scaffold
+    are copied into this run's journal and not graded again (:mod:`.reuse`).
     """
     try:
         task_dirs = apply_internet_policy(
@@ -190,6 +212,14 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
         raise
     rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
     journal = TrialJournal(out_dir / TRIALS_FILE)
+    digests = {task_id: task_digest(path) for task_id, path in task_dirs.items()}
+    stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent))
+    reused, reused_tasks, rerun = 0, 0, {}
+    if reuse is not None:
+        plan = plan_reuse(load_earlier(reuse, out_dir), model=agent.name,
+                          scaffold=SCAFFOLD_NAME, scaffold_digest=stamp.scaffold_digest,
+                          task_digests=digests, k_max=rule.k_max)
+        reused, reused_tasks, rerun = apply_reuse(plan, journal), len(plan.tasks), plan.changed
     run_id = run_label(journal.path, agent.name)
     containers_here = run is run_job and (pool is None or pool.where == "local")
     reaped = reap_run(run_id) if containers_here else 0
@@ -232,6 +262,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                         record = future.result()
                     except Exception as exc:  # the executor lost it: never a task failure
                         record = _lost(job, exc)
+                    record = stamp(record)
                     journal.append(record)
                     records.append(record)
                     if record.counted:
@@ -260,8 +291,27 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             for pending in running:
                 pending.cancel()
             pool.shutdown()
-    return GradeReport(journal.path, records, len(previous), scheduler.summary(),
-                       time.monotonic() - began, lost, sorted(abandoned), reaped)
+    return GradeReport(journal.path, records, len(previous) - reused, scheduler.summary(),
+                       time.monotonic() - began, lost, sorted(abandoned), reaped, reused,
+                       reused_tasks, rerun)
+
+
+@dataclass(frozen=True)
+class _Stamp:
+    """Puts the task's digest and the scaffold's on a record made without them."""
+
+    task_digests: dict[str, str]
+    scaffold_digest: str
+    scaffold_config: str
+
+    def __call__(self, record: TrialRecord) -> TrialRecord:
+        update: dict[str, object] = {}
+        if record.task_digest is None and record.task_id in self.task_digests:
+            update["task_digest"] = self.task_digests[record.task_id]
+        if record.scaffold_digest is None:
+            update["scaffold_digest"] = self.scaffold_digest
+            update["scaffold_config"] = self.scaffold_config
+        return record.model_copy(update=update) if update else record
 
 
 def _status(model: str, counted: Sequence[TrialRecord], lost: int, began: float) -> str:

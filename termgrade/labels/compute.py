@@ -5,6 +5,12 @@
 the model: given, or inferred as the most counted attempts any task got under it. Tasks with
 fewer than ``k`` counted trials, tasks missing for a model, and attempts past a given ``k``
 are reported as issues with counts.
+
+Task versions: a trial records the digest of the task files it graded (``task_digest``).
+Trials of one task graded at different versions do not measure one thing, so
+:func:`compute_labels` refuses them (:class:`MixedDigestsError`) unless ``mix_digests``;
+a label row carries its trials' ``task_digest`` and ``scaffold_digest`` when they agree
+(null when unrecorded or mixed).
 """
 
 from __future__ import annotations
@@ -24,6 +30,13 @@ from termgrade.trialsets.issues import DataIssue, IssueLog, preview
 KEYS = ["model", "scaffold", "task_id"]
 LABEL_COLUMNS = ["task_id", "model", "scaffold", "pass_rate", "band", "n_counted", "k",
                  "n_passed"]
+DIGEST_COLUMNS = ["task_digest", "scaffold_digest"]
+"""Label columns the frame carries when its trials recorded them (not every reader's)."""
+MIX_DIGESTS_FLAG = "--mix-digests"
+
+
+class MixedDigestsError(RecordError):
+    """One task's trials graded different versions of its files."""
 KSpec = int | Mapping[str, int] | None
 
 
@@ -34,11 +47,14 @@ class LabelSet:
     frame: pd.DataFrame
     scheme: BandScheme = DEFAULT_SCHEME
     issues: list[DataIssue] = field(default_factory=list)
+    digests: dict[tuple[str, str, str], dict[str, str | None]] = field(default_factory=dict)
+    """(task_id, model, scaffold) -> the :data:`DIGEST_COLUMNS` its trials agree on."""
 
     def rows(self) -> list[LabelRow]:
         records = self.frame[LABEL_COLUMNS].to_dict("records")
         return [LabelRow(**{**r, "pass_rate": None if pd.isna(r["pass_rate"]) else r["pass_rate"],
-                            "band": None if pd.isna(r["pass_rate"]) else r["band"]})
+                            "band": None if pd.isna(r["pass_rate"]) else r["band"],
+                            **self.digests.get((r["task_id"], r["model"], r["scaffold"]), {})})
                 for r in records]
 
 
@@ -96,13 +112,48 @@ def _warn_missing(labels: pd.DataFrame, log: IssueLog) -> None:
                         "they get no label and paired comparisons skip them")
 
 
+def _one_digest(values: pd.Series) -> str | None:
+    kept = values.dropna().unique()
+    return str(kept[0]) if len(kept) == 1 else None
+
+
+def check_digests(frame: pd.DataFrame, source: str = "(input)") -> None:
+    """Raise :class:`MixedDigestsError` when one task's trials carry different task
+    digests (trials without one are not counted against it)."""
+    if "task_digest" not in frame or frame.empty:
+        return
+    digests = frame.dropna(subset=["task_digest"]).groupby("task_id")["task_digest"].nunique()
+    mixed = sorted(digests[digests > 1].index)
+    if mixed:
+        raise MixedDigestsError(
+            source, f"{len(mixed)} task(s) have trials of different versions of their files "
+            f"(task_digest): {preview(mixed)}; a pass rate over them measures no one task",
+            fix="regrade them at their current version (`termgrade grade --reuse EARLIER_RUN` "
+            f"reruns only the changed tasks) and label the new run, or pass {MIX_DIGESTS_FLAG} "
+            "to label them all the same (their rows get task_digest null)")
+
+
+def _digests(frame: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, str | None]]:
+    present = [c for c in DIGEST_COLUMNS if c in frame]
+    if not present or frame.empty:
+        return {}
+    agreed = frame.groupby(KEYS, sort=True)[present].agg(_one_digest)
+    return {(str(task), str(model), str(scaffold)): {
+                c: (None if value is None or pd.isna(value) else str(value))
+                for c, value in row.items()}
+            for (model, scaffold, task), row in agreed.iterrows()}
+
+
 def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
-                   scheme: BandScheme = DEFAULT_SCHEME) -> LabelSet:
-    """Labels of every task x model x scaffold present in ``trials``."""
+                   scheme: BandScheme = DEFAULT_SCHEME, mix_digests: bool = False) -> LabelSet:
+    """Labels of every task x model x scaffold present in ``trials``. ``mix_digests``:
+    label a task whose trials graded different versions of it (refused otherwise)."""
     frame = trials.frame if isinstance(trials, TrialSet) else trials
     if frame.empty:
         raise RecordError("(input)", "no trial records to label",
                           fix="pass trial JSONL files that hold records")
+    if not mix_digests:
+        check_digests(frame)
     log = IssueLog()
     counted = _limit_to_k(frame[frame["counted"]], k, log)
     present = frame.groupby(KEYS, sort=True).size().rename("n_trials")
@@ -121,7 +172,7 @@ def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
     _warn_short(labels, log)
     _warn_missing(labels, log)
     return LabelSet(frame=labels[LABEL_COLUMNS].reset_index(drop=True), scheme=scheme,
-                    issues=log.issues)
+                    issues=log.issues, digests=_digests(frame))
 
 
 def require_counted(labels: LabelSet, source: str = "(input)") -> None:

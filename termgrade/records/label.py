@@ -32,6 +32,13 @@ class LabelRow(BaseModel):
     split: str | None = Field(None, description="The task's split, where the labels were "
                               "packaged with split flags (build environments --splits); "
                               "null from `termgrade labels`.")
+    task_digest: str | None = Field(
+        None, description="sha256 of the task's files its trials graded (one digest: "
+        "`termgrade labels` refuses to mix versions of a task unless --mix-digests); null "
+        "when the trials recorded none or mixed them.")
+    scaffold_digest: str | None = Field(
+        None, description="sha256 of the scaffold configuration of its trials; null when "
+        "unrecorded or mixed.")
     schema_version: Annotated[str, LABEL_FORMAT] = Field(LABEL_SCHEMA_VERSION,
                                                          description="Format version.")
 

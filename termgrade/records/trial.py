@@ -137,3 +137,13 @@ class TrialRecord(_Record):
         None, description="Where messages came from: 'chat' (the agent's own message log), "
         "'episodes' (prompt/response files), 'atif' (trajectory, exact) or 'atif-rebuilt' "
         "(trajectory; assistant turns re-serialized from analysis/plan/commands).")
+    task_digest: str | None = Field(
+        None, description="sha256 of the graded task's files (the environments rows' "
+        "task_digest); `grade --reuse` reruns a trial whose task changed. Null when not "
+        "recorded (older files, ingests without the task dir).")
+    scaffold_digest: str | None = Field(
+        None, description="sha256 of the scaffold's configuration (prompt, tools, limits, "
+        "sampling): trials of one task, model and scaffold digest are interchangeable.")
+    scaffold_config: str | None = Field(
+        None, description="The scaffold's limits and sampling parameters as graded, a JSON "
+        "object's text (what scaffold_digest covers besides the fixed prompt and tools).")

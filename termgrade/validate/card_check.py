@@ -1,6 +1,7 @@
 """The card: its YAML parses (ours and huggingface_hub's reader), its ``configs`` match
 the data files one to one, files are named ``<split>-NNNNN-of-MMMMM.parquet`` with a
-complete sequence, and parquet is the only data format."""
+complete sequence, and parquet is the only data format (under ``data/``; a ``traces``
+config over ``traces/**/*.jsonl`` agent traces is checked by :mod:`.traces_check`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from termgrade.builders.card import split_front_matter
 from termgrade.builders.layout import PARQUET_NAME, RepoPaths
+from termgrade.builders.traces import TRACES_DIR
 from termgrade.validate.findings import ValidationFinding, ValidationReport
 
 
@@ -28,6 +30,14 @@ def is_model_card(meta: dict[str, object], paths: RepoPaths) -> bool:
     """A model repo: its card names a base model and a library, and it holds no data."""
     return ("configs" not in meta and all(meta.get(f) for f in MODEL_CARD_FIELDS)
             and not paths.data_dir.exists())
+
+
+def is_trace_config(paths: RepoPaths, config: ConfigFiles) -> bool:
+    """A config whose files are all agent traces under ``traces/`` (JSONL, not parquet
+    rows): :mod:`.traces_check` checks them, the row and load checks skip them."""
+    files = [f for split in config.splits.values() for f in split]
+    return bool(files) and all(
+        f.suffix == ".jsonl" and paths.rel(f).startswith(f"{TRACES_DIR}/") for f in files)
 
 
 def _hub_parses(readme: Path, *, model: bool = False) -> str | None:
@@ -73,6 +83,8 @@ def _configs(paths: RepoPaths, raw: object, report: ValidationReport) -> list[Co
 def _file_names(paths: RepoPaths, configs: list[ConfigFiles], report: ValidationReport) -> None:
     claimed: dict[Path, str] = {}
     for config in configs:
+        if is_trace_config(paths, config):
+            continue
         for split, files in config.splits.items():
             totals: set[int] = set()
             indices = []
@@ -136,7 +148,10 @@ def check_card(paths: RepoPaths, report: ValidationReport) -> list[ConfigFiles]:
         if count > 1:
             report.add(ValidationFinding("card", readme, f"config {name!r} declared {count} times"))
     _file_names(paths, configs, report)
-    n_files = sum(len(f) for c in configs for f in c.splits.values())
+    n_files = sum(len(f) for c in configs for f in c.splits.values()
+                  if not is_trace_config(paths, c))
     report.record("card", f"YAML parses; {len(configs)} config(s) match {n_files} parquet "
-                          "file(s) one to one", before)
+                          "file(s) one to one" + ("" if not any(is_trace_config(paths, c)
+                                                               for c in configs)
+                                                  else " (and the agent traces)"), before)
     return configs

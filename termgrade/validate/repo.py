@@ -8,17 +8,19 @@ from pathlib import Path
 from termgrade.builders.layout import RepoPaths
 from termgrade.validate.archive_check import check_archives, check_registry
 from termgrade.validate.cache import ValidationCache
-from termgrade.validate.card_check import check_card
+from termgrade.validate.card_check import check_card, is_trace_config
 from termgrade.validate.findings import ValidationFinding, ValidationReport
 from termgrade.validate.load_check import check_load
 from termgrade.validate.rows_check import check_rows
 from termgrade.validate.secrets_check import check_secrets
+from termgrade.validate.traces_check import check_traces
 
 
 def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
                   secrets_baseline: Path | None = None, cache: bool = True,
                   accept_baseline: bool = True) -> ValidationReport:
-    """Check the card, files, rows, budgets, loading, archives, registry and secrets.
+    """Check the card, files, rows, budgets, loading, agent traces, archives, registry and
+    secrets.
 
     ``load=False`` skips the ``datasets.load_dataset`` round trips (they copy the data
     into a temporary cache); ``secrets=False`` skips the detect-secrets scan;
@@ -43,6 +45,9 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
             "(stage one with `termgrade build ...`)"))
         return report
     configs = check_card(paths, report)
+    traces = [c for c in configs if is_trace_config(paths, c)]
+    configs = [c for c in configs if c not in traces]
+    check_traces(paths, traces, report)
     memo = ValidationCache(paths, enabled=cache)
     used: set[str] = set()
     infos = check_rows(paths, configs, report, memo, used)

@@ -1,0 +1,191 @@
+"""`termgrade build trajectories` writes every trial as a Hub agent trace (Session Trace
+Simple Format) and, with ``atif=True``, as a Harbor ATIF trajectory; `validate` checks
+both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from termgrade.agent import SCAFFOLD_NAME
+from termgrade.builders.card import split_front_matter
+from termgrade.builders.traces import atif_rel, trace_rel
+from termgrade.builders.trajectories import build_trajectories
+from termgrade.records import ChatMessage
+from termgrade.records.trial import ToolCall, ToolFunction
+from termgrade.validate import validate_repo
+from termgrade.validate.traces_check import sts_problems
+from tests.support.harbor import Harbor
+from tests.support.records import trial, write_trials
+from tests.support.task_dirs import MakeTask
+
+# The Hub's documented example (hub-docs, docs/hub/session-traces-format.md), verbatim.
+HUB_EXAMPLE = """\
+{"type":"session","harness":"my-agent","id":"abc123","name":"what time is it"}
+{"type":"message","message":{"role":"user","content":"what time is it?"}}
+{"type":"message","message":{"role":"assistant","content":"","toolCalls":[{"id":"t1","function":{"name":"get_time","arguments":"{}"}}]}}
+{"type":"message","message":{"role":"tool","toolCallId":"t1","content":"2026-07-01T15:00:00Z"}}
+{"type":"message","message":{"role":"assistant","content":"it is 15:00 UTC"}}
+"""
+HEADER_REQUIRED = {"type", "harness", "id"}
+MESSAGE_FIELDS = {"role", "content", "reasoningContent", "toolCalls", "toolCallId",
+                  "timestamp", "model"}
+
+
+@pytest.fixture
+def tasks(make_task: MakeTask) -> Path:
+    make_task("alpha")
+    return make_task("bravo").parent
+
+
+def _records() -> list:  # type: ignore[type-arg]
+    records = [trial(i, task_id="alpha" if i < 3 else "bravo", messages=i != 4)
+               for i in range(6)]
+    records[1].scaffold = SCAFFOLD_NAME
+    records[1].messages = [
+        ChatMessage(role="system", content="You are in a terminal."),
+        ChatMessage(role="user", content="Write hello."),
+        ChatMessage(role="assistant", content=None, reasoning_content="echo it",
+                    tool_calls=[ToolCall(id="c0", function=ToolFunction(
+                        name="bash", arguments='{"command": "echo hello > /app/out"}'))]),
+        ChatMessage(role="tool", tool_call_id="c0", name="bash", content="(no output)"),
+        ChatMessage(role="assistant", content="done", tool_calls=[ToolCall(
+            id="c1", function=ToolFunction(name="finish", arguments="{oops"))]),
+    ]
+    records[1].episode = None
+    return records
+
+
+def _lines(path: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_hubs_example_passes_and_broken_traces_do_not() -> None:
+    assert sts_problems(HUB_EXAMPLE.splitlines()) == []
+    lines = HUB_EXAMPLE.splitlines()
+    broken = {
+        "no session line": lines[1:],
+        "content missing": [lines[0], '{"type":"message","message":{"role":"user"}}'],
+        "arguments not a string": [lines[0], '{"type":"message","message":{"role":"assistant",'
+                                   '"content":"","toolCalls":[{"id":"t1","function":{"name":'
+                                   '"f","arguments":{}}}]}}'],
+        "unknown role": [lines[0], '{"type":"message","message":{"role":"bot","content":""}}'],
+        "answers no call": [lines[0], '{"type":"message","message":{"role":"tool",'
+                            '"toolCallId":"zz","content":""}}'],
+        "timestamp not ms": [lines[0], '{"type":"message","message":{"role":"user",'
+                             '"content":"","timestamp":"2026-01-01"}}'],
+    }
+    for name, trace in broken.items():
+        assert sts_problems(trace), name
+
+
+def test_every_trial_is_a_trace_of_the_documented_shape(tasks: Path, tmp_path: Path) -> None:
+    records = _records()
+    out = tmp_path / "traj"
+    summary = build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records),
+                                 task_roots=[tasks])
+    assert sorted(summary.trace_files) == sorted(trace_rel(r.task_id, r.trial_id)
+                                                 for r in records)
+    for record in records:
+        lines = _lines(out / trace_rel(record.task_id, record.trial_id))
+        header, messages = lines[0], lines[1:]
+        assert header["type"] == "session" and set(header) >= HEADER_REQUIRED
+        assert header["harness"] == "termgrade" and header["id"] == record.trial_id
+        assert (header["task_id"], header["model"], header["passed"]) == \
+            (record.task_id, record.model, record.passed)
+        for line in messages:
+            assert set(line) == {"type", "message"} and line["type"] == "message"
+            message = line["message"]
+            assert set(message) <= MESSAGE_FIELDS
+            assert message["role"] in {"user", "assistant", "system", "tool"}
+            assert isinstance(message["content"], str)
+            for call in message.get("toolCalls", []):
+                assert set(call) == {"id", "function"}
+                assert set(call["function"]) == {"name", "arguments"}
+                assert isinstance(call["function"]["arguments"], str)
+            if message["role"] == "assistant":
+                assert message["model"] == record.model
+        expected = record.messages or []
+        if record.messages is not None:
+            assert [m["message"]["content"] for m in messages] == \
+                [m.content or "" for m in expected]
+    tool_trace = [m["message"] for m in _lines(out / trace_rel("alpha", records[1].trial_id))[1:]]
+    assert tool_trace[2]["reasoningContent"] == "echo it"
+    assert tool_trace[2]["toolCalls"] == [{"id": "c0", "function": {
+        "name": "bash", "arguments": '{"command": "echo hello > /app/out"}'}}]
+    assert tool_trace[3] == {"role": "tool", "content": "(no output)", "toolCallId": "c0"}
+    assert tool_trace[4]["toolCalls"][0]["function"]["arguments"] == "{oops"  # as written
+    rebuilt = _lines(out / trace_rel("bravo", records[4].trial_id))  # from the episode
+    assert [m["message"]["role"] for m in rebuilt[1:]] == ["user", "assistant", "user",
+                                                            "assistant", "user"]
+    meta, _ = split_front_matter((out / "README.md").read_text())
+    assert "agent-traces" in meta["tags"]
+    config = next(c for c in meta["configs"] if c["config_name"] == "traces")
+    assert config["data_files"] == [{"split": "train", "path": "traces/train/*/*.jsonl"}]
+    report = validate_repo(out, load=False, secrets=False, cache=False)
+    assert report.ok, [str(f) for f in report.findings]
+    assert "6 agent trace(s)" in report.passed["traces"]
+
+
+def test_validate_finds_broken_untagged_and_secret_bearing_traces(
+        tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", _records()),
+                       task_roots=[tasks])
+    broken = out / trace_rel("alpha", "alpha__0")
+    broken.write_text(broken.read_text() + '{"type":"message","message":{"role":"user"}}\n')
+    stray = out / "traces" / "extra.jsonl"  # outside the config's pattern
+    stray.write_text('{"type":"session","harness":"termgrade","id":"alpha__0"}\n')
+    key = "AKIA" + "QWERTYUIOPASDFGH"  # an AWS access key id, built so no scanner trips here
+    secret = out / trace_rel("bravo", "bravo__3")
+    secret.write_text(secret.read_text() + json.dumps(
+        {"type": "message", "message": {"role": "user", "content": f"aws_key = {key}"}}) + "\n")
+    readme = out / "README.md"
+    readme.write_text(readme.read_text().replace("- agent-traces\n", ""))
+    report = validate_repo(out, load=False, secrets=True, cache=False)
+    found = {(f.check, f.file, f.message) for f in report.findings}
+    assert ("traces", broken.relative_to(out).as_posix(),
+            "required, a string (may be empty)") in found
+    assert any(c == "traces" and f == "traces/extra.jsonl" and "in no config" in m
+               for c, f, m in found)
+    assert any(c == "traces" and "also in" in m for c, _, m in found)  # duplicate session id
+    assert any(c == "traces" and "agent-traces" in m for c, _, m in found)
+    assert any(c == "secrets" and f == secret.relative_to(out).as_posix() for c, f, _ in found)
+
+
+VALIDATE_WITH_HARBOR = """
+import json, sys
+from harbor.models.trajectories.trajectory import Trajectory
+for path in sys.argv[1:]:
+    Trajectory.model_validate(json.load(open(path)))
+print("ok", len(sys.argv) - 1)
+"""
+
+
+@pytest.mark.harbor
+def test_atif_export_validates_with_harbors_own_model(tasks: Path, tmp_path: Path,
+                                                      harbor: Harbor) -> None:
+    records = _records()
+    out = tmp_path / "traj"
+    summary = build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records),
+                                 task_roots=[tasks], atif=True)
+    files = [out / atif_rel(r.task_id, r.trial_id) for r in records]
+    assert all(f.is_file() for f in files)
+    assert {atif_rel(r.task_id, r.trial_id) for r in records} <= set(summary.trace_files)
+    done = harbor.python_run(VALIDATE_WITH_HARBOR, *map(str, files), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["ok", str(len(files))]
+    tool = json.loads(files[1].read_text())
+    assert tool["schema_version"] == "ATIF-v1.8"
+    agent_steps = [s for s in tool["steps"] if s["source"] == "agent"]
+    assert agent_steps[0]["tool_calls"][0]["arguments"] == {"command": "echo hello > /app/out"}
+    assert agent_steps[0]["observation"]["results"] == [
+        {"source_call_id": "c0", "content": "(no output)"}]
+    assert agent_steps[1]["tool_calls"][0]["arguments"] == {"raw": "{oops"}
+    terminus = json.loads(files[0].read_text())  # from the episode: keystrokes as calls
+    calls = [c for s in terminus["steps"] for c in s.get("tool_calls", [])]
+    assert [c["arguments"]["keystrokes"] for c in calls] == ["echo 0\n", "echo 1\n"]
+    report = validate_repo(out, load=False, secrets=False, cache=False)
+    assert report.ok, [str(f) for f in report.findings]
