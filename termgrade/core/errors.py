@@ -155,6 +155,10 @@ class TrialSkippedError(IngestError):
         super().__init__(path, reason)
 
 
+class MixedDigestsError(RecordError):
+    """One task's trials graded different versions of its files (``labels --mix-digests``)."""
+
+
 class ReuseError(TermGradeError):
     """``grade --reuse`` names no earlier run, or the run being written itself."""
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from termgrade.core.errors import OptionError, RecordError
+from termgrade.core.errors import MixedDigestsError, OptionError, RecordError
 from termgrade.records import LabelRow
 from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 from termgrade.trialsets.io import TrialSet
@@ -35,8 +35,6 @@ DIGEST_COLUMNS = ["task_digest", "scaffold_digest"]
 MIX_DIGESTS_FLAG = "--mix-digests"
 
 
-class MixedDigestsError(RecordError):
-    """One task's trials graded different versions of its files."""
 KSpec = int | Mapping[str, int] | None
 
 
