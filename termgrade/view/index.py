@@ -35,6 +35,9 @@ from termgrade.view.reasons import classify
 from termgrade.view.scan import read_line, scan_file
 from termgrade.view.sources import RunSources
 
+CELL_KEYS = ["task_id", "model", "scaffold"]
+"""How the viewer names a cell (task first); the labels sort by :data:`KEYS`."""
+
 
 @dataclass
 class RunIndex:
@@ -60,7 +63,7 @@ class RunIndex:
     def __post_init__(self) -> None:
         if not self.groups and not self.trials.empty:
             self.groups = {(str(key[0]), str(key[1]), str(key[2])): rows for key, rows in
-                           self.trials.groupby(KEYS, sort=False).indices.items()}
+                           self.trials.groupby(CELL_KEYS, sort=False).indices.items()}
         self._reward = self.trials["reward"].to_numpy(dtype="float64")
         self._counted = self.trials["counted"].to_numpy(dtype=bool)
 
