@@ -41,6 +41,12 @@ padding:6px;margin:4px 0;max-height:40em;overflow:auto}
 .truncated{background:#fff8c5;border:1px solid #d4a72c;padding:2px 4px;display:block}
 .finding{color:#cf222e}
 .pager a,.filters a{margin-right:8px}
+.trial{display:grid;grid-template-columns:minmax(280px,30%) 1fr;gap:16px;align-items:start}
+.trial section{min-width:0}
+.side table{width:100%;table-layout:fixed}.side td{overflow-wrap:anywhere}
+.side td:last-child,.side th:last-child{width:5em}
+details.prompt summary{cursor:pointer;color:#57606a}
+table.facts th{white-space:nowrap}
 form.filters{margin:8px 0}
 .spark rect.pass{fill:#1a7f37}.spark rect.fail{fill:#cf222e}.spark rect.lost{fill:#8c959f}
 """

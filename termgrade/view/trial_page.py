@@ -33,7 +33,6 @@ def _facts(record: TrialRecord, reason: str, near: bool, cell_link: str | None) 
                    f'{" · near-miss" if near else ""}</span>'),
         ("agent timed out", esc(record.agent_timed_out)),
         ("exception", esc(record.exception_type or "-")),
-        ("failure", f'<span class="failure">{esc(record.exception_message or "-")}</span>'),
         ("started", esc(record.started_at or "-")), ("finished", esc(record.finished_at or "-")),
         ("duration (s)", num(record.duration_s, 1)), ("turns", num(record.turns)),
         ("tokens in / out / cached", f"{num(record.input_tokens)} / "
@@ -41,8 +40,12 @@ def _facts(record: TrialRecord, reason: str, near: bool, cell_link: str | None) 
         ("HTTP retries", num(record.http_retries)), ("source", esc(record.source)),
         ("messages from", esc(record.messages_source or "-")),
     ]
-    return ('<table class="facts">'
-            + "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows) + "</table>")
+    per_row = 4
+    lines = ["<tr>" + "".join(f"<th>{esc(k)}</th><td>{v}</td>" for k, v in rows[i:i + per_row])
+             + "</tr>" for i in range(0, len(rows), per_row)]
+    lines.append(f'<tr><th>failure</th><td colspan="{2 * per_row - 1}"><span class="failure">'
+                 f'{esc(record.exception_message or "-")}</span></td></tr>')
+    return '<table class="facts">' + "".join(lines) + "</table>"
 
 
 def _findings(record: TrialRecord) -> str:
@@ -91,7 +94,12 @@ def _message(message: ChatMessage, turn: int | None, metrics: TurnMetrics | None
     if message.reasoning_content:
         parts.append('<details><summary>reasoning</summary>'
                      + clipped(message.reasoning_content) + "</details>")
-    if message.content:
+    if message.content and message.role in ("system", "user") and turn is None:
+        first = message.content.strip().splitlines()[0][:120] if message.content.strip() else ""
+        parts.append(f'<details class="prompt"><summary>{esc(first)} '
+                     f"({len(message.content):,} characters)</summary>"
+                     + clipped(message.content) + "</details>")
+    elif message.content:
         parts.append(clipped(message.content))
     for call in message.tool_calls or []:
         parts.append(f'<div class="tool-call"><span class="meta">tool call</span> '
@@ -147,7 +155,9 @@ def trial_page(index: RunIndex, row: int, links: Links) -> str:
             + _facts(record, reason, bool(t["near_miss"]), cell_link)
             + f'<p><a href="{esc(links.trial_json(row))}">the whole record (JSON)</a> · '
             f'<a href="{esc(more)}">other trials: {esc(LABELS.get(reason, reason))}</a></p>'
-            + _findings(record) + _tests(record) + verifier + transcript)
+            + '<div class="trial"><section class="side">' + _findings(record) + _tests(record)
+            + verifier + '</section><section class="turns">' + transcript
+            + "</section></div>")
     return page(record.trial_id, body, home=links.home())
 
 
