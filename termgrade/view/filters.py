@@ -74,10 +74,10 @@ class Filters:
         return mask
 
     def trial_mask(self, trials: pd.DataFrame, cells: pd.DataFrame) -> pd.Series:
-        """Trials of matching cells that themselves match the trial-level filters."""
-        keys = cells.loc[self.cell_mask(cells), ["task_id", "model", "scaffold"]]
-        index = pd.MultiIndex.from_frame(trials[["task_id", "model", "scaffold"]])
-        mask = pd.Series(index.isin(pd.MultiIndex.from_frame(keys)), index=trials.index)
+        """Trials of matching cells that themselves match the trial-level filters
+        (``trials["cell"]`` is each trial's row in ``cells``)."""
+        matching = self.cell_mask(cells).to_numpy()
+        mask = pd.Series(matching[trials["cell"].to_numpy()], index=trials.index)
         if self.reason:
             mask &= trials["reason"] == self.reason
         if self.near_miss:

@@ -45,8 +45,8 @@ class RunIndex:
 
     trials: pd.DataFrame
     """The trial frame plus ``offset``, ``length``, ``exception_type``,
-    ``exception_message``, ``agent_timed_out``, ``reason``, ``near_miss``, ``config``; the
-    row number is the trial's key in the viewer."""
+    ``exception_message``, ``agent_timed_out``, ``reason``, ``near_miss``, ``config`` and
+    ``cell`` (its row in :attr:`cells`); the row number is the trial's key in the viewer."""
     labels: pd.DataFrame
     """Label rows (:data:`termgrade.labels.LABEL_COLUMNS`) plus ``config``."""
     cells: pd.DataFrame
@@ -170,6 +170,10 @@ def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> Run
     labels = labels.copy()
     labels["config"] = config_names(labels)
     cells = _cells(trials, labels, _splits(sources.labels))
+    where = {key: row for row, key in enumerate(zip(cells["task_id"], cells["model"],
+                                                     cells["scaffold"], strict=True))}
+    trials["cell"] = np.asarray([where[key] for key in zip(
+        trials["task_id"], trials["model"], trials["scaffold"], strict=True)], dtype="int64")
     return RunIndex(trials=trials, labels=labels, cells=cells,
                     configs=summarize_configs(labels[labels.columns.drop("config")]),
                     near_misses=near_misses(trials), sources=sources, issues=log.issues,
