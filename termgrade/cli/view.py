@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from termgrade.cli.app import guarded
 from termgrade.cli.labels import parse_floats, parse_names, print_issues
 from termgrade.core.progress import STDERR
+
+if TYPE_CHECKING:
+    from termgrade.view import RunIndex
 
 
 def register(app: typer.Typer) -> None:
@@ -39,25 +44,32 @@ def register(app: typer.Typer) -> None:
         from termgrade.view import find_sources, load_run
 
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
-        sources = find_sources(run_dir, labels)
-        index = load_run(sources, scheme=scheme)
-        print_issues(index.issues)
-        STDERR.print(f"indexed {len(index.trials):,} trial(s), {len(index.cells):,} task x "
-                     f"model cell(s) from {', '.join(map(str, sources.trials))}")
-        if out is not None:
-            from termgrade.view.export import export_static
+        with tempfile.TemporaryDirectory(prefix="termgrade-view-") as workdir:
+            sources = find_sources(run_dir, labels, workdir=Path(workdir))
+            index = load_run(sources, scheme=scheme)
+            _show(index, out, port)
 
-            summary = export_static(index, out)
-            STDERR.print(f"wrote {summary.pages:,} file(s); open {out / 'index.html'}")
-            return
-        from termgrade.view.server import ViewServer
 
-        server = ViewServer(index, port)
-        typer.echo(server.url, nl=True)
-        STDERR.print(f"serving {server.url} (Ctrl-C stops)")
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            STDERR.print("stopped")
-        finally:
-            server.httpd.server_close()
+def _show(index: RunIndex, out: Path | None, port: int) -> None:
+    """Write the static pages, or serve until Ctrl-C."""
+    origin = index.sources.origin or ", ".join(map(str, index.sources.trials))
+    print_issues(index.issues)
+    STDERR.print(f"indexed {len(index.trials):,} trial(s), {len(index.cells):,} task x model "
+                 f"cell(s) from {origin}")
+    if out is not None:
+        from termgrade.view.export import export_static
+
+        summary = export_static(index, out)
+        STDERR.print(f"wrote {summary.pages:,} file(s); open {out / 'index.html'}")
+        return
+    from termgrade.view.server import ViewServer
+
+    server = ViewServer(index, port)
+    typer.echo(server.url)
+    STDERR.print(f"serving {server.url} (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        STDERR.print("stopped")
+    finally:
+        server.httpd.server_close()

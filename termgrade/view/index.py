@@ -114,17 +114,18 @@ def _trial_frame(sources: RunSources, log: IssueLog) -> pd.DataFrame:
     return frame.sort_values([*KEYS, "attempt", "retry_index"], ignore_index=True)
 
 
-def _splits(path: Path | None) -> dict[str, str]:
-    """task_id -> split, from a labels file that carries splits (else empty)."""
-    if path is None:
-        return {}
+def _splits(*paths: Path | None) -> dict[str, str]:
+    """task_id -> split, from a labels file that carries splits or a splits file."""
     out: dict[str, str] = {}
-    with path.open("rb") as handle:
-        for raw in handle:
-            if raw.strip():
-                row = json.loads(raw)
-                if row.get("split"):
-                    out[str(row["task_id"])] = str(row["split"])
+    for path in paths:
+        if path is None:
+            continue
+        with path.open("rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    row = json.loads(raw)
+                    if row.get("split"):
+                        out[str(row["task_id"])] = str(row["split"])
     return out
 
 
@@ -169,7 +170,7 @@ def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> Run
             log.extend(label_set.issues)
     labels = labels.copy()
     labels["config"] = config_names(labels)
-    cells = _cells(trials, labels, _splits(sources.labels))
+    cells = _cells(trials, labels, _splits(sources.splits, sources.labels))
     where = {key: row for row, key in enumerate(zip(cells["task_id"], cells["model"],
                                                      cells["scaffold"], strict=True))}
     trials["cell"] = np.asarray([where[key] for key in zip(

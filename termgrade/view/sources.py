@@ -2,9 +2,11 @@
 
 ``termgrade view DIR`` takes the folder ``termgrade grade -o DIR`` wrote
 (``DIR/trials.jsonl``), a folder holding the ``trials.jsonl`` of ``termgrade ingest`` (or
-several trial files), or one trial file. Labels come from ``--labels``, else from
-``DIR/labels.jsonl`` when there is one, else they are computed from the trials. Every file
-is sniffed (:func:`termgrade.labels.sniff_kind`), so a labels file is never read as trials.
+several trial files), one trial file, or a staged trajectories repo (``termgrade build
+trajectories -o DIR``: its trials are rebuilt, see :mod:`termgrade.view.trajectories`).
+Labels come from ``--labels``, else from ``DIR/labels.jsonl`` when there is one, else
+they are computed from the trials. Every file is sniffed
+(:func:`termgrade.labels.sniff_kind`), so a labels file is never read as trials.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from termgrade.core.errors import RecordError
 from termgrade.labels import sniff_kind
+from termgrade.view.trajectories import is_trajectories_repo, trials_from_repo
 
 TRIALS_NAME = "trials.jsonl"
 LABELS_NAME = "labels.jsonl"
@@ -23,6 +26,10 @@ LABELS_NAME = "labels.jsonl"
 class RunSources:
     trials: list[Path]
     labels: Path | None
+    splits: Path | None = None
+    """JSONL of ``{"task_id", "split"}`` rows (a trajectories repo's splits), if any."""
+    origin: Path | None = None
+    """The trajectories repo the trial file was rebuilt from, if it was."""
 
 
 def _fix() -> str:
@@ -40,11 +47,21 @@ def _kind(path: Path) -> str:
         return "not trials or labels"
 
 
-def find_sources(target: Path, labels: Path | None = None) -> RunSources:
-    """The trial files and labels of ``target`` (a folder or a trial file)."""
+def find_sources(target: Path, labels: Path | None = None, *,
+                 workdir: Path | None = None) -> RunSources:
+    """The trial files and labels of ``target`` (a folder or a trial file). A staged
+    trajectories repo is rebuilt into trial records under ``workdir`` first
+    (:mod:`termgrade.view.trajectories`)."""
     target = Path(target)
     if not target.exists():
         raise RecordError(str(target), "does not exist", fix=_fix())
+    if is_trajectories_repo(target):
+        if workdir is None:
+            raise RecordError(str(target), "is a trajectories repo: its trials are rebuilt "
+                              "into a working folder first", fix="pass workdir=")
+        rebuilt, splits = trials_from_repo(target, Path(workdir))
+        return RunSources(trials=[rebuilt], labels=_checked_labels(labels), splits=splits,
+                          origin=target)
     if target.is_file():
         candidates = [target]
     else:
@@ -59,12 +76,18 @@ def find_sources(target: Path, labels: Path | None = None) -> RunSources:
                           fix=_fix())
     if labels is None:
         found = [p for p, kind in kinds.items() if kind == "labels"]
-        labels = found[0] if len(found) == 1 else None
-    elif not Path(labels).is_file():
+        return RunSources(trials=trials, labels=found[0] if len(found) == 1 else None)
+    return RunSources(trials=trials, labels=_checked_labels(labels))
+
+
+def _checked_labels(labels: Path | None) -> Path | None:
+    if labels is None:
+        return None
+    if not Path(labels).is_file():
         raise RecordError(str(labels), "--labels: no such file",
                           fix="pass the labels.jsonl `termgrade labels` wrote, or leave "
                               "--labels out to compute labels from the trials")
     elif sniff_kind(Path(labels)) != "labels":
         raise RecordError(str(labels), "--labels: not a labels file",
                           fix="pass the labels.jsonl `termgrade labels` wrote")
-    return RunSources(trials=trials, labels=None if labels is None else Path(labels))
+    return Path(labels)
