@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
     def view(
         run_dir: Path = typer.Argument(..., metavar="DIR", help="The folder `termgrade grade "
                                        "-o` wrote (DIR/trials.jsonl), a folder of `ingest` "
-                                       "trial files, or one trial file."),
+                                       "trial files, one trial file, or a staged "
+                                       "trajectories repo (`build trajectories -o`)."),
         port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 "
                                  "(0: a free one; the URL is printed)."),
         out: Path | None = typer.Option(None, "--out", help="Write static HTML into this "
