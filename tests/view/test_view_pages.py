@@ -125,3 +125,24 @@ def test_grid_shows_what_the_index_holds(tmp_path: Path) -> None:
     page = grid_page(index, Filters(), 1, ServerLinks())
     assert "hostile-task" in page and "0.33" in page  # 1 of 3 counted trials passed
     assert "3 counted · 0 lost" in page
+
+
+def test_the_cli_serves_on_loopback_and_prints_the_url(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    run = hostile_run(tmp_path / "run")
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+    served = subprocess.Popen([sys.executable, "-m", "termgrade", "view", str(run)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env, cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert served.stdout is not None
+        url = served.stdout.readline().strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", url), url
+        status, page, _ = _get(url)
+        assert status == 200 and "hostile-task" in page
+    finally:
+        served.terminate()
+        served.wait(30)
