@@ -19,7 +19,7 @@ from termgrade.core.progress import track
 from termgrade.view.filters import Filters, paginate
 from termgrade.view.index import RunIndex
 from termgrade.view.links import StaticLinks, static_name
-from termgrade.view.pages import _choices, cell_page, grid_page, trials_page
+from termgrade.view.pages import cell_page, filter_choices, grid_page, trials_page
 from termgrade.view.trial_page import trial_json, trial_page
 
 
@@ -32,7 +32,7 @@ class ExportSummary:
 def single_filters(index: RunIndex) -> Iterator[Filters]:
     """No filter, then every one-filter view the static pages link to."""
     yield Filters()
-    for name, values in _choices(index).items():
+    for name, values in filter_choices(index).items():
         for value, _ in values:
             yield Filters.single(name, value)
     yield Filters(near_miss=True)

@@ -48,7 +48,7 @@ def _options(name: str, values: Sequence[tuple[str, str]], chosen: str | None) -
     return f'<label>{esc(name)} <select name="{esc(name)}">{"".join(opts)}</select></label> '
 
 
-def _choices(index: RunIndex) -> dict[str, list[tuple[str, str]]]:
+def filter_choices(index: RunIndex) -> dict[str, list[tuple[str, str]]]:
     splits = sorted({s for s in index.cells["split"] if isinstance(s, str)})
     return {"band": [(b, b) for b in index.scheme.names],
             "split": [(s, s) for s in splits],
@@ -59,7 +59,7 @@ def _choices(index: RunIndex) -> dict[str, list[tuple[str, str]]]:
 def filter_bar(index: RunIndex, filters: Filters, links: Links, kind: str = "grid") -> str:
     """A GET form on the server; in a static export, one link per single filter."""
     target = links.grid if kind == "grid" else links.trials
-    choices = _choices(index)
+    choices = filter_choices(index)
     if not links.static:
         fields = "".join(_options(name, values, getattr(filters, name))
                          for name, values in choices.items() if values)
