@@ -20,4 +20,18 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 
 bash scripts/ensure_docker.sh
+
+# Headless Chromium and its driver: the browser tests of `termgrade view` (tests/view)
+# drive Debian's chromium through selenium (a dev extra).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then
+    log "installing chromium and chromium-driver with apt-get (the viewer's browser tests)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+  else
+    log "chromium / chromedriver missing: the viewer's browser tests will skip" \
+        "(Debian/Ubuntu: sudo apt-get install chromium chromium-driver)"
+  fi
+fi
 .venv/bin/termgrade base-image build

@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("ingest", "Read other harnesses' trial output into TrialRecords."),
     "build": ("build", "Stage a complete repo on disk (temp dir + rename)."),
     "train": ("train", "Reproduce the GRPO++ run with verl on the bandcentral repo."),
+    "view": ("view", "A local web viewer of a grading run: a task x model grid, filters, "
+                     "trial pages."),
 }
 """Command -> (module under termgrade.cli, the first line of its help). Listing commands
 reads only this table; a command's module, and what it imports, loads when it runs. A

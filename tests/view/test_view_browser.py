@@ -1,0 +1,136 @@
+"""``termgrade view`` in a real browser: headless Chromium, driven by selenium, clicking
+from the grid to a trial and reading what a user sees.
+
+The first test looks at a real grading run (``termgrade grade`` with scripted policies on
+loopback, real containers: see ``conftest.graded_run``); the second at a synthetic run
+and hand-made hostile trials, without containers. With ``TERMGRADE_VIEW_SCREENSHOTS=DIR``
+the first saves the screenshots the docs show (``docs/images/viewer-grid.png``,
+``viewer-trial.png``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from termgrade.core.errors import DataWarning
+from termgrade.view import RunIndex, find_sources, load_run
+from termgrade.view.server import ViewServer
+from tests.view.conftest import SCRIPT_TEXT
+from tests.view.helpers import FINDINGS, SCRIPT, hostile_trial, synthetic_run
+
+
+def _index(path: Path) -> RunIndex:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        return load_run(find_sources(path))
+
+
+def _by(kind: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return getattr(By, kind)
+
+
+def _cell(browser: Any, task: str) -> Any:
+    return browser.find_element(_by("CSS_SELECTOR"), f'td.cell[data-task="{task}"]')
+
+
+def _shot(browser: Any, tmp: Path, name: str, height: int) -> None:
+    browser.set_window_size(1400, height)
+    path = tmp / name
+    browser.save_screenshot(str(path))
+    assert path.stat().st_size > 10_000
+    target = os.environ.get("TERMGRADE_VIEW_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / name)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_real_grading_run_from_grid_to_trial(graded_run: Path, browser: Any,
+                                               tmp_path: Path) -> None:
+    index = _index(graded_run)
+    assert len(index.trials) == 4
+    with ViewServer(index) as server:
+        browser.get(server.url)
+        assert browser.title == "grid"
+        passing, cheating = _cell(browser, "word-frequency"), _cell(browser,
+                                                                     "markdown-table-align")
+        assert passing.find_element(_by("CLASS_NAME"), "rate").text == "1.00"
+        assert "one" in passing.text and "2 counted · 0 lost" in passing.text
+        assert cheating.find_element(_by("CLASS_NAME"), "rate").text == "0.00"
+        assert "zero" in cheating.text
+        summary = browser.find_element(_by("CSS_SELECTOR"), "table.summary").text
+        assert "scripted-tool-stand-in" in summary and "0.5000" in summary  # pass@1
+        _shot(browser, tmp_path, "viewer-grid.png", 700)
+        browser.set_window_size(1400, 1000)
+
+        cheating.find_element(_by("TAG_NAME"), "a").click()
+        assert "markdown-table-align" in browser.find_element(_by("TAG_NAME"), "h1").text
+        links = browser.find_elements(_by("CLASS_NAME"), "trial-link")
+        assert len(links) == 2
+        assert "integrity finding (tamper)" in browser.find_element(
+            _by("CSS_SELECTOR"), "table.trials").text
+        links[0].click()
+
+        assert browser.find_element(_by("TAG_NAME"), "h1").text.startswith(
+            "markdown-table-align__scripted-tool-stand-in__a0")
+        facts = browser.find_element(_by("CSS_SELECTOR"), "table.facts").text
+        assert "integrity finding (tamper)" in facts
+        assert "integrity findings: A /logs/verifier/reward.txt" in facts
+        findings = browser.find_elements(_by("CSS_SELECTOR"), "ul.findings li")
+        assert [f.text for f in findings] == [
+            "A /logs/verifier/reward.txt: added in a directory the grader resets"]
+        tests = browser.find_elements(_by("CSS_SELECTOR"), "table.tests tbody tr")
+        assert len(tests) == 22 and all(t.text.endswith("failed") for t in tests)
+        calls = browser.find_elements(_by("CLASS_NAME"), "tool-call")
+        assert [c.find_element(_by("CLASS_NAME"), "tool-name").text for c in calls] == [
+            "bash", "bash", "finish"]
+        assert "seq 1 40000" in calls[0].text
+        assistant = browser.find_elements(_by("CSS_SELECTOR"), ".msg.role-assistant")
+        assert [a.find_element(_by("TAG_NAME"), "b").text for a in assistant] == [
+            "assistant · turn 1", "assistant · turn 2", "assistant · turn 3"]
+        outputs = browser.find_elements(_by("CSS_SELECTOR"), ".msg.role-tool")
+        assert SCRIPT_TEXT in outputs[0].text  # the agent's HTML, shown as text
+        cut = outputs[0].find_element(_by("CLASS_NAME"), "truncated")
+        assert cut.text.startswith("[output truncated: 212942 of 228942 characters omitted")
+        assert browser.title.startswith("markdown-table-align__")  # no script ran
+        _shot(browser, tmp_path, "viewer-trial.png", 1100)
+
+
+def test_clicking_through_a_synthetic_run_and_hostile_trials(tmp_path: Path,
+                                                             browser: Any) -> None:
+    run = synthetic_run(tmp_path / "run", tasks=60)
+    with (run / "trials.jsonl").open("a") as handle:
+        handle.write(hostile_trial(0).model_dump_json() + "\n")
+    index = _index(run)
+    with ViewServer(index) as server:
+        browser.get(server.url)
+        assert "page 1 of 2" in browser.find_element(_by("CLASS_NAME"), "pager").text
+        browser.find_element(_by("CSS_SELECTOR"), 'a[rel="next"]').click()
+        rows = browser.find_elements(_by("CSS_SELECTOR"), "table.grid tbody tr")
+        assert rows[0].get_attribute("data-task") == "synthetic-task-0050"
+        assert rows[-1].get_attribute("data-task") == "synthetic-task-0060"
+        # filter: integrity failures only -> the hostile task alone
+        browser.get(server.url + "?reason=integrity")
+        rows = browser.find_elements(_by("CSS_SELECTOR"), "table.grid tbody tr")
+        assert [r.get_attribute("data-task") for r in rows] == ["hostile-task"]
+        _cell(browser, "hostile-task").find_element(_by("TAG_NAME"), "a").click()
+        browser.find_element(_by("CLASS_NAME"), "trial-link").click()
+        body = browser.find_element(_by("TAG_NAME"), "main").text
+        assert SCRIPT in body  # as text
+        assert browser.title == hostile_trial(0).trial_id  # the agent's script never ran
+        assert [li.text for li in browser.find_elements(
+            _by("CSS_SELECTOR"), "ul.findings li")] == list(FINDINGS)
+        # a synthetic trial page: the episode, step by step
+        browser.get(server.url + "trials?reason=tests_failed&near_miss=1")
+        browser.find_element(_by("CLASS_NAME"), "trial-link").click()
+        assert "near-miss" in browser.find_element(_by("CSS_SELECTOR"), "table.facts").text
+        assert browser.find_elements(_by("CSS_SELECTOR"), ".msg")
