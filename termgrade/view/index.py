@@ -5,9 +5,9 @@ viewer and the report agree: the trial frame is the one
 :mod:`termgrade.trialsets.frame` builds and :func:`~termgrade.trialsets.checks.check_trials`
 checks; labels (pass rate, band, counted trials) are the labels file's or
 :func:`~termgrade.labels.compute_labels`'s; per-configuration pass@k and band counts are
-:func:`~termgrade.report.summary.summarize_configs`'s; near-misses are
+:func:`~termgrade.passrates.summary.summarize_configs`'s; near-misses are
 :func:`~termgrade.records.near_miss.near_miss`'s and the report's
-:func:`~termgrade.report.trialstats.near_misses`. Each trial row also keeps its file, byte
+:func:`~termgrade.passrates.trialstats.near_misses`. Each trial row also keeps its file, byte
 offset and length (:mod:`.scan`), its failure reason (:mod:`.reasons`) and its config.
 """
 
@@ -24,11 +24,11 @@ import pandas as pd
 from termgrade.core.errors import DataWarning, RecordError
 from termgrade.labels import DEFAULT_SCHEME, BandScheme, compute_labels, read_labels
 from termgrade.labels.compute import KEYS
+from termgrade.passrates.models import ConfigSummary, NearMisses
+from termgrade.passrates.summary import config_names, summarize_configs
+from termgrade.passrates.trialstats import near_misses
 from termgrade.records import TrialRecord
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, near_miss
-from termgrade.report.models import ConfigSummary, NearMisses
-from termgrade.report.summary import config_names, summarize_configs
-from termgrade.report.trialstats import near_misses
 from termgrade.trialsets.checks import check_trials
 from termgrade.trialsets.issues import DataIssue, IssueLog
 from termgrade.view.reasons import classify

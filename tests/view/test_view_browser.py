@@ -21,8 +21,8 @@ import pytest
 from termgrade.core.errors import DataWarning
 from termgrade.view import RunIndex, find_sources, load_run
 from termgrade.view.server import ViewServer
+from tests.support.view_runs import FINDINGS, SCRIPT, hostile_trial, synthetic_run
 from tests.view.conftest import SCRIPT_TEXT
-from tests.view.helpers import FINDINGS, SCRIPT, hostile_trial, synthetic_run
 
 
 def _index(path: Path) -> RunIndex:

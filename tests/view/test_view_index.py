@@ -12,12 +12,12 @@ import pytest
 
 from termgrade.core.errors import DataWarning, RecordError
 from termgrade.labels import compute_labels, write_labels
-from termgrade.report import ReportOptions, build_report, load_inputs
+from termgrade.passrates import PassRateOptions, build_report, load_inputs
 from termgrade.trialsets import read_trials
 from termgrade.view import find_sources, load_run
 from termgrade.view.reasons import INFRASTRUCTURE, INTEGRITY, PASSED, TESTS, classify
 from termgrade.view.scan import scan_file
-from tests.view.helpers import FINDINGS, hostile_run, synthetic_run
+from tests.support.view_runs import FINDINGS, hostile_run, synthetic_run
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_the_viewer_and_the_report_agree_on_the_same_run(run_dir: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         report = build_report(load_inputs([run_dir / "trials.jsonl"]),
-                              ReportOptions(n_boot=0, plots=False))
+                              PassRateOptions(n_boot=0, plots=False))
         labels = compute_labels(read_trials([run_dir / "trials.jsonl"])).frame
     assert [c.model_dump() for c in index.configs] == [c.model_dump() for c in report.configs]
     assert report.near_misses is not None

@@ -21,7 +21,7 @@ from termgrade.view.filters import Filters
 from termgrade.view.links import ServerLinks
 from termgrade.view.pages import grid_page
 from termgrade.view.server import ViewServer
-from tests.view.helpers import FINDINGS, SCRIPT, hostile_run, synthetic_run
+from tests.support.view_runs import FINDINGS, SCRIPT, hostile_run, synthetic_run
 
 
 def _index(path: Path) -> RunIndex:

@@ -15,7 +15,7 @@ from termgrade.records import SplitRow
 from termgrade.trialsets import iter_trial_records
 from termgrade.view import find_sources, load_run
 from termgrade.view.filters import Filters
-from tests.view.helpers import synthetic_run
+from tests.support.view_runs import synthetic_run
 
 
 def test_a_trajectories_repo_is_read_back_trial_for_trial(tmp_path: Path) -> None:
@@ -23,7 +23,8 @@ def test_a_trajectories_repo_is_read_back_trial_for_trial(tmp_path: Path) -> Non
     repo = tmp_path / "traj"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        build_trajectories(run / "trials.jsonl", repo, task_roots=[], row_group_bytes=200_000)
+        build_trajectories(repo, trials=run / "trials.jsonl", task_roots=[],
+                           row_group_bytes=200_000)
         index = load_run(find_sources(repo, workdir=tmp_path / "work"))
     originals = {r.trial_id: r for r in iter_trial_records(run / "trials.jsonl")}
     assert len(index.trials) == len(originals)
@@ -60,6 +61,6 @@ def test_a_repo_needs_a_working_folder(tmp_path: Path) -> None:
     run = synthetic_run(tmp_path / "run", tasks=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        build_trajectories(run / "trials.jsonl", tmp_path / "traj", task_roots=[])
+        build_trajectories(tmp_path / "traj", trials=run / "trials.jsonl", task_roots=[])
     with pytest.raises(RecordError, match="trajectories repo"):
         find_sources(tmp_path / "traj")
