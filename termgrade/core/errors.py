@@ -216,5 +216,9 @@ class StaleParent(Exception):
     """The target moved since the plan was made (HTTP 412): re-plan and try again."""
 
 
+class PageNotFound(LookupError):
+    """``termgrade view``: no page at this path (the server answers 404)."""
+
+
 class Untranslatable(ValueError):
     """A Python regex construct with no RE2 superset here."""

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from termgrade.core.errors import PageNotFound
 from termgrade.view import api
 from termgrade.view.filters import Filters
 from termgrade.view.html import CSP, esc, page
@@ -27,10 +28,6 @@ LOOPBACK = "127.0.0.1"
 _ROW = re.compile(r"^/(cell|trial|api/trial)/(\d+)$")
 
 
-class NotFound(Exception):
-    pass
-
-
 def _page_number(query: dict[str, str]) -> int:
     try:
         return max(1, int(query.get("page", "1")))
@@ -39,7 +36,7 @@ def _page_number(query: dict[str, str]) -> int:
 
 
 def route(index: RunIndex, path: str, query: dict[str, str]) -> tuple[str, str]:
-    """(content type, body) of one GET; :class:`NotFound` for anything else."""
+    """(content type, body) of one GET; :class:`PageNotFound` for anything else."""
     links = ServerLinks()
     filters = Filters.from_query(query)
     number = _page_number(query)
@@ -56,11 +53,11 @@ def route(index: RunIndex, path: str, query: dict[str, str]) -> tuple[str, str]:
         return simple[path]()
     match = _ROW.match(path)
     if match is None:
-        raise NotFound(path)
+        raise PageNotFound(path)
     kind, row = match.group(1), int(match.group(2))
     limit = len(index.cells) if kind == "cell" else len(index.trials)
     if row >= limit:
-        raise NotFound(path)
+        raise PageNotFound(path)
     if kind == "cell":
         return "text/html", cell_page(index, row, links)
     if kind == "trial":
@@ -78,7 +75,7 @@ def make_handler(index: RunIndex, *, quiet: bool = True) -> type[BaseHTTPRequest
             try:
                 kind, body = route(index, url.path, query)
                 status = 200
-            except NotFound:
+            except PageNotFound:
                 kind, status = "text/html", 404
                 body = page("not found", f"<p>No page {esc(url.path)}.</p>")
             except Exception as exc:  # a page that cannot render says why, the server lives
