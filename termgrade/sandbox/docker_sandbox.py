@@ -10,7 +10,7 @@ import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, TypedDict, Unpack
 
 from termgrade.core.errors import SandboxError
 from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
@@ -35,6 +35,22 @@ KILL_GRACE_S = 5.0
 """Seconds between the in-container TERM and KILL, and the host-side backstop after it."""
 
 
+class ContainerOptions(TypedDict, total=False):
+    """How :meth:`DockerSandbox.start` and :meth:`DockerSandbox.create` make a container."""
+
+    limits: Limits | None
+    """CPU, memory, pids and disk (the defaults of :class:`Limits` when absent)."""
+    env: dict[str, str] | None
+    workdir: str | None
+    label: str
+    """Part of the container's name and its ownership label."""
+    read_only: dict[str, str] | None
+    """Container paths to host directories or files, bind-mounted read-only (root in the
+    container cannot remount them: CAP_SYS_ADMIN is dropped)."""
+    seccomp: str | None
+    """A seccomp profile's JSON text, in place of the engine's default."""
+
+
 class DockerSandbox(Sandbox):
     def __init__(self, container: Any, limits: Limits, *, started: bool = True) -> None:
         self._container = container
@@ -45,25 +61,10 @@ class DockerSandbox(Sandbox):
         """overlay2 (upper, lowers) readable from here; () when the API must diff."""
 
     @classmethod
-    def start(
-        cls,
-        image: str,
-        *,
-        limits: Limits | None = None,
-        env: dict[str, str] | None = None,
-        workdir: str | None = None,
-        label: str = "",
-        read_only: dict[str, str] | None = None,
-        seccomp: str | None = None,
-    ) -> DockerSandbox:
-        """Start ``sleep infinity`` under an init in a new container of ``image``.
-
-        ``read_only`` maps container paths to host directories or files bind-mounted
-        read-only (root in the container cannot remount them: CAP_SYS_ADMIN is dropped).
-        ``seccomp`` is a profile's JSON text, in place of the engine's default.
-        """
-        box = cls.create(image, limits=limits, env=env, workdir=workdir, label=label,
-                         read_only=read_only, seccomp=seccomp)
+    def start(cls, image: str, **options: Unpack[ContainerOptions]) -> DockerSandbox:
+        """Start ``sleep infinity`` under an init in a new container of ``image``
+        (:class:`ContainerOptions`)."""
+        box = cls.create(image, **options)
         try:
             box.begin()
         except SandboxError:
@@ -72,17 +73,7 @@ class DockerSandbox(Sandbox):
         return box
 
     @classmethod
-    def create(
-        cls,
-        image: str,
-        *,
-        limits: Limits | None = None,
-        env: dict[str, str] | None = None,
-        workdir: str | None = None,
-        label: str = "",
-        read_only: dict[str, str] | None = None,
-        seccomp: str | None = None,
-    ) -> DockerSandbox:
+    def create(cls, image: str, **options: Unpack[ContainerOptions]) -> DockerSandbox:
         """A container as :meth:`start` makes it, created but not started: its writable
         layer is an unmounted directory the host may fill before :meth:`begin`."""
         from docker.errors import DockerException
@@ -91,9 +82,11 @@ class DockerSandbox(Sandbox):
         if run_stopped():
             raise SandboxError(f"not starting a container of {image}: its run was "
                                "interrupted")
-        limits = limits or Limits()
+        limits = options.get("limits") or Limits()
+        label = options.get("label", "")
+        seccomp = options.get("seccomp")
         mounts = [Mount(target, source, type="bind", read_only=True)
-                  for target, source in (read_only or {}).items()]
+                  for target, source in (options.get("read_only") or {}).items()]
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
         try:
             container = docker_client().containers.create(
@@ -112,8 +105,8 @@ class DockerSandbox(Sandbox):
                 mem_limit=f"{limits.memory_mb}m",
                 memswap_limit=f"{limits.memory_mb}m",
                 pids_limit=limits.pids,
-                environment=env or {},
-                working_dir=workdir,
+                environment=options.get("env") or {},
+                working_dir=options.get("workdir"),
                 labels=container_labels(label),
                 log_config={"type": "none", "config": {}},
                 mounts=mounts,
@@ -122,8 +115,7 @@ class DockerSandbox(Sandbox):
             if quota and "storage-opt" in str(exc).lower():
                 # overlay2 enforces a size only on xfs with pquota; the watchdog does it here.
                 _ENGINE_QUOTA.clear()
-                return cls.create(image, limits=limits, env=env, workdir=workdir, label=label,
-                                  read_only=read_only, seccomp=seccomp)
+                return cls.create(image, **options)
             raise SandboxError(f"could not create a container of {image}: {exc}") from exc
         return cls(container, limits, started=False)
 

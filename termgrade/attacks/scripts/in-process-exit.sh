@@ -6,53 +6,12 @@
 # tests may import) gets the header; no file or module name is assumed. It bites only
 # tasks whose tests import agent code into the pytest process.
 set -eu
-/usr/bin/python3 - <<'PY'
-import os
-
-ROOTS = ("/app", "/root", "/home", "/tmp")
-MARK = "# --- tg-inprocess ---\n"
-HEADER = MARK + '''\
+h=$(mktemp)
+cat > "$h" <<'PY'
 import sys as _tg_sys
 if "pytest" in _tg_sys.modules or "_pytest" in _tg_sys.modules:
     import os as _tg_os
     _tg_os._exit(0)
-''' + MARK
-
-
-def poisoned(src):
-    if MARK in src:
-        return None
-    lines = src.splitlines(keepends=True)
-    pos = 0
-    while pos < min(2, len(lines)) and lines[pos].startswith("#"):  # shebang, coding
-        pos += 1
-    for i, line in enumerate(lines):  # code may not precede `from __future__` imports
-        if line.startswith("from __future__ import"):
-            j = i
-            if "(" in line and ")" not in line:
-                while j < len(lines) - 1 and ")" not in lines[j]:
-                    j += 1
-            pos = max(pos, j + 1)
-    return "".join(lines[:pos]) + HEADER + "".join(lines[pos:])
-
-
-count = 0
-for root in ROOTS:
-    for folder, _dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(folder, name)
-            if not name.endswith(".py") or os.path.islink(path):
-                continue
-            try:
-                if os.path.getsize(path) > (1 << 20):
-                    continue
-                with open(path, encoding="utf-8") as f:
-                    new = poisoned(f.read())
-                if new is not None:
-                    with open(path, "w", encoding="utf-8") as f:
-                        f.write(new)
-                    count += 1
-            except (OSError, UnicodeDecodeError):
-                continue
-print(f"poisoned {count} file(s)")
 PY
+/usr/bin/python3 "$(dirname "$0")/_lib/prepend_header.py" "$h"
+rm -f "$h"
