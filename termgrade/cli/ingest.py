@@ -28,6 +28,9 @@ def harbor(
     transcripts: bool = typer.Option(True, "--transcripts/--no-transcripts",
                                      help="Include messages and full episodes."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    tasks: list[Path] = typer.Option(
+        [], "--tasks", "-t", help="The task folders the job graded: each trial records its "
+        "task's content digest (for `grade --reuse` and `labels`)."),
 ) -> None:
     """Read Harbor job folders into TrialRecord rows, one per finished trial.
 
@@ -38,7 +41,7 @@ def harbor(
     Unfinished or unreadable trial folders are skipped and listed; the output is atomic."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)  # listed below instead
-        result = ingest_harbor(job_dirs, transcripts=transcripts)
+        result = ingest_harbor(job_dirs, transcripts=transcripts, task_roots=tasks)
     if not result.records:
         raise IngestError(", ".join(map(str, job_dirs)), "no finished trial to ingest "
                           f"({len(result.skipped)} skipped)",

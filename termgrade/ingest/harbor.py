@@ -34,6 +34,8 @@ from termgrade.ingest.trial_result import HarborTrialResult
 from termgrade.ingest.verdicts import read_verdicts
 from termgrade.records import TrialRecord
 from termgrade.records.verdict import count_outcomes
+from termgrade.task import discover_tasks
+from termgrade.task.digest import task_digest
 
 NOT_FOUND_FIX = ("pass a Harbor job directory (the folder `harbor run` wrote, holding "
                  "config.json and <task>__<id>/ trial folders), a trial folder, or a "
@@ -178,8 +180,16 @@ def number_attempts(records: list[TrialRecord]) -> list[TrialRecord]:
     return numbered
 
 
-def ingest_harbor(job_dirs: Sequence[Path], *, transcripts: bool = True) -> IngestResult:
-    """Read every trial under ``job_dirs``. IngestError if a path holds no trial folder."""
+def ingest_harbor(job_dirs: Sequence[Path], *, transcripts: bool = True,
+                  task_roots: Sequence[Path] = ()) -> IngestResult:
+    """Read every trial under ``job_dirs``. IngestError if a path holds no trial folder.
+
+    ``task_roots``: the task directories the job graded (as ``grade --tasks`` takes them);
+    each trial of a task found there records that task's content digest, which ``grade
+    --reuse`` and ``labels`` compare. A trial of a task not found there records none: a
+    task on disk is not assumed to be the version Harbor graded unless it is named."""
+    digests = {path.name: task_digest(path) for path in discover_tasks(*task_roots)} \
+        if task_roots else {}
     trial_dirs: list[Path] = []
     for job_dir in job_dirs:
         if not job_dir.exists():
@@ -204,7 +214,9 @@ def ingest_harbor(job_dirs: Sequence[Path], *, transcripts: bool = True) -> Inge
                 continue
             seen.add(trial.harbor_id)
             out.layouts[trial.layout] += 1
-            records.append(trial.record)
+            digest = digests.get(trial.record.task_id)
+            records.append(trial.record if digest is None
+                           else trial.record.model_copy(update={"task_digest": digest}))
     out.records = number_attempts(_unique_ids(records, out))
     if out.skipped:
         counts = Counter(s.kind for s in out.skipped)

@@ -235,3 +235,18 @@ def test_a_multi_step_trial_joins_its_steps() -> None:
     assert "# Check" in messages[2 * per_step].content
     assert record.n_tests_passed == 17  # the last step's verifier
 
+
+
+def test_named_task_folders_give_each_trial_its_task_digest() -> None:
+    from termgrade.task.digest import task_digest
+
+    roots = Path(__file__).parents[2] / "environments"
+    job = FIXTURES / str(Layout.CURRENT) / "oracle"
+    bare = ingest_harbor([job], transcripts=False).records
+    named = ingest_harbor([job], transcripts=False,
+                          task_roots=[roots / name for name in sorted(TASKS)]).records
+    assert {r.task_id for r in named} == TASKS
+    assert all(r.task_digest is None for r in bare)  # a task on disk is not assumed
+    for record in named:
+        assert record.task_digest == task_digest(roots / record.task_id)
+    assert len({r.task_digest for r in named}) == len(TASKS)
