@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @guarded
     def schemas(
         directory: Path | None = typer.Option(
-            None, "--dir", help="Default: the checkout's schemas/ (copied into a wheel at build)."),
+            None, "--dir", help="Default: the checkout's schemas/, else the installed copy."),
         check: bool = typer.Option(False, "--check", help="Exit 1 if any file is stale."),
     ) -> None:
         """Regenerate schemas/*.schema.json from the typed models."""
