@@ -52,6 +52,13 @@ class Settings:
         return Path(os.environ.get("TERMGRADE_STATE_DIR", str(STATE_DIR)))
 
     @property
+    def reference_dir(self) -> Path:
+        """Where ``verify`` records each task's reference run, by task digest
+        (``TERMGRADE_REFERENCE_DIR``, default ``<state dir>/references``)."""
+        override = os.environ.get("TERMGRADE_REFERENCE_DIR")
+        return Path(override) if override else self.state_dir / "references"
+
+    @property
     def debug(self) -> bool:
         """Show tracebacks for known errors (``TERMGRADE_DEBUG=1``)."""
         return _flag(os.environ.get("TERMGRADE_DEBUG"), False)
