@@ -33,6 +33,14 @@ def register(app: typer.Typer) -> None:
         outcome = run_task(task, image.tag, agent, keep=keep)
         if outcome.agent_error:
             STDERR.print(f"[yellow]agent:[/] {escape(outcome.agent_error)}")
+        if outcome.transfer is not None:
+            kind = "declared" if outcome.transfer.declared else "derived"
+            STDERR.print(f"transfer set ({kind}; only these paths of the agent's work reach "
+                         "the verifier):")
+            for line in outcome.transfer.describe():
+                STDERR.print(f"  {escape(line)}")
+        if outcome.left_out:
+            STDERR.print(f"[yellow]left out:[/] {escape(outcome.left_out)}")
         table = Table(title=f"{task.task_id} ({agent.value})")
         table.add_column("test")
         table.add_column("outcome")

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from termgrade.core.errors import CarryError
 from termgrade.sandbox.overlay_diff import OPAQUE_XATTRS, LowerView, UpperEntry
 from termgrade.scoring.integrity import LayerReview
+from termgrade.scoring.pathset import MarkedDirs
 
 OPAQUE_XATTR = OPAQUE_XATTRS[0]
 """The mark the engine's overlay reads (``trusted.``: the agent, without CAP_SYS_ADMIN,
@@ -111,12 +112,16 @@ class LayerWriter:
         return self._host(self.target, path)
 
     def _shown(self, path: str) -> os.stat_result | None:
-        """What the agent's container showed at ``path``: its layer's entry, else the
-        image's."""
+        """The metadata a parent the entries need is made with: the image's directory
+        where the image has one (a directory the transfer set only passes through keeps
+        the image's mode and owner), else what the agent's container showed."""
+        below = self.lower.lstat(path) if self.lower is not None else None
+        if below is not None and stat.S_ISDIR(below.st_mode):
+            return below
         if self.source is not None:
             with contextlib.suppress(FileNotFoundError):
                 return os.lstat(self._host(self.source, path))
-        return self.lower.lstat(path) if self.lower is not None else None
+        return below
 
     def directory(self, path: str, mode: int, uid: int, gid: int, *,
                   opaque_xattr: str | None = None, times_ns: tuple[int, int] | None = None
@@ -231,44 +236,22 @@ def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
     (CarryError) when the layer cannot be written."""
     upper, lowers = agent_layer
     writer = LayerWriter(target_upper, upper, LowerView(lowers))
-    moved = _Marked()
+    moved = MarkedDirs()
     for verdict, entry in review.replay:  # parents first
         if moved.below(entry.path):
+            continue
+        if verdict == "ancestor":  # a directory the set passes through: made when needed
             continue
         if entry.is_dir and writer.move_tree(entry):
             moved.add(entry.path)
         elif verdict != "unchanged":  # an unchanged directory is made when needed
             writer.carry(entry)
-    back = _Marked()
+    back = MarkedDirs()
     for path in review.held:  # parents first
         if moved.below(path) and not back.below(path):
             writer.move_back(path)
             back.add(path)
     return writer
-
-
-class _Marked:
-    """Directories marked as moved; is a path below one? (memoised per directory; the
-    paths asked come parents first, so a mark never lands above an answered path)"""
-
-    def __init__(self) -> None:
-        self._marked: set[str] = set()
-        self._inside: dict[str, bool] = {}
-
-    def add(self, path: str) -> None:
-        self._marked.add(path)
-
-    def below(self, path: str) -> bool:
-        chain = []
-        parent = posixpath.dirname(path)
-        while parent not in ("", "/") and parent not in self._inside \
-                and parent not in self._marked:
-            chain.append(parent)
-            parent = posixpath.dirname(parent)
-        answer = parent in self._marked or self._inside.get(parent, False)
-        for seen in chain:
-            self._inside[seen] = answer
-        return answer
 
 
 def _has_mark(host_path: str) -> bool:

@@ -22,10 +22,16 @@ from dataclasses import dataclass, field
 from termgrade.core.errors import IntegrityBudgetError
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
-from termgrade.scoring.pathset import PathSet
+from termgrade.scoring.pathset import MarkedDirs, PathSet
 from termgrade.scoring.policy import GradingPolicy
+from termgrade.scoring.standins import stands_in, suspect_name
+from termgrade.scoring.transfer import TransferSet
 
 MAX_LISTED_FINDINGS = 50
+MAX_FOOTPRINT = 500
+"""Top-most changed paths kept as a run's footprint (``verify`` records the reference's)."""
+MAX_LISTED_LEFT_OUT = 20
+"""Top-most left-out paths named in a result; the count covers all of them."""
 """Findings named one by one; past this many, one line counts the rest."""
 DEFAULT_BUDGET_S = 30.0
 BUDGET_PER_ENTRY_S = 60e-6
@@ -51,7 +57,15 @@ class LayerReview:
     changed: no change themselves, but carried as one piece with their contents)."""
     held: list[str] = field(default_factory=list)
     """What stays in the agent's layer, in walk order: findings, the engine's entries,
-    FIFOs, sockets and devices, and everything below such a directory."""
+    FIFOs, sockets and devices, what lies outside the transfer set, and everything below
+    such a directory."""
+    left_out: int = 0
+    """Entries the agent changed outside the transfer set (not carried, no finding)."""
+    left_out_paths: list[str] = field(default_factory=list)
+    """The top-most of them (at most :data:`MAX_LISTED_LEFT_OUT`)."""
+    footprint: list[str] = field(default_factory=list)
+    """The top-most paths the agent changed (at most :data:`MAX_FOOTPRINT`)."""
+    footprint_cut: bool = False
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
@@ -59,6 +73,16 @@ class LayerReview:
             self.findings.append(f"{label} {path}: {why}")
         else:
             self.unlisted += 1
+
+    def left_out_summary(self) -> str | None:
+        """One line: how many changes were left out, and the top-most of them."""
+        if not self.left_out:
+            return None
+        more = self.left_out_paths + (["..."] if self.left_out > len(self.left_out_paths)
+                                      and len(self.left_out_paths) >= MAX_LISTED_LEFT_OUT
+                                      else [])
+        return (f"{self.left_out:,} changed entries outside the transfer set were not "
+                f"carried: {', '.join(more)}")
 
     def all_findings(self) -> list[str]:
         more = [f"... and {self.unlisted} more findings"] if self.unlisted else []
@@ -79,8 +103,10 @@ def review_layer(
     *,
     grader_paths: tuple[str, ...] = (),
     budget_s: float = DEFAULT_BUDGET_S,
+    transfer: TransferSet | None = None,
 ) -> LayerReview:
-    """Sort the agent's writes into work (carried), deletions and findings.
+    """Sort the agent's writes into work (carried), deletions, findings, and (with a
+    ``transfer`` set) what lies outside the set: left in the agent's layer and counted.
 
     ``grader_paths`` are what the engine itself put into the container (its init, mount
     points): neither findings nor carried. Raises IntegrityBudgetError past
@@ -91,6 +117,7 @@ def review_layer(
     started = time.monotonic()
     engine = PathSet(grader_paths)
     plain: dict[str, bool] = {}
+    tops = _Tops(review)
     for entry in entries:
         review.entries += 1
         if review.entries % 4096 == 0:
@@ -99,17 +126,29 @@ def review_layer(
                 raise IntegrityBudgetError(
                     f"reviewing the agent's {review.entries:,} changes took over "
                     f"{allowed:.0f} s")
+        if transfer is not None and entry.path not in transfer:
+            _outside(entry, lower, transfer, engine, review, tops)
+            continue
         if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
             parent = entry.path.rpartition("/")[0] or "/"
             known = plain.get(parent)
             if known is None:
                 known = plain[parent] = parent not in engine and policy.plain_dir(parent)
-            if known and not policy.named(entry.path) and entry.path not in engine.exact:
+            if known and not policy.named(entry.path) and entry.path not in engine.exact \
+                    and not (transfer is not None and suspect_name(entry.path)):
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
+                tops.changed(entry.path)
                 continue
         verdict = _sort(entry, lower, policy, engine, review)
+        if transfer is not None and verdict == "carry":
+            why = stands_in(entry, lower, policy, asked=transfer.asked(entry.path))
+            if why:
+                review.add(change_kind(entry, lower), entry.path, why)
+                verdict = "hold"
+        if verdict != "unchanged" and entry.path not in engine:
+            tops.changed(entry.path)
         if verdict == "carry":
             review.carried.append(entry)
             if stat.S_ISREG(entry.mode):
@@ -121,6 +160,50 @@ def review_layer(
         else:
             review.replay.append((verdict, entry))
     return review
+
+
+def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine: PathSet,
+             review: LayerReview, tops: _Tops) -> None:
+    """An entry outside the transfer set: a directory the set passes through is made in
+    the scoring container (with the image's metadata); anything else stays in the agent's
+    layer, counted as left out (a directory the kernel merely copied up is no change)."""
+    if entry.path in engine:
+        review.held.append(entry.path)
+        return
+    if entry.is_dir and not entry.whiteout and transfer.above(entry.path):
+        review.replay.append(("ancestor", entry))
+        if lower.lstat(entry.path) is None:  # a directory the agent made
+            tops.changed(entry.path)
+        return
+    review.held.append(entry.path)
+    if entry.is_dir and not entry.opaque and not entry.too_deep \
+            and _same_directory(entry, lower):
+        return
+    tops.changed(entry.path)
+    review.left_out += 1
+    if not tops.left_out.below(entry.path):
+        tops.left_out.add(entry.path)
+        if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
+            review.left_out_paths.append(entry.path)
+
+
+class _Tops:
+    """The top-most changed paths of a walk (parents come first)."""
+
+    def __init__(self, review: LayerReview) -> None:
+        self.review = review
+        self._marked = MarkedDirs()
+        self.left_out = MarkedDirs()
+        """The top-most left-out paths, marked."""
+
+    def changed(self, path: str) -> None:
+        if self._marked.below(path):
+            return
+        self._marked.add(path)
+        if len(self.review.footprint) < MAX_FOOTPRINT:
+            self.review.footprint.append(path)
+        else:
+            self.review.footprint_cut = True
 
 
 def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: PathSet,

@@ -33,3 +33,31 @@ def _ancestors(path: str) -> list[str]:
 
 def under(path: str, roots: tuple[str, ...]) -> bool:
     return path in PathSet(roots)
+
+
+class MarkedDirs:
+    """Directories marked one by one; is a path below one? Memoised per directory: the
+    paths asked come parents first (a layer walk), so a mark never lands above a path
+    already answered."""
+
+    def __init__(self) -> None:
+        self._marked: set[str] = set()
+        self._inside: dict[str, bool] = {}
+
+    def add(self, path: str) -> None:
+        self._marked.add(path)
+
+    def __len__(self) -> int:
+        return len(self._marked)
+
+    def below(self, path: str) -> bool:
+        chain = []
+        parent = path.rpartition("/")[0] or "/"
+        while parent not in ("", "/") and parent not in self._inside \
+                and parent not in self._marked:
+            chain.append(parent)
+            parent = parent.rpartition("/")[0] or "/"
+        answer = parent in self._marked or self._inside.get(parent, False)
+        for seen in chain:
+            self._inside[seen] = answer
+        return answer

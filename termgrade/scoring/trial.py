@@ -45,6 +45,8 @@ from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.reference import ReferenceRecord, reference_for
+from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
 from termgrade.scoring.verifier import (
     ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,
@@ -89,6 +91,12 @@ class RunOutcome:
     known)."""
     agent_run: AgentRun | None = None
     """What the agent phase left: a model agent's transcript is here."""
+    transfer: TransferSet | None = None
+    """The task's transfer set: the only part of the agent's work the verifier sees."""
+    footprint: list[str] = field(default_factory=list)
+    """The top-most paths the agent changed (``verify`` records the reference's)."""
+    left_out: str | None = None
+    """What the agent changed outside the transfer set (not carried), in one line."""
 
     @property
     def reward(self) -> float | None:
@@ -152,17 +160,37 @@ def _closure(image: str, task: Task) -> Closure:
     return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
 
 
-def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
+def _image_workdir(image: str) -> str | None:
+    from termgrade.sandbox.engine import docker_client
+
+    config = docker_client().api.inspect_image(image).get("Config") or {}
+    return str(config.get("WorkingDir") or "") or None
+
+
+def transfer_set_for(task: Task, image: str, closure: Closure,
+                     reference: ReferenceRecord | None = None) -> TransferSet:
+    """The task's transfer set on ``image`` (``termgrade run`` prints it)."""
+    return derive_transfer_set(task, workdir=_image_workdir(image), reference=reference,
+                               resolve=image_resolver(closure.view))
+
+
+def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
+             reference: ReferenceRecord | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
+    ``reference``: the reference solution's recorded run (default: the one ``verify``
+    recorded for this task's content, if any).
     """
     require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
     durations: dict[str, float] = {}
+    if reference is None:
+        reference = reference_for(task)
     try:
         closure = _closure(image, task)
+        transfer = transfer_set_for(task, image, closure, reference)
     except SandboxError as exc:
         return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
                           durations={"total": time.monotonic() - started})
@@ -193,7 +221,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module))
+                            Scoring(closure, module, transfer))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -210,6 +238,8 @@ class Scoring:
     closure: Closure
     plugin: str
     """This trial's module name of the attestation plugin."""
+    transfer: TransferSet | None = None
+    """What of the agent's work is carried (None: everything outside the closure)."""
 
     @property
     def python(self) -> str | None:
@@ -244,6 +274,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                           error=f"the model endpoint: {agent_run.infrastructure_error}")
     marked = time.monotonic()
     result = VerifierResult(reward=None)
+    seen = RunOutcome(label, None, transfer=scoring.transfer)
     try:
         exceeded = watch.check_now()
         if exceeded is not None:
@@ -251,8 +282,10 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                         f"its {limit >> 20} MiB limit ([environment] storage_mb)")
         else:
             review = review_layer(walk_upper(upper), LowerView(lowers), policy,
-                                  grader_paths=agent_box.engine_paths())
+                                  grader_paths=agent_box.engine_paths(),
+                                  transfer=scoring.transfer)
             result.tampered = review.all_findings()
+            seen.footprint, seen.left_out = review.footprint, review.left_out_summary()
             if review.carried_bytes > limit:  # a sparse file counts at its full length
                 result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
@@ -270,7 +303,9 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
         result.fail(f"scoring failed after the agent phase: {type(exc).__name__}: {exc}")
     if result.reward is None:
         result.fail("no reward")
-    return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run)
+    return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run,
+                      transfer=scoring.transfer, footprint=seen.footprint,
+                      left_out=seen.left_out)
 
 
 def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview, task: Task,
