@@ -11,6 +11,7 @@ Each check looks at one entry's name and, for the few that need it, the image's 
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import stat
@@ -39,7 +40,7 @@ def suspect_name(path: str) -> bool:
     name = posixpath.basename(path)
     return (name in ("pyvenv.cfg", "nsswitch.conf") or name.endswith(".cnf")
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
-            or "/engines-" in path)
+            or "/engines-" in path or "/lib/python" in path)
 
 
 def _image_has_library(lower: LowerView, name: str) -> str | None:
@@ -49,12 +50,29 @@ def _image_has_library(lower: LowerView, name: str) -> str | None:
     return None
 
 
-def _read(entry: UpperEntry) -> str:
+def _read(host_path: str) -> str:
     try:
-        with open(entry.host_path, "rb") as handle:
+        with open(host_path, "rb") as handle:
             return handle.read(MAX_CONFIG_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _nss_sources(text: str) -> set[str]:
+    sources = set()
+    for line in text.splitlines():
+        match = _NSS_LINE.match(line.split("#", 1)[0])
+        if match:
+            sources.update(re.sub(r"\[[^]]*\]", " ", match.group(2)).split())
+    return sources
+
+
+def _image_text(lower: LowerView, path: str) -> str:
+    for layer in lower.lower_dirs:
+        host = f"{layer}{path}"
+        if os.path.lexists(host):
+            return _read(host)
+    return ""
 
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
@@ -89,17 +107,12 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if any(path.startswith(f"{d}/lib/python") for d in policy.path_dirs):
         return "a Python standard library beside the verifier's interpreters"
     if name == "nsswitch.conf" and not link:
-        for line in _read(entry).splitlines():
-            match = _NSS_LINE.match(line.split("#", 1)[0])
-            if not match:
-                continue
-            for source in re.sub(r"\[[^]]*\]", " ", match.group(2)).split():
-                if source in _NSS_BUILTIN:
-                    continue
-                if _image_has_library(lower, f"libnss_{source}.so.2") is None:
-                    return f"names the NSS module `{source}`, which the image lacks"
+        known = _NSS_BUILTIN | _nss_sources(_image_text(lower, path))
+        for source in sorted(_nss_sources(_read(entry.host_path)) - known):
+            if _image_has_library(lower, f"libnss_{source}.so.2") is None:
+                return f"names the NSS module `{source}`, which the image lacks"
     if name.endswith(".cnf") and not link:
-        for target in _SSL_PATH.findall(_read(entry)):
+        for target in _SSL_PATH.findall(_read(entry.host_path)):
             clean = target.strip("\"'")
             if clean.startswith("/") and lower.lstat(clean) is None:
                 return f"an OpenSSL configuration that loads {clean}, which the image lacks"
