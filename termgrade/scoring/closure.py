@@ -11,8 +11,7 @@ do, other than the task's tests:
 - the files those trees link to elsewhere (Debian's ``sitecustomize.py`` lives in
   ``/etc/python3.X``);
 - the executables the verifier runs by name (``bash``, ``timeout``, ``python3``...);
-- the dynamic loader's configuration (``/etc/ld.so.preload``, ``.conf``, ``.conf.d``,
-  ``.cache``).
+- the dynamic loader's configuration (``/etc/ld.so.preload``, ``/etc/ld.so.conf``).
 
 It is found once per image (one short container run that asks each interpreter for its
 paths; cached beside the image's read-only view) and bind-mounted read-only, from that
@@ -38,8 +37,11 @@ VERIFIER_TOOLS = ("bash", "sh", "dash", "env", "timeout", "tee", "head", "cat", 
                   "py.test", "pip", "pip3", "uv", "uvx")
 """Executables the verifier (test.sh and the grader) runs by name, besides Python."""
 PYTHON_NAME = re.compile(r"python(3(\.\d+)?)?$")
-LOADER_FILES = ("/etc/ld.so.preload", "/etc/ld.so.cache", "/etc/ld.so.conf")
-LOADER_DIRS = ("/etc/ld.so.conf.d",)
+LOADER_FILES = ("/etc/ld.so.preload", "/etc/ld.so.conf")
+LOADER_DIRS: tuple[str, ...] = ()
+"""``/etc/ld.so.conf.d`` and the cache are not the closure: an entry the task asks for
+(``make install`` + ``ldconfig``) is carried, and the grader rebuilds the cache in the
+scoring container with the image's ``ldconfig`` (see :mod:`termgrade.scoring.loader`)."""
 SYSTEM_PREFIXES = ("/usr",)
 PROBE = (
     "import importlib.util, json, site, sys\n"
@@ -49,7 +51,7 @@ PROBE = (
     "'prefix': sys.prefix, 'base': sys.base_prefix, "
     "'pytest': importlib.util.find_spec('pytest') is not None}))\n"
 )
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from termgrade.core.errors import IntegrityBudgetError
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
 from termgrade.scoring.pathset import MarkedDirs, PathSet
-from termgrade.scoring.policy import GradingPolicy
+from termgrade.scoring.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.standins import stands_in, suspect_name
 from termgrade.scoring.transfer import TransferSet
 
@@ -215,7 +215,7 @@ def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: Pa
     if entry.too_deep:
         review.add("!", path, f"nested past {MAX_RELATIVE_BYTES} bytes of path; not graded")
         return "hold"
-    if path in engine:
+    if path in engine or path in KEPT_PRISTINE:
         return "hold"
     protected = policy.in_closure(path) or policy.grader_owned(path)
     replaced = entry.whiteout or entry.opaque or not entry.is_dir

@@ -38,9 +38,10 @@ LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/local/lib", "/lib/*-linux-gn
 """Directories the dynamic loader searches."""
 LIBRARY_TOPS = ("/lib", "/usr/lib", "/usr/local/lib")
 KEPT_PRISTINE = ("/etc/ld.so.cache",)
-"""Closure files a package install in the agent's container rewrites as a side effect
-(``ldconfig``): the scoring container keeps the image's, and the change is no finding.
-New libraries in the loader's default directories are still found without it."""
+"""Files a package install in the agent's container rewrites as a side effect
+(``ldconfig``): never carried and no finding; the scoring container has the image's, or
+the one the grader rebuilds there with the image's ``ldconfig`` when the agent's work
+carries shared libraries or loader configuration."""
 BYTECODE_CACHE = "__pycache__"
 
 
@@ -100,9 +101,10 @@ class GradingPolicy:
                     or self.watched_dir(parent))
 
     def named(self, path: str) -> bool:
-        """Is ``path`` itself a protected path or an ancestor of one?"""
+        """Is ``path`` itself a protected path, one the grader keeps, or an ancestor of
+        one?"""
         return (path in self._closure.exact or path in self._grader.exact
-                or self.above_protected(path))
+                or path in KEPT_PRISTINE or self.above_protected(path))
 
     def shadows(self, path: str, *, executable: bool, is_dir: bool, existed: bool) -> str | None:
         """Why a carried entry would change what the verifier runs, or None.

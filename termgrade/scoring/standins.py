@@ -98,9 +98,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if "/ossl-modules/" in path or "/engines-" in path:
             return "an OpenSSL module (provider or engine)"
         image = _image_has_library(lower, name)
-        if image is not None and any(parent == d or parent.startswith(d + "/")
-                                     for d in LOADER_SEARCHED):
-            return f"has the name of the image's shared library {image} where the loader looks"
+        if image is not None:  # a loader.d entry could put any directory first
+            return f"has the name of the image's shared library {image}"
     if name == "pyvenv.cfg" and (parent in policy.path_dirs or any(
             posixpath.dirname(d) == parent for d in policy.path_dirs)):
         return "a Python start-up file beside the verifier's interpreters"

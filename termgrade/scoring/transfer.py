@@ -13,7 +13,8 @@ The set, in order of authority:
 2. otherwise **derived**, each root with the reason it is there:
 
    - the image's working directory (``WORKDIR``, or ``[environment] workdir``), whole;
-   - every absolute path (and ``~/`` path) named in ``instruction.md``;
+   - every absolute path (and ``~/`` path) named in ``instruction.md``, and the directory
+     of each such file (unless it is a system tree such as ``/etc`` or ``/usr/bin``);
    - every absolute path named in the task's tests (``tests/``);
    - the reference solution's footprint, as ``verify`` recorded it (what ``solve.sh``
      changed: a deliverable in ``/etc``, ``/opt`` or an in-place fix of an image file);
@@ -178,6 +179,10 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         for _name, text in _test_texts(task.paths.tests_dir):
             candidates += [(p, "tests") for p in named_paths(text)]
         candidates += [(p, "accounts") for p in (*ACCOUNT_FILES, HOMES)]
+    # The directory of a file the task asks for is its deliverable's home too (a config
+    # beside the one named), unless it is a system tree.
+    candidates += [(posixpath.dirname(posixpath.normpath(p)), why) for p, why in candidates
+                   if why in ("instruction", "reference") and posixpath.splitext(p)[1]]
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)

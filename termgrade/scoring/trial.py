@@ -44,6 +44,7 @@ from termgrade.scoring import attestation as attest
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
+from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
@@ -293,7 +294,8 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                 _carry(score_box, layer, review, task, scoring, key := attest.new_key())
                 _hand_over(agent_box, score_box)
                 durations["snapshot"] = time.monotonic() - marked
-                _verify(score_box, task, policy, scoring, key, result, limit)
+                _verify(score_box, task, policy, scoring, key, result, limit,
+                        ldconfig=needs_ldconfig(review.carried))
             durations["verify"] = result.duration_s
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
@@ -336,13 +338,19 @@ def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
-            result: VerifierResult, limit: int) -> None:
+            result: VerifierResult, limit: int, *, ldconfig: bool = False) -> None:
     if scoring.python is None:
         result.fail("the image has no Python on the verifier's PATH: pytest cannot run")
         return
     weights = read_weights(task)
-    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
     layer = box.writable_layer()
+    if ldconfig:  # before the broker: nothing else has run in B yet
+        rebuilt = rebuild_cache(box, scoring.closure.view)
+        if rebuilt.problem:
+            result.output = f"termgrade: {rebuilt.problem}\n"
+        result.tampered += rebuilt.shadowed
+    cache = cache_digest(layer[0]) if layer else None
+    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
     watch = DiskWatch(box, layer[0], limit) if layer else None
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
@@ -352,7 +360,10 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     finally:
         exceeded = watch.stop() if watch else None
     result.duration_s = time.monotonic() - began
-    result.output = run.output
+    result.output += run.output
+    if layer and cache_digest(layer[0]) != cache:
+        result.tampered.append("M /etc/ld.so.cache: the loader's cache changed while the "
+                               "verifier ran")
     lines = channel.close(wait_s=0.5 if run.timed_out else 5.0)
     record = attest.read_attestation(lines, key)
     if exceeded is not None:

@@ -45,7 +45,8 @@ def test_the_derived_set_names_each_root_and_why(tmp_path: Path) -> None:
                  "    open('/tests/data.json')\n",
                  reference=reference)
     roots = {r.path: r.why for r in found.roots}
-    assert roots["/app"] == "workdir"
+    assert roots["/app"] == "reference"  # the workdir, and the reference wrote there: asked
+    assert roots["/etc/shop"] == "instruction"  # the directory of a file the task asks for
     assert roots["/usr/local/bin/shop"] == roots["/etc/shop/shop.conf"] == "instruction"
     assert roots["/var/log/shop.log"] == "tests"
     assert roots["/opt/data"] == "reference"
@@ -126,7 +127,8 @@ def test_only_the_set_is_carried_and_the_rest_is_counted(layers: tuple[Path, Pat
 @pytest.mark.parametrize(("path", "data", "why"), [
     ("/usr/local/bin/cmp", "#!/bin/sh\nexit 0\n", None),  # a new name: nothing shadowed
     ("/usr/local/bin/sha256sum", "#!/bin/sh\n", "shadows the image's `sha256sum`"),
-    ("/app/lib/libz.so.1", "x", None),  # not where the loader looks
+    ("/app/lib/libz.so.1", "x", "shared library"),  # a loader.d entry could name /app/lib
+    ("/app/lib/libshop.so.1", "x", None),  # a name of its own
     ("/usr/lib/x86_64-linux-gnu/libz.so.1", "x", "shared library"),
     ("/app/libnss_evil.so.2", "x", "an NSS module the image lacks"),
     ("/etc/nsswitch.conf", "passwd: evil files\n", "names the NSS module `evil`"),

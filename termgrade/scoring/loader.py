@@ -1,0 +1,93 @@
+"""The loader's cache in the scoring container: the image's, or rebuilt by the grader.
+
+The agent's ``ldconfig`` run in its own container is never carried (it is the image's
+cache plus whatever the agent's container held). When the transfer set carries a shared
+library or an ``/etc/ld.so.conf.d`` entry (``make install`` into ``/usr/local/lib``, the
+fix a shared-library task asks for), the grader runs the image's own ``ldconfig``, by
+absolute path, in the scoring container before anything else runs there, and records
+the cache it wrote. A cache that differs when the verifier is done (agent code the tests
+ran rewrote it) is a finding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from termgrade.core.errors import SandboxError
+from termgrade.sandbox.base import Sandbox
+from termgrade.sandbox.overlay_diff import UpperEntry
+
+__all__ = ["CACHE", "LDCONFIGS", "CacheRebuild", "cache_digest", "needs_ldconfig",
+           "rebuild_cache"]
+
+CACHE = "/etc/ld.so.cache"
+CONF_DIR = "/etc/ld.so.conf.d"
+LDCONFIGS = ("/usr/sbin/ldconfig", "/sbin/ldconfig")
+_SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
+
+
+def needs_ldconfig(carried: list[UpperEntry]) -> bool:
+    """Does the agent's carried work hold a shared library or loader configuration?"""
+    return any(e.path.startswith(CONF_DIR + "/")
+               or _SHARED_OBJECT.search(posixpath.basename(e.path)) for e in carried)
+
+
+def _ldconfig(view: str) -> str | None:
+    for candidate in LDCONFIGS:
+        host = view + candidate
+        if os.path.isfile(host) and not os.path.islink(host):
+            return candidate
+    return None
+
+
+def _listing(box: Sandbox, tool: str) -> dict[str, str]:
+    """soname and ABI -> the first path the cache gives (the one the loader takes)."""
+    done = box.exec([tool, "-p"], timeout_s=60, workdir="/",
+                    env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    first: dict[str, str] = {}
+    for line in done.output.splitlines():
+        name, arrow, path = line.strip().partition(" => ")
+        if arrow:
+            first.setdefault(name, path.strip())
+    return first
+
+
+def rebuild_cache(box: Sandbox, view: str) -> CacheRebuild:
+    """Run the image's ``ldconfig`` in ``box``; say which of the image's sonames now
+    resolve elsewhere (each a finding: a library of the agent's took the image's name)."""
+    tool = _ldconfig(view)
+    if tool is None:
+        return CacheRebuild("the image has no ldconfig: the loader cache stays the image's")
+    try:
+        before = _listing(box, tool)
+        done = box.exec([tool], timeout_s=60, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                        workdir="/")
+        if done.exit_code != 0:
+            return CacheRebuild(f"ldconfig exited {done.exit_code}: {done.output[-200:]}")
+        after = _listing(box, tool)
+    except SandboxError as exc:
+        return CacheRebuild(f"ldconfig could not run: {exc}")
+    return CacheRebuild(None, [f"A {after[name]}: takes the image's soname {name} (was "
+                               f"{path})" for name, path in before.items()
+                               if after.get(name, path) != path])
+
+
+@dataclass(frozen=True)
+class CacheRebuild:
+    problem: str | None
+    """Why the cache was not rebuilt (the trial is scored on the image's cache)."""
+    shadowed: list[str] = field(default_factory=list)
+    """Findings: the image's sonames a carried library took."""
+
+
+def cache_digest(upper: str) -> str | None:
+    """The SHA-256 of the cache in a container's writable layer (None: it has none)."""
+    try:
+        with open(os.path.join(upper, CACHE.lstrip("/")), "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
