@@ -1,0 +1,187 @@
+"""Honest work the transfer set must carry: each scores exactly 1 through ``run_task``.
+
+Deliverables outside the working directory that the instruction names (``/opt``, an
+``/etc`` file and the files beside it, a user the task asks to create), one that only
+the reference solution's recorded footprint names, a shared library installed with
+``make install`` + ``ldconfig`` or found through an ``/etc/ld.so.conf.d`` entry, and an
+``nsswitch.conf`` edit that uses the image's own modules. Beside them the attacks on
+the same mechanisms: a library that takes an image soname (0), and the same library
+with a soname of its own (1, the defanged twin); and the unnamed deliverable without
+its reference record (left out and reported: 0).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from termgrade.agent.kinds import AgentName, ScriptAgent
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.task import load_task
+from termgrade.task.digest import task_digest
+from tests.support.task_dirs import write_task
+
+pytestmark = pytest.mark.docker
+
+TOML = """\
+schema_version = "1.4"
+[verifier]
+timeout_sec = 90.0
+[agent]
+timeout_sec = 90.0
+"""
+LIB_SOURCE = "int shop_answer(void) { return 42; }\n"
+MAIN_SOURCE = ('#include <stdio.h>\nint shop_answer(void);\n'
+               'int main(void) { printf("%d\\n", shop_answer()); return 0; }\n')
+RUN_SHOP_TESTS = textwrap.dedent("""\
+    import subprocess
+
+
+    def test_the_program_finds_its_library():
+        done = subprocess.run(["/app/shop"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "42"
+    """)
+
+
+def _build(soname: str, libdir: str, extra: str = "") -> str:
+    return textwrap.dedent(f"""\
+        set -e
+        mkdir -p /tmp/b {libdir}
+        cd /tmp/b
+        printf '%s' '{LIB_SOURCE}' > shop.c
+        printf '%s' '{MAIN_SOURCE}' > main.c
+        gcc -shared -fPIC -Wl,-soname,{soname} -o {libdir}/libshop.so.1 shop.c
+        ln -sf libshop.so.1 {libdir}/libshop.so
+        gcc -o /app/shop main.c -L{libdir} -lshop
+        {extra}
+        ldconfig
+        """)
+
+
+def _task(root: Path, name: str, instruction: str, tests: str, solve: str) -> Path:
+    task_dir = write_task(root, name, tests=tests, toml=TOML, solve=solve)
+    (task_dir / "instruction.md").write_text(instruction)
+    build_task_image(load_task(task_dir))
+    return task_dir
+
+
+def _run(task_dir: Path, agent: AgentName | ScriptAgent = AgentName.ORACLE,
+         reference: ReferenceRecord | None = None) -> RunOutcome:
+    task = load_task(task_dir)
+    return run_task(task, task.image_tag, agent, reference=reference)
+
+
+def _passes(outcome: RunOutcome) -> None:
+    assert outcome.reward == 1.0, (outcome.failure, outcome.left_out,
+                                   outcome.verifier and outcome.verifier.tampered,
+                                   outcome.verifier and outcome.verifier.output[-1500:])
+
+
+def test_make_install_into_usr_local_lib_and_ldconfig(tmp_path: Path) -> None:
+    task_dir = _task(tmp_path, "lib-local", "Build libshop and install it as "
+                     "/usr/local/lib/libshop.so.1; /app/shop must run.", RUN_SHOP_TESTS,
+                     _build("libshop.so.1", "/usr/local/lib"))
+    _passes(_run(task_dir))
+
+
+def test_a_library_found_through_an_ld_so_conf_d_entry(tmp_path: Path) -> None:
+    conf = "echo /opt/shop/lib > /etc/ld.so.conf.d/shop.conf"
+    task_dir = _task(tmp_path, "lib-confd", "Install libshop into /opt/shop/lib and register "
+                     "the directory in /etc/ld.so.conf.d/shop.conf; /app/shop must run.",
+                     RUN_SHOP_TESTS, _build("libshop.so.1", "/opt/shop/lib", conf))
+    _passes(_run(task_dir))
+
+
+def test_a_library_that_takes_an_image_soname_is_a_finding(tmp_path: Path) -> None:
+    """The attack: the same build, but the library's soname is the image's libz.so.1, so
+    the rebuilt cache would hand every zlib user in the scoring container the agent's
+    code. Its twin (above) differs only in the soname, and passes."""
+    task_dir = _task(tmp_path, "lib-soname", "Build libshop and install it as "
+                     "/usr/local/lib/libshop.so.1; /app/shop must run.", RUN_SHOP_TESTS,
+                     _build("libz.so.1", "/usr/local/lib"))
+    outcome = _run(task_dir)
+    assert outcome.reward == 0.0 and outcome.verifier is not None
+    assert any("takes the image's soname libz.so.1" in f for f in outcome.verifier.tampered), \
+        outcome.verifier.tampered
+
+
+OPT_TESTS = textwrap.dedent("""\
+    import json
+    import pwd
+    from pathlib import Path
+
+
+    def test_the_service_config():
+        assert json.loads(Path("/opt/shop/config.json").read_text())["port"] == 8080
+        assert Path("/opt/shop/extra.json").is_file()
+
+
+    def test_the_user_exists_with_a_home():
+        entry = pwd.getpwnam("shopper")
+        assert entry.pw_dir == "/home/shopper"
+        assert Path("/home/shopper/.profile").is_file()
+    """)
+OPT_SOLVE = textwrap.dedent("""\
+    mkdir -p /opt/shop
+    echo '{"port": 8080}' > /opt/shop/config.json
+    echo '{}' > /opt/shop/extra.json
+    useradd -m -s /bin/bash shopper
+    echo 'export SHOP=1' > /home/shopper/.profile
+    """)
+
+
+def test_deliverables_in_opt_a_neighbour_file_and_a_new_user(tmp_path: Path) -> None:
+    task_dir = _task(tmp_path, "opt-user", "Write /opt/shop/config.json with port 8080 and "
+                     "create the user `shopper` with a home directory.", OPT_TESTS, OPT_SOLVE)
+    _passes(_run(task_dir))
+
+
+UNNAMED_TESTS = textwrap.dedent("""\
+    import subprocess
+
+
+    def test_the_greeting_command():
+        done = subprocess.run(["bash", "-c", "greet"], capture_output=True, text=True)
+        assert done.stdout.strip() == "hello"
+    """)
+UNNAMED_SOLVE = textwrap.dedent("""\
+    mkdir -p /srv/tools/bin
+    printf '#!/bin/sh\\necho hello\\n' > /srv/tools/bin/greet
+    chmod 755 /srv/tools/bin/greet
+    ln -s /srv/tools/bin/greet /usr/local/bin/greet
+    """)
+
+
+def test_an_unnamed_deliverable_is_carried_by_the_reference_footprint(tmp_path: Path) -> None:
+    """The instruction names no path; the reference solution's footprint (what verify
+    records) carries it. Without a reference record the same work is left out, reported,
+    and scores 0: that is what a task without a reference or a named path costs."""
+    task_dir = _task(tmp_path, "unnamed", "Provide a `greet` command on the PATH that "
+                     "prints hello.", UNNAMED_TESTS, UNNAMED_SOLVE)
+    without = _run(task_dir)
+    assert without.reward == 0.0
+    assert without.left_out and "/usr/local/bin/greet" in without.left_out
+    reference = ReferenceRecord(task_digest=task_digest(task_dir), footprint=without.footprint)
+    _passes(_run(task_dir, reference=reference))
+
+
+NSS_TESTS = textwrap.dedent("""\
+    from pathlib import Path
+
+
+    def test_hosts_lookups_use_files_only():
+        line = [l for l in Path("/etc/nsswitch.conf").read_text().splitlines()
+                if l.startswith("hosts:")][0]
+        assert line.split()[1:] == ["files"]
+    """)
+
+
+def test_an_nsswitch_edit_with_the_images_modules(tmp_path: Path) -> None:
+    task_dir = _task(tmp_path, "nss-edit", "Make /etc/nsswitch.conf resolve hosts from files "
+                     "only.", NSS_TESTS, "sed -i 's/^hosts:.*/hosts: files/' /etc/nsswitch.conf\n")
+    _passes(_run(task_dir))
