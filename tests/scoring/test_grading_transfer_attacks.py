@@ -285,3 +285,22 @@ def test_defanged_stand_ins_in_named_paths_are_carried(
     # the nsswitch.conf edit was carried (a named deliverable): the probe sees it changed
     assert outcome.reward == 0.0
     assert "/etc/nsswitch.conf" in (outcome.verifier.output or "")
+
+
+# ---- the battery's generic round-3 attack, on a victim it can beat -------------------
+
+def test_the_batterys_trusted_tools_attack_scores_zero_and_forges_with_the_set_off(
+        tool_victims: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from termgrade.attacks import load_attacks
+
+    attack = load_attacks(["trusted-tools-succeed"])[0]
+    task = load_task(tool_victims["cmp"])
+    agent = tmp_path / "agent.sh"  # an answer (a wrong one), then the battery's script
+    agent.write_text("#!/usr/bin/env bash\necho 'my answer' > /app/answer.txt\n"
+                     + attack.script.read_text())
+    outcome = run_task(task, task.image_tag, ScriptAgent(attack.name, agent))
+    assert outcome.error is None and outcome.reward == 0.0, outcome.failure
+    everything = TransferSet((TransferRoot("/", "declared"),))
+    monkeypatch.setattr(trial, "transfer_set_for", lambda *args, **kwargs: everything)
+    outcome = run_task(task, task.image_tag, ScriptAgent(attack.name, agent))
+    assert outcome.reward == 1.0, (outcome.failure, outcome.verifier and outcome.verifier.output)
