@@ -184,28 +184,30 @@ def test_agent_code_run_by_the_tests_cannot_forge_the_record(victims: dict[str, 
     assert outcome.failure and "attestation" in outcome.failure
 
 
-@pytest.mark.parametrize(("name", "body", "finding"), [
+@pytest.mark.parametrize(("name", "body", "left_out"), [
     ("planted-tests", "mkdir -p /tests && echo 'def test_x(): pass' > /tests/test_outputs.py\n",
-     "A /tests"),
+     "/tests"),
     ("forged-reward", "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n",
-     "A /logs/verifier"),
+     "/logs"),
     ("sitecustomize", "echo 'import os; os._exit(0)' >> /etc/python3.11/sitecustomize.py\n",
-     "C /etc/python3.11/sitecustomize.py"),
+     "/etc/python3.11/sitecustomize.py"),
     ("modified-pytest", "echo 'import os; os._exit(0)' >> "
-     "/opt/venv/lib/python3.11/site-packages/_pytest/main.py\n", "C /opt/venv/lib/python3.11"),
-    ("ld-preload", "echo /app/x.so > /etc/ld.so.preload\n", "A /etc/ld.so.preload"),
+     "/opt/venv/lib/python3.11/site-packages/_pytest/main.py\n",
+     "/opt/venv/lib/python3.11/site-packages/_pytest/main.py"),
+    ("ld-preload", "echo /app/x.so > /etc/ld.so.preload\n", "/etc/ld.so.preload"),
     ("system-pth", "echo 'import os' > /usr/lib/python3/dist-packages/zz.pth\n",
-     "A /usr/lib/python3/dist-packages/zz.pth"),
+     "/usr/lib/python3/dist-packages/zz.pth"),
     ("usr-local-python", "printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/python3 && "
-     "chmod +x /usr/local/bin/python3\n", "A /usr/local/bin/python3"),
+     "chmod +x /usr/local/bin/python3\n", "/usr/local/bin/python3"),
 ])
-def test_changes_to_the_verifiers_closure_are_named(victims: dict[str, Path], tmp_path: Path,
-                                                    name: str, body: str,
-                                                    finding: str) -> None:
+def test_changes_to_the_verifier_outside_the_transfer_set_never_reach_it(
+        victims: dict[str, Path], tmp_path: Path, name: str, body: str, left_out: str) -> None:
+    """The victim's transfer set is /app and what its text names: each change is left in
+    the agent's container and reported (the stand-in findings inside the set are in
+    ``test_grading_transfer_attacks.py``)."""
     outcome = play(victims["preimage"], name, script(tmp_path, body))
     assert outcome.error is None and outcome.reward == 0.0
-    assert outcome.verifier is not None
-    assert any(f.startswith(finding) for f in outcome.verifier.tampered), outcome.verifier.tampered
+    assert outcome.left_out is not None and left_out in outcome.left_out, outcome.left_out
 
 
 @pytest.mark.parametrize(("name", "body"), [
@@ -313,7 +315,9 @@ def test_agent_code_hidden_behind_pytests_tmp_dir_is_still_caught(victims: dict[
             "ln -sf /tmp/pytest-of-root/pytest-99/answer.py /app/answer.py\n")
     outcome = play(victims["import"], "tmp-dir-hideout", script(tmp_path, body))
     assert outcome.error is None and outcome.reward == 0.0
-    assert outcome.failure and "agent code ran inside" in outcome.failure
+    # pytest's own temporary tree is never in the transfer set: the module stays behind,
+    # and the link the tests follow leads nowhere in the scoring container
+    assert outcome.left_out is not None and "/tmp/pytest-of-root" in outcome.left_out
 
 
 def test_modules_the_tests_write_in_tmp_path_are_not_agent_code(make_task: MakeTask) -> None:

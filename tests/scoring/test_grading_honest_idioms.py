@@ -474,7 +474,9 @@ IDIOMS: dict[str, Pieces] = {
     "idiom-cli": {"solve": TOOL_SOLVE, "tests": TOOL_TESTS},
     "idiom-git": {"solve": GIT_SOLVE, "tests": GIT_TESTS, "dockerfile": dockerfile(
         "git config --global user.name x && git config --global user.email x@y")},
-    "idiom-home": {"solve": HOME_SOLVE, "tests": HOME_TESTS},
+    "idiom-home": {"solve": HOME_SOLVE, "tests": HOME_TESTS, "instruction": (
+        "Write hello to /app/out.txt, keep a note in ~/notes.txt and add an alias `ll` to "
+        "~/.bashrc.\n")},
     "idiom-tmp-helper": {"tests": HELPER_TESTS},
     "idiom-service": {"solve": SERVICE_SOLVE, "tests": SERVICE_TESTS, "toml": SERVICE_TOML},
     "idiom-outside-app": {"solve": OUTSIDE_SOLVE, "tests": OUTSIDE_TESTS,

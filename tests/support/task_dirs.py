@@ -58,13 +58,14 @@ def write_task(
     dockerfile: str = "FROM termgrade/base:local\nWORKDIR /app\n",
     toml: str = "",
     extra_test_files: dict[str, str] | None = None,
+    instruction: str = "Write hello to /app/out.txt.\n",
 ) -> Path:
     """Write a small Harbor task under ``parent``; every piece can be overridden."""
     root = parent / task_id
     for sub in ("environment", "solution", "tests"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "task.toml").write_text(toml or DEFAULT_TOML)
-    (root / "instruction.md").write_text("Write hello to /app/out.txt.\n")
+    (root / "instruction.md").write_text(instruction)
     (root / "environment" / "Dockerfile").write_text(dockerfile)
     (root / "solution" / "solve.sh").write_text("#!/usr/bin/env bash\n" + solve)
     (root / "tests" / "test.sh").write_text(test_sh)
