@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
-from termgrade.core.errors import SandboxError, VerifierError
+from termgrade.core.errors import ImageBuildError, SandboxError, VerifierError
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import Limits, Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
@@ -148,6 +148,18 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
             seccomp=scoring_profile())
 
 
+def scoring_image(task: Task, image: str) -> str:
+    """The scoring container's image: a separate-mode task's own verifier image
+    (``tests/Dockerfile`` built offline and cached by content digest, or a prebuilt
+    ``[verifier.environment] docker_image``), else the task's ``image``. The verifier's
+    closure is that image's; A's image only describes what the agent changed.
+    ImageBuildError when the verifier image cannot be had."""
+    from termgrade.sandbox.images import build_verifier_image
+
+    built = build_verifier_image(task)
+    return built.tag if built is not None else image
+
+
 def _closure(image: str, task: Task) -> Closure:
     return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
 
@@ -162,9 +174,10 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     started = time.monotonic()
     durations: dict[str, float] = {}
     try:
-        closure = _closure(image, task)
-    except SandboxError as exc:
-        return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
+        score_image = scoring_image(task, image)
+        closure = _closure(score_image, task)
+    except (SandboxError, ImageBuildError) as exc:
+        return RunOutcome(label, None, error=f"the verifier's image and closure: {exc}",
                           durations={"total": time.monotonic() - started})
     staged, module = _stage(task, closure)
     mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
@@ -175,7 +188,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
         with ThreadPoolExecutor(max_workers=2) as pool:
             run = current_run()
             want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
-            want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score",
+            want_b = pool.submit(_start, score_image, task, f"{task.safe_name}-{label}-score",
                                  mounts, run)
             errors = []
             for future in (want_a, want_b):
