@@ -102,7 +102,8 @@ def test_verifier_image_is_built_offline_and_cached_by_content(tmp_path: Path) -
     assert again.duration_s == 0.0  # found by its digest, not rebuilt
     assert scoring_image(task, agent_image) == first.tag
     # The two images really differ where it matters.
-    assert in_image(agent_image, "command -v python3 || command -v pytest || command -v vtool || ls /opt/venv")[0] != 0
+    lacks = "command -v python3 || command -v pytest || command -v vtool || ls /opt/venv"
+    assert in_image(agent_image, lacks)[0] != 0
     code, out = in_image(first.tag, "vtool && /opt/venv/bin/python -m pytest --version")
     assert code == 0 and "verifier-image-tool" in out
     assert find_closure(first.tag).pytest_pythons
