@@ -58,14 +58,16 @@ from termgrade.scoring.verifier import (
     verifier_env,
 )
 from termgrade.task import CONTAINER, Task
+from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
 
 DEFAULT_STORAGE_MB = 4096
 
 
-def task_limits(task: Task) -> Limits:
-    """Limits from task.toml's ``[environment]``, defaults where it is silent."""
-    env = task.config.environment
+def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Limits:
+    """Limits from task.toml's ``[environment]`` (or the ``environment`` given: a separate
+    verifier's own), defaults where it is silent."""
+    env = environment or task.config.environment
     defaults = Limits()
     return Limits(
         cpus=env.cpus or defaults.cpus,
@@ -142,9 +144,10 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
             return DockerSandbox.start(
                 image, limits=task_limits(task), env=task.config.environment.env,
                 workdir=task.config.environment.workdir, label=label)
+        scoring = scoring_environment(task)
         return DockerSandbox.create(
-            image, limits=task_limits(task), env=task.config.environment.env,
-            workdir=task.config.environment.workdir, label=label, read_only=read_only,
+            image, limits=task_limits(task, scoring), env=scoring.env,
+            workdir=scoring.workdir, label=label, read_only=read_only,
             seccomp=scoring_profile())
 
 
@@ -158,6 +161,16 @@ def scoring_image(task: Task, image: str) -> str:
 
     built = build_verifier_image(task)
     return built.tag if built is not None else image
+
+
+def scoring_environment(task: Task) -> EnvironmentConfig:
+    """The scoring container's environment (env, workdir, limits): a separate verifier's
+    ``[verifier.environment]`` when the task declares one (Harbor's rule), else the
+    task's ``[environment]``."""
+    declared = task.config.verifier.environment
+    if task.config.separate_verifier and declared is not None:
+        return declared
+    return task.config.environment
 
 
 def _closure(image: str, task: Task) -> Closure:

@@ -71,6 +71,10 @@ CHECKS = textwrap.dedent("""\
         assert out.stdout.strip() == "verifier-image-tool"
     """)
 PROBE_SH = ('echo "TOOL: $(vtool)"\n'
+            'echo "DELIVER-MODE: $(stat -c %a /srv/deliver)"\n'
+            'quota=$( (cat /sys/fs/cgroup/cpu.max || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us)'
+            ' 2>/dev/null | cut -d" " -f1)\n'
+            'echo "MARK: ${VERIFIER_MARK:-unset} CPU-QUOTA: $quota"\n'
             '[ -e /app/undeclared.txt ] && echo UNDECLARED-ARRIVED\n'
             '[ -e /opt/venv/bin/pytest ] && echo VERIFIER-PYTEST\n')
 TEST_SH = "#!/usr/bin/env bash\n" + PROBE_SH + STANDARD_TEST_SH.split("\n", 1)[1]
@@ -148,6 +152,8 @@ def test_oracle_scores_1_and_nop_0_in_the_verifier_image(tmp_path: Path) -> None
     assert oracle.verifier is not None
     assert "TOOL: verifier-image-tool" in oracle.verifier.output
     assert "VERIFIER-PYTEST" in oracle.verifier.output
+    assert "DELIVER-MODE: 750" in oracle.verifier.output  # the agent image's directory
+    assert "MARK: unset" in oracle.verifier.output
     nop = _grade(root, AgentName.NOP)
     assert nop.error is None and nop.reward == 0.0
 
@@ -180,15 +186,26 @@ def test_a_missing_artifact_scores_0(tmp_path: Path) -> None:
 
 
 def test_prebuilt_verifier_image_is_used(tmp_path: Path) -> None:
-    """``[verifier.environment] docker_image`` names an image that is here: used as is."""
-    toml = TOML + '\n[verifier.environment]\ndocker_image = "termgrade/base:local"\n'
+    """``[verifier.environment] docker_image`` names an image that is here: used as is,
+    with that table's env and limits (the agent's container keeps the task's)."""
+    toml = TOML + textwrap.dedent("""
+        [environment]
+        cpus = 2
+        [verifier.environment]
+        docker_image = "termgrade/base:local"
+        cpus = 1
+        env = { VERIFIER_MARK = "from-verifier-environment" }
+        """)
     root = separate_task(tmp_path, "sep-prebuilt", toml=toml)
     (root / "tests" / "test_outputs.py").write_text(CHECKS.split("\n\n\ndef test_the")[0])
     task = load_task(root)
     assert scoring_image(task, "unused") == "termgrade/base:local"
     outcome = _grade(root, AgentName.ORACLE)
     assert outcome.reward == 1.0, (outcome.error, outcome.failure)
-    assert "VERIFIER-PYTEST" in outcome.verifier.output if outcome.verifier else False
+    assert outcome.verifier is not None
+    assert "VERIFIER-PYTEST" in outcome.verifier.output
+    # 1 CPU (the verifier's table), not the task's 2: a quota of 100000 per 100000 us.
+    assert "MARK: from-verifier-environment CPU-QUOTA: 100000\n" in outcome.verifier.output
 
 
 def test_a_missing_prebuilt_verifier_image_leaves_the_trial_unscored(
