@@ -1,7 +1,8 @@
-"""Task images and the shared base image."""
+"""Task images, separate verifiers' images and the shared base image."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -13,7 +14,9 @@ from termgrade.core.package_data import data_path
 from termgrade.core.settings import SETTINGS
 from termgrade.sandbox.engine import BuiltImage, build_image, docker_client, image_exists
 from termgrade.task import Task
+from termgrade.task.digest import read_tree
 from termgrade.task.dockerfile import base_images
+from termgrade.task.ids import safe_name
 
 BASE_IMAGE_DIR = data_path("base_image")
 """The base image's recipe as the package ships it (copied from the repo's base_image/)."""
@@ -51,38 +54,45 @@ def image_available(ref: str) -> bool:
     return _pull(ref) is None
 
 
-def ensure_from_images(task: Task) -> None:
-    """Make every image the task's Dockerfile starts FROM present: the shared base image
-    must have been built; any other is pulled when the registry is reachable. Raises
-    :class:`ImageBuildError` naming the missing image and how to provide it."""
+def ensure_from_images(task: Task, dockerfile: Path | None = None,
+                       tag: str | None = None) -> list[str]:
+    """Make every image ``dockerfile`` (default: the task's) starts FROM present: the
+    shared base image must have been built; any other is pulled when the registry is
+    reachable. Returns those images. Raises :class:`ImageBuildError` naming the missing
+    image and how to provide it (``tag``: the image being built, for the message)."""
+    dockerfile = dockerfile or task.paths.dockerfile
+    tag = tag or task.image_tag
     try:
-        text = task.paths.dockerfile.read_text(encoding="utf-8", errors="replace")
+        text = dockerfile.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise ImageBuildError(task.image_tag, f"{task.paths.dockerfile}: {exc}",
-                              fix="restore the Dockerfile") from exc
-    for ref in base_images(text):
+        raise ImageBuildError(tag, f"{dockerfile}: {exc}", fix="restore the Dockerfile") from exc
+    refs = base_images(text)
+    for ref in refs:
         if image_exists(ref):
             continue
         if ref == SETTINGS.base_image:
-            raise MissingImageError(task.image_tag, ref, "it is TermGrade's base image",
+            raise MissingImageError(tag, ref, "it is TermGrade's base image",
                                     fix="run `termgrade base-image build`")
         reason = _pull(ref) if SETTINGS.pull else "pulling is off (TERMGRADE_PULL=0)"
         if reason is not None:
             raise MissingImageError(
-                task.image_tag, ref, reason,
-                fix=(f"{task.paths.dockerfile} needs it: on a machine that reaches its "
+                tag, ref, reason,
+                fix=(f"{dockerfile} needs it: on a machine that reaches its "
                      f"registry run `docker pull {ref} && "
                      f"docker save {ref} -o base.tar`, then here `docker load -i base.tar` "
                      "(or tag a local image with that name), and verify again"))
+    return refs
 
 
 def build_task_image(task: Task) -> BuiltImage:
-    """Build the task's ``environment/`` offline as ``termgrade/task-<name>:local``.
+    """Build the task's ``environment/`` offline as ``termgrade/task-<name>:local``, and a
+    separate-mode task's verifier image too (:func:`build_verifier_image`), so a verifier
+    that does not build fails here, as the task's build, not in a trial.
 
-    Its FROM images must be here or pullable (:func:`ensure_from_images`); the build
-    itself runs with no network."""
+    Their FROM images must be here or pullable (:func:`ensure_from_images`); the builds
+    themselves run with no network."""
     ensure_from_images(task)
-    return build_image(
+    built = build_image(
         task.paths.environment_dir,
         task.image_tag,
         network=False,
@@ -90,6 +100,71 @@ def build_task_image(task: Task) -> BuiltImage:
         fix=(f"{task.paths.dockerfile} must build with no network; vendor any data into "
              "environment/ instead of downloading it"),
     )
+    verifier = build_verifier_image(task)
+    if verifier is None:
+        return built
+    return BuiltImage(tag=built.tag, image_id=built.image_id,
+                      duration_s=built.duration_s + verifier.duration_s)
+
+
+VERIFIER_REPOSITORY = "termgrade/verifier-"
+"""Separate verifiers' images are tagged ``termgrade/verifier-<task>:<content digest>``."""
+_verifier_locks: dict[str, threading.Lock] = {}
+_verifier_locks_lock = threading.Lock()
+
+
+def _image_id(ref: str) -> str:
+    return str(docker_client().images.get(ref).id)
+
+
+def verifier_image_tag(task: Task, from_ids: list[str]) -> str:
+    """The tag of the task's separate verifier image: its build context (``tests/``:
+    paths, modes, contents) and the ids of the images it starts FROM decide it, so an
+    unchanged verifier is never rebuilt and a changed one (or a rebuilt base) always is."""
+    source = task.verifier_image_source
+    if source is None or source.context is None:
+        raise ValueError(f"{task.task_id} has no verifier image to build")
+    digest = hashlib.sha256(read_tree(source.context).fingerprint().encode())
+    for image_id in from_ids:
+        digest.update(f"\0{image_id}".encode())
+    return f"{VERIFIER_REPOSITORY}{safe_name(task.task_id)}:{digest.hexdigest()[:20]}"
+
+
+def build_verifier_image(task: Task) -> BuiltImage | None:
+    """The image a separate-mode task's verifier runs in, when it is not the task's own:
+    ``[verifier.environment] docker_image`` (here or pulled; never built), or
+    ``tests/Dockerfile`` built offline from ``tests/`` and cached by content digest
+    (:func:`verifier_image_tag`: a second call finds it and builds nothing). None for a
+    shared-mode task, or a separate one that grades in a fresh container of its own image.
+    Raises :class:`ImageBuildError` naming the file and the fix."""
+    source = task.verifier_image_source
+    if source is None or not source.own_image:
+        return None
+    if source.docker_image is not None:
+        ref = source.docker_image
+        if not image_available(ref):
+            raise MissingImageError(
+                ref, ref, "it is not on this machine and was not pulled",
+                fix=(f"{task.paths.config} [verifier.environment] docker_image names it: "
+                     f"`docker pull {ref}` (or `docker load` a saved copy), then run again"))
+        return BuiltImage(tag=ref, image_id=_image_id(ref), duration_s=0.0)
+    dockerfile = task.paths.verifier_dockerfile
+    repository = f"{VERIFIER_REPOSITORY}{safe_name(task.task_id)}"
+    refs = ensure_from_images(task, dockerfile, repository)
+    tag = verifier_image_tag(task, [_image_id(ref) for ref in refs])
+    with _verifier_locks_lock:
+        lock = _verifier_locks.setdefault(tag, threading.Lock())
+    with lock:  # two trials of one task build it once
+        if image_exists(tag):
+            return BuiltImage(tag=tag, image_id=_image_id(tag), duration_s=0.0)
+        declared = task.config.verifier.environment
+        timeout = (declared.build_timeout_sec if declared is not None
+                   else task.config.environment.build_timeout_sec)
+        return build_image(
+            task.paths.tests_dir, tag, network=False, timeout_s=timeout,
+            fix=(f"{dockerfile} must build with no network (its context is "
+                 f"{task.paths.tests_dir}); vendor any tool the verifier needs instead of "
+                 "downloading it"))
 
 
 def ensure_os_image(context: Path = BASE_IMAGE_DIR) -> None:

@@ -163,9 +163,8 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
     ``workdir``: the image's working directory (``[environment] workdir`` wins).
     ``resolve``: maps a container path through the image's symlinks (None: as written).
     """
-    declared = [str(p) for p in (getattr(task.config, "artifacts", None) or [])
-                if isinstance(p, str) and p.startswith("/")]
-    separate = bool(getattr(task.config, "separate", False))
+    declared = list(task.config.artifacts)
+    separate = task.config.separate_verifier
     candidates: list[tuple[str, str]] = [(p, "declared") for p in declared]
     if not (declared and separate):
         where = task.config.environment.workdir or workdir

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
-from termgrade.core.errors import SandboxError, VerifierError
+from termgrade.core.errors import ImageBuildError, SandboxError, VerifierError
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import Limits, Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
@@ -61,14 +61,16 @@ from termgrade.scoring.verifier import (
     verifier_env,
 )
 from termgrade.task import CONTAINER, Task
+from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
 
 DEFAULT_STORAGE_MB = 4096
 
 
-def task_limits(task: Task) -> Limits:
-    """Limits from task.toml's ``[environment]``, defaults where it is silent."""
-    env = task.config.environment
+def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Limits:
+    """Limits from task.toml's ``[environment]`` (or the ``environment`` given: a separate
+    verifier's own), defaults where it is silent."""
+    env = environment or task.config.environment
     defaults = Limits()
     return Limits(
         cpus=env.cpus or defaults.cpus,
@@ -151,10 +153,33 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
             return DockerSandbox.start(
                 image, limits=task_limits(task), env=task.config.environment.env,
                 workdir=task.config.environment.workdir, label=label)
+        scoring = scoring_environment(task)
         return DockerSandbox.create(
-            image, limits=task_limits(task), env=task.config.environment.env,
-            workdir=task.config.environment.workdir, label=label, read_only=read_only,
+            image, limits=task_limits(task, scoring), env=scoring.env,
+            workdir=scoring.workdir, label=label, read_only=read_only,
             seccomp=scoring_profile())
+
+
+def scoring_image(task: Task, image: str) -> str:
+    """The scoring container's image: a separate-mode task's own verifier image
+    (``tests/Dockerfile`` built offline and cached by content digest, or a prebuilt
+    ``[verifier.environment] docker_image``), else the task's ``image``. The verifier's
+    closure is that image's; A's image only describes what the agent changed.
+    ImageBuildError when the verifier image cannot be had."""
+    from termgrade.sandbox.images import build_verifier_image
+
+    built = build_verifier_image(task)
+    return built.tag if built is not None else image
+
+
+def scoring_environment(task: Task) -> EnvironmentConfig:
+    """The scoring container's environment (env, workdir, limits): a separate verifier's
+    ``[verifier.environment]`` when the task declares one (Harbor's rule), else the
+    task's ``[environment]``."""
+    declared = task.config.verifier.environment
+    if task.config.separate_verifier and declared is not None:
+        return declared
+    return task.config.environment
 
 
 def _closure(image: str, task: Task) -> Closure:
@@ -190,10 +215,11 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
     if reference is None:
         reference = reference_for(task)
     try:
-        closure = _closure(image, task)
+        score_image = scoring_image(task, image)
+        closure = _closure(score_image, task)
         transfer = transfer_set_for(task, image, closure, reference)
-    except SandboxError as exc:
-        return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
+    except (SandboxError, ImageBuildError) as exc:
+        return RunOutcome(label, None, error=f"the verifier's image and closure: {exc}",
                           durations={"total": time.monotonic() - started})
     staged, module = _stage(task, closure)
     mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
@@ -204,7 +230,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
         with ThreadPoolExecutor(max_workers=2) as pool:
             run = current_run()
             want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
-            want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score",
+            want_b = pool.submit(_start, score_image, task, f"{task.safe_name}-{label}-score",
                                  mounts, run)
             errors = []
             for future in (want_a, want_b):

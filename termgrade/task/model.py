@@ -20,6 +20,22 @@ def image_tag_for(task_id: str) -> str:
 
 
 @dataclass(frozen=True)
+class VerifierImageSource:
+    """Where a separate-mode verifier's image comes from, in Harbor's order of precedence:
+    ``[verifier.environment] docker_image`` (prebuilt), else ``tests/Dockerfile`` (built
+    offline from ``tests/``), else neither: a fresh container of the task's own image."""
+
+    docker_image: str | None = None
+    context: Path | None = None
+    """The build context (``tests/``) when the image is built from ``tests/Dockerfile``."""
+
+    @property
+    def own_image(self) -> bool:
+        """Whether the verifier runs in an image other than the task's."""
+        return self.docker_image is not None or self.context is not None
+
+
+@dataclass(frozen=True)
 class Task:
     task_id: str
     paths: TaskPaths
@@ -42,6 +58,19 @@ class Task:
         return self.paths.solve_script.is_file()
 
     @property
+    def verifier_image_source(self) -> VerifierImageSource | None:
+        """The separate verifier's image (None in shared mode: the verifier grades in a
+        container of the task's image, as TermGrade always has)."""
+        if not self.config.separate_verifier:
+            return None
+        declared = self.config.verifier.environment
+        if declared is not None and declared.docker_image:
+            return VerifierImageSource(docker_image=declared.docker_image)
+        if self.paths.verifier_dockerfile.is_file():
+            return VerifierImageSource(context=self.paths.tests_dir)
+        return VerifierImageSource()
+
+    @property
     def wants_internet(self) -> bool:
         """``[environment] allow_internet = true``: the task asks for the network, which
         TermGrade never gives; it is run offline only when the user says so."""
@@ -57,6 +86,21 @@ def _config_error(path: Path, exc: ValidationError) -> TaskLoadError:
         field=field,
         fix="correct that field (see Harbor's task.toml reference); unknown keys are kept",
     )
+
+
+def _verifier_source_problem(paths: TaskPaths, config: TaskConfig) -> TaskLoadError | None:
+    """A separate verifier declared in a form TermGrade cannot build."""
+    if not config.separate_verifier:
+        return None
+    declared = config.verifier.environment
+    if declared is not None and declared.docker_image:
+        return None
+    if not paths.verifier_dockerfile.is_file() and paths.verifier_compose.is_file():
+        return TaskLoadError(
+            paths.verifier_compose, "a compose verifier environment is not supported "
+            "(TermGrade builds one verifier image, offline)", field="verifier.environment",
+            fix=f"describe the verifier's image in {paths.verifier_dockerfile} instead")
+    return None
 
 
 def load_task(directory: str | Path) -> Task:
@@ -80,6 +124,9 @@ def load_task(directory: str | Path) -> Task:
         config = TaskConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(paths.config, exc) from exc
+    source_problem = _verifier_source_problem(paths, config)
+    if source_problem is not None:
+        raise source_problem
     try:
         instruction = paths.instruction.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

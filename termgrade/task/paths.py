@@ -11,7 +11,8 @@
     │   └── solve.sh           # the reference solution, run as `bash /solution/solve.sh`
     └── tests/
         ├── test.sh            # the verifier: writes /logs/verifier/reward.txt
-        └── test_*.py          # named assertions
+        ├── test_*.py          # named assertions
+        └── Dockerfile         # optional: a separate verifier's image (context: tests/)
 
 Inside the container the same pieces live at ``/solution``, ``/tests`` and
 ``/logs/verifier`` (:class:`ContainerPaths`).
@@ -58,6 +59,16 @@ class TaskPaths:
     @property
     def test_script(self) -> Path:
         return self.tests_dir / "test.sh"
+
+    @property
+    def verifier_dockerfile(self) -> Path:
+        """A separate-mode verifier's image recipe; its build context is ``tests/``."""
+        return self.tests_dir / "Dockerfile"
+
+    @property
+    def verifier_compose(self) -> Path:
+        """Harbor's compose form of a separate verifier (not supported by TermGrade)."""
+        return self.tests_dir / "docker-compose.yaml"
 
     def required(self) -> list[tuple[Path, str]]:
         """Files every task must have, with what each one is for. The reference solution

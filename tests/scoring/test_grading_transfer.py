@@ -59,8 +59,8 @@ def test_the_derived_set_names_each_root_and_why(tmp_path: Path) -> None:
 
 
 def test_declared_artifacts_in_separate_mode_are_the_whole_set(tmp_path: Path) -> None:
-    toml = ('schema_version = "1.4"\nartifacts = ["/app/report.json"]\nseparate = true\n'
-            "[verifier]\ntimeout_sec = 60.0\n")
+    toml = ('schema_version = "1.4"\nartifacts = ["/app/report.json"]\n'
+            '[verifier]\ntimeout_sec = 60.0\nenvironment_mode = "separate"\n')
     found = _set(tmp_path, "Write /app/report.json and /srv/x.", "", toml=toml)
     assert found.declared and [r.path for r in found.roots] == ["/app/report.json"]
 
