@@ -35,8 +35,9 @@ def register(app: typer.Typer) -> None:
                                     help="Trials at once (two containers each)."),
         in_flight: int = typer.Option(16, "--max-requests", min=1,
                                       help="Model requests in flight at once (per process)."),
-        api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
-                                        help="Environment variable holding the API key."),
+        api_key_env: str | None = typer.Option(
+            None, "--api-key-env", help="Environment variable holding the API key (default "
+            "OPENAI_API_KEY, may be unset; a variable named here must be set; '' for none)."),
         max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model turns per trial."),
         command_timeout: float = typer.Option(180.0, "--command-timeout", min=1,
                                               help="Seconds one bash command may run."),
@@ -68,14 +69,15 @@ def register(app: typer.Typer) -> None:
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
         `termgrade labels`."""
         from termgrade.agent import Endpoint, ScaffoldConfig
+        from termgrade.agent.client import key_variable
         from termgrade.agent.kinds import ModelAgent
         from termgrade.agent.probe import check_base_url
         from termgrade.grade import AdaptiveRule, grade_model, make_pool
 
         check_base_url(base_url)  # before anything else: the rest of the probe needs tasks
 
-        endpoint = Endpoint(base_url=base_url, model=model, api_key_env=api_key_env or None,
-                            max_in_flight=in_flight)
+        endpoint = Endpoint(base_url=base_url, model=model,
+                            api_key_env=key_variable(api_key_env), max_in_flight=in_flight)
         config = ScaffoldConfig(max_turns=max_turns, command_timeout_s=command_timeout,
                                 wall_clock_s=time_limit, temperature=temperature,
                                 max_tokens=max_tokens)
