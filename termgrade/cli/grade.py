@@ -6,13 +6,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
+
     from termgrade.grade import GradeReport
+    from termgrade.grade.summary import TaskTally
 
 
 def register(app: typer.Typer) -> None:
@@ -127,14 +133,7 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
                   *([f"{report.summary.saved_fraction:.0%}" if counted else "-"]
                     if adaptive else []), f"{report.wall_s:.0f} s")
     STDERR.print(table)
-    per_task = Table(title="per task")
-    for column in ("task", "counted", "passed", "rate", "band", "lost", "HTTP retries"):
-        per_task.add_column(column, overflow="fold")
-    for task in tasks:
-        per_task.add_row(task.task_id, str(task.counted), str(task.passed),
-                         "-" if task.pass_rate is None else f"{task.pass_rate:.2f}",
-                         task.band or "-", str(task.lost), str(task.http_retries))
-    STDERR.print(per_task)
+    print_per_task(tasks, STDERR)
     if report.reaped:
         STDERR.print(f"removed {report.reaped} container(s) an interrupted run of this "
                      "output had left")
@@ -149,3 +148,26 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
     if report.abandoned:
         STDERR.print(f"[yellow]gave up on {len(report.abandoned)} task(s) after repeated "
                      f"infrastructure losses: {', '.join(report.abandoned[:10])}")
+
+
+PER_TASK_COLUMNS = ("counted", "passed", "rate", "band", "lost", "HTTP retries")
+_PER_TASK_WIDTH = 60
+"""What the other columns of the per-task table take beside the task name."""
+
+
+def print_per_task(tasks: Sequence[TaskTally], console: Console) -> None:
+    """One row per task; a task's name is never cut or folded (a name longer than the
+    terminal leaves room for makes the table wider, not the name shorter)."""
+    per_task = Table(title="per task")
+    longest = max((len(task.task_id) for task in tasks), default=4)
+    per_task.add_column("task", no_wrap=True, min_width=longest)
+    for column in PER_TASK_COLUMNS:
+        per_task.add_column(column, overflow="fold")
+    for task in tasks:
+        per_task.add_row(escape(task.task_id), str(task.counted), str(task.passed),
+                         "-" if task.pass_rate is None else f"{task.pass_rate:.2f}",
+                         task.band or "-", str(task.lost), str(task.http_retries))
+    from rich.segment import Segments
+
+    wide = console.options.update_width(max(console.width, longest + _PER_TASK_WIDTH))
+    console.print(Segments(console.render(per_task, wide)), crop=False, soft_wrap=True)
