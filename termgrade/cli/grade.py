@@ -142,6 +142,12 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
                      f"graded {report.graded}")
         for task_id, why in sorted(report.rerun.items())[:10]:
             STDERR.print(f"  regraded {task_id}: {why}", highlight=False)
+    if report.skipped:
+        from termgrade.grade.preflight import skipped_lines
+
+        STDERR.print(f"[yellow]skipped {len(report.skipped)} task(s), not graded:[/]")
+        for line in skipped_lines(report.skipped):
+            STDERR.print(f"  {escape(line)}", highlight=False)
     if report.resumed:
         STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
                      "tables, not in the live rate)")
