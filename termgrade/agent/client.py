@@ -26,7 +26,12 @@ from typing import Any
 
 import httpx2
 
-from termgrade.core.errors import ContextLengthError, EndpointError, RequestRejected
+from termgrade.core.errors import (
+    ContextLengthError,
+    EndpointError,
+    OptionError,
+    RequestRejected,
+)
 from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
 from termgrade.core.settings import SETTINGS
 
@@ -37,6 +42,26 @@ DEFAULT_RETRY = RetryPolicy(attempts=8, base_s=1.0, max_s=60.0)
 CONNECT_TRIES = 3
 """Tries of a request that finds nothing listening (connection refused, an unknown host)
 before the endpoint is given up as down: seconds, not the minutes of the full policy."""
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+def key_variable(given: str | None) -> str | None:
+    """The variable an endpoint reads its key from, as ``--api-key-env`` names it.
+
+    Not given: :data:`DEFAULT_KEY_ENV`, which may be unset (a local server needs no key);
+    ``""``: no key at all. A variable named on purpose must be set here and not empty:
+    a typo would otherwise send every request without a key."""
+    if given is None:
+        return DEFAULT_KEY_ENV
+    if not given:
+        return None
+    if not SETTINGS.api_key(given):
+        raise OptionError(f"--api-key-env {given}: the variable {given} is not set (or is "
+                          "empty) in this environment",
+                          fix=f"export {given}=<the key>, name the variable that holds the "
+                          "key, or pass --api-key-env '' for an endpoint that needs none")
+    return given
 
 
 @dataclass(frozen=True)

@@ -84,20 +84,57 @@ def _status(task: TaskAudit) -> str:
     return "[green]ok[/]" if task.passed else "[red]flagged[/]"
 
 
-MAX_TABLE_ROWS = 60
-"""Rows of the terminal table; a larger corpus is shown in full by --json / --markdown."""
+MAX_TABLE_ROWS = 20
+"""Task rows of the terminal summary; ``--all`` (or --json / --markdown) shows every task."""
 MAX_CELL_ITEMS = 4
 """Near-duplicates shown per task in the terminal table."""
 
 
-def render(report: AuditReport, console: Console, *, max_rows: int = MAX_TABLE_ROWS) -> None:
-    """Rich tables: one row per task (flagged tasks first, at most ``max_rows``), then a
-    summary."""
+def _counts_table(report: AuditReport) -> Table:
+    """Tasks failing each static check, with one example; then the pair and flag counts."""
+    table = Table(title="termgrade audit: findings per check")
+    for column in ("check", "tasks", "for example"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    examples: dict[str, str] = {}
+    for task in report.tasks:
+        for name in task.failed_checks:
+            examples.setdefault(name, task.task_id)
+    for name, count in sorted(report.failures_by_check().items()):
+        table.add_row(escape(name), str(count), escape(examples[name]))
+    dup_tasks = [t for t in report.tasks if t.near_duplicates]
+    table.add_row("near-duplicates", str(len(dup_tasks)),
+                  escape(dup_tasks[0].task_id) if dup_tasks else "")
+    if report.external_tasks:
+        contaminated = [t for t in report.tasks if t.contaminated]
+        table.add_row("contamination", str(len(contaminated)),
+                      escape(contaminated[0].task_id) if contaminated else "")
+    return table
+
+
+def _task_table(tasks: list[TaskAudit], *, full: bool, contamination: bool = True) -> Table:
+    """One row per task; ``full``: each failed check's reason and the near-duplicates,
+    every cell folded; else a line per flagged task: check names and counts."""
     table = Table(title="termgrade audit")
-    for column in ("task", "status", "failed checks", "near-duplicates", "closest external"):
-        table.add_column(column, overflow="fold")
-    ordered = sorted(report.tasks, key=lambda t: t.passed)
-    for task in ordered[:max_rows]:
+    if full:
+        for column in ("task", "status", "failed checks", "near-duplicates",
+                       "closest external"):
+            table.add_column(column, overflow="fold")
+    else:
+        # A task's name is never cut (folded when it must be); the rest is cut to one line.
+        table.add_column("task", overflow="fold", ratio=3)
+        table.add_column("failed checks", no_wrap=True, overflow="ellipsis", ratio=3,
+                         min_width=12)
+        table.add_column("near-dups", no_wrap=True, justify="right", min_width=5)
+        if contamination:
+            table.add_column("contaminated by", no_wrap=True, overflow="ellipsis", ratio=2)
+    for task in tasks:
+        if not full:
+            flagged = task.contaminated
+            table.add_row(escape(task.task_id), escape(", ".join(task.failed_checks)),
+                          str(len(task.near_duplicates) or ""),
+                          *([escape(flagged[0].external_id) if flagged else ""]
+                            if contamination else []))
+            continue
         failed = "\n".join(escape(f"{name}: {reason[:160]}")
                             for name, reason in task.failed_checks.items())
         dups = [f"{escape(p.other(task.task_id))} ({p.field} {p.estimated_jaccard:.2f})"
@@ -108,10 +145,26 @@ def render(report: AuditReport, console: Console, *, max_rows: int = MAX_TABLE_R
             f"{'[red]' if m.flagged else ''}{escape(m.external_id)} ({m.field} {m.score:.2f})"
             f"{'[/]' if m.flagged else ''}" for m in task.contamination)
         table.add_row(escape(task.task_id), _status(task), failed, "\n".join(dups), closest)
-    console.print(table)
-    if len(ordered) > max_rows:
-        console.print(f"... {len(ordered) - max_rows} more tasks not shown: see --json or "
-                      "--markdown for every task", highlight=False)
+    return table
+
+
+def render(report: AuditReport, console: Console, *, max_rows: int | None = MAX_TABLE_ROWS
+           ) -> None:
+    """The audit on a terminal: the findings per check and the first ``max_rows`` flagged
+    tasks, one line each (``None``: every task, with its reasons), then a summary. A
+    corpus of thousands of tasks stays a screenful."""
+    ordered = sorted(report.tasks, key=lambda t: t.passed)
+    flagged = [task for task in ordered if not task.passed]
+    if max_rows is None:
+        console.print(_task_table(ordered, full=True))
+    elif flagged:
+        console.print(_counts_table(report))
+        console.print(_task_table(flagged[:max_rows], full=False,
+                                  contamination=bool(report.external_tasks)))
+        if len(flagged) > max_rows:
+            console.print(f"... {len(flagged) - max_rows} more flagged task(s) not shown: "
+                          "--all lists every task with its reasons (so do --markdown FILE "
+                          "and --json)", highlight=False)
     for line in summary_lines(report):
         console.print(escape(line), highlight=False)
     for problem in report.external_problems:

@@ -103,8 +103,19 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from termgrade.core.version import __version__
+
+        typer.echo(f"termgrade {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+        version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                     help="Print TermGrade's version and exit."),
+) -> None:
     """Build, verify, grade, package and publish executable Linux tasks for terminal agents."""
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from termgrade.audit import AuditSettings, audit_corpus
-from termgrade.audit.render import json_lines, markdown, render
+from termgrade.audit.render import MAX_TABLE_ROWS, json_lines, markdown, render
 from termgrade.cli.app import guarded
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.progress import STDERR
@@ -39,10 +39,17 @@ def register(app: typer.Typer) -> None:
                                   help="Words per n-gram (contamination)."),
         min_tests: int = typer.Option(_DEFAULTS.min_tests, "--min-tests", min=0,
                                       help="Fewest test cases a task may have."),
+        show_all: bool = typer.Option(False, "--all", help="List every task with the reason "
+                                      "of each failed check (default: the findings per check "
+                                      "and the first 20 tasks)."),
     ) -> None:
         """Audit the corpus: static checks, near-duplicates, contamination.
 
-        Exit 1 when a check fails or a near-duplicate or contamination flag is raised."""
+        The audit goes to stdout (to stderr with --json, which stdout then holds); progress
+        to stderr. Exit 1 when a check fails or a near-duplicate or contamination flag is
+        raised."""
+        from rich.console import Console
+
         settings = AuditSettings(threshold=threshold,
                                  contamination_threshold=contamination_threshold,
                                  shingle_size=shingle_size, ngram=ngram,
@@ -55,5 +62,6 @@ def register(app: typer.Typer) -> None:
         if markdown_file is not None:
             atomic_write_text(markdown_file, markdown(report))
             STDERR.print(f"wrote {markdown_file}")
-        render(report, STDERR)
+        render(report, STDERR if as_json else Console(),
+               max_rows=None if show_all else MAX_TABLE_ROWS)
         raise typer.Exit(0 if report.passed else 1)

@@ -83,8 +83,9 @@ def register(app: typer.Typer) -> None:
         temperature: float | None = typer.Option(None, "--temperature", min=0.0),
         max_tokens: int | None = typer.Option(None, "--max-tokens", min=1,
                                               help="Completion tokens per answer."),
-        api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
-                                        help="Environment variable holding the API key."),
+        api_key_env: str | None = typer.Option(
+            None, "--api-key-env", help="Environment variable holding the API key (default "
+            "OPENAI_API_KEY, may be unset; a variable named here must be set; '' for none)."),
         keep_images: bool = typer.Option(False, "--keep-images", help="Keep each candidate's "
                                          "image after verify (default: removed)."),
         as_json: bool = typer.Option(False, "--json", help="Print funnel.json on stdout."),
@@ -93,6 +94,7 @@ def register(app: typer.Typer) -> None:
 
         Exit 0 when at least one task was kept."""
         from termgrade.agent import Endpoint
+        from termgrade.agent.client import key_variable
         from termgrade.generate import expand, generate_tasks, load_spec
 
         params: dict[str, object] = {}
@@ -100,7 +102,7 @@ def register(app: typer.Typer) -> None:
             params["temperature"] = temperature
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
-        endpoint = Endpoint(base_url=base_url, model=model, api_key_env=api_key_env or None)
+        endpoint = Endpoint(base_url=base_url, model=model, api_key_env=key_variable(api_key_env))
         report = generate_tasks(
             expand(load_spec(spec)), endpoint=endpoint, out_dir=out_dir,
             max_repairs=max_repairs, repeat=repeat, corpus=corpus, against=against,

@@ -6,13 +6,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
+
     from termgrade.grade import GradeReport
+    from termgrade.grade.summary import TaskTally
 
 
 def register(app: typer.Typer) -> None:
@@ -35,8 +41,9 @@ def register(app: typer.Typer) -> None:
                                     help="Trials at once (two containers each)."),
         in_flight: int = typer.Option(16, "--max-requests", min=1,
                                       help="Model requests in flight at once (per process)."),
-        api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env",
-                                        help="Environment variable holding the API key."),
+        api_key_env: str | None = typer.Option(
+            None, "--api-key-env", help="Environment variable holding the API key (default "
+            "OPENAI_API_KEY, may be unset; a variable named here must be set; '' for none)."),
         max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model turns per trial."),
         command_timeout: float = typer.Option(180.0, "--command-timeout", min=1,
                                               help="Seconds one bash command may run."),
@@ -68,14 +75,15 @@ def register(app: typer.Typer) -> None:
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
         `termgrade labels`."""
         from termgrade.agent import Endpoint, ScaffoldConfig
+        from termgrade.agent.client import key_variable
         from termgrade.agent.kinds import ModelAgent
         from termgrade.agent.probe import check_base_url
         from termgrade.grade import AdaptiveRule, grade_model, make_pool
 
         check_base_url(base_url)  # before anything else: the rest of the probe needs tasks
 
-        endpoint = Endpoint(base_url=base_url, model=model, api_key_env=api_key_env or None,
-                            max_in_flight=in_flight)
+        endpoint = Endpoint(base_url=base_url, model=model,
+                            api_key_env=key_variable(api_key_env), max_in_flight=in_flight)
         config = ScaffoldConfig(max_turns=max_turns, command_timeout_s=command_timeout,
                                 wall_clock_s=time_limit, temperature=temperature,
                                 max_tokens=max_tokens)
@@ -125,14 +133,7 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
                   *([f"{report.summary.saved_fraction:.0%}" if counted else "-"]
                     if adaptive else []), f"{report.wall_s:.0f} s")
     STDERR.print(table)
-    per_task = Table(title="per task")
-    for column in ("task", "counted", "passed", "rate", "band", "lost", "HTTP retries"):
-        per_task.add_column(column, overflow="fold")
-    for task in tasks:
-        per_task.add_row(task.task_id, str(task.counted), str(task.passed),
-                         "-" if task.pass_rate is None else f"{task.pass_rate:.2f}",
-                         task.band or "-", str(task.lost), str(task.http_retries))
-    STDERR.print(per_task)
+    print_per_task(tasks, STDERR)
     if report.reaped:
         STDERR.print(f"removed {report.reaped} container(s) an interrupted run of this "
                      "output had left")
@@ -141,9 +142,38 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
                      f"graded {report.graded}")
         for task_id, why in sorted(report.rerun.items())[:10]:
             STDERR.print(f"  regraded {task_id}: {why}", highlight=False)
+    if report.skipped:
+        from termgrade.grade.preflight import skipped_lines
+
+        STDERR.print(f"[yellow]skipped {len(report.skipped)} task(s), not graded:[/]")
+        for line in skipped_lines(report.skipped):
+            STDERR.print(f"  {escape(line)}", highlight=False)
     if report.resumed:
         STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
                      "tables, not in the live rate)")
     if report.abandoned:
         STDERR.print(f"[yellow]gave up on {len(report.abandoned)} task(s) after repeated "
                      f"infrastructure losses: {', '.join(report.abandoned[:10])}")
+
+
+PER_TASK_COLUMNS = ("counted", "passed", "rate", "band", "lost", "HTTP retries")
+_PER_TASK_WIDTH = 60
+"""What the other columns of the per-task table take beside the task name."""
+
+
+def print_per_task(tasks: Sequence[TaskTally], console: Console) -> None:
+    """One row per task; a task's name is never cut or folded (a name longer than the
+    terminal leaves room for makes the table wider, not the name shorter)."""
+    per_task = Table(title="per task")
+    longest = max((len(task.task_id) for task in tasks), default=4)
+    per_task.add_column("task", no_wrap=True, min_width=longest)
+    for column in PER_TASK_COLUMNS:
+        per_task.add_column(column, overflow="fold")
+    for task in tasks:
+        per_task.add_row(escape(task.task_id), str(task.counted), str(task.passed),
+                         "-" if task.pass_rate is None else f"{task.pass_rate:.2f}",
+                         task.band or "-", str(task.lost), str(task.http_retries))
+    from rich.segment import Segments
+
+    wide = console.options.update_width(max(console.width, longest + _PER_TASK_WIDTH))
+    console.print(Segments(console.render(per_task, wide)), crop=False, soft_wrap=True)

@@ -126,7 +126,12 @@ def register(app: typer.Typer) -> None:
     @guarded
     def synth(
         output: Path = typer.Option(..., "--output", "-o", help="trials.jsonl to write."),
-        tasks: int = typer.Option(1004, "--tasks", min=1, help="Number of tasks."),
+        tasks: int = typer.Option(1004, "--tasks", min=1, help="Number of tasks (synthetic "
+                                  "ids; ignored with --from-tasks)."),
+        from_tasks: list[Path] = typer.Option(
+            None, "--from-tasks", help="Task dirs or folders of them (repeatable): draw the "
+            "trials for these real task ids (models and source stay synthetic), so labels "
+            "and builds match the tasks."),
         seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same bytes)."),
         model: list[str] = typer.Option(None, "--model", help="NAME:K[:MEAN] (repeatable). "
                                         "Default: six paper-like models, k=8 x4 and k=2 x2."),
@@ -150,9 +155,21 @@ def register(app: typer.Typer) -> None:
         from termgrade.trialsets.synthetic import generate
         from termgrade.trialsets.synthetic_config import SyntheticConfig
 
+        task_ids: tuple[str, ...] = ()
+        if from_tasks:
+            from termgrade.task import discover_tasks
+
+            task_ids = tuple(sorted({path.name for path in discover_tasks(*from_tasks)}))
+            if not task_ids:
+                from termgrade.core.errors import OptionError
+
+                raise OptionError(f"--from-tasks {' '.join(map(str, from_tasks))}: no task "
+                                  "dir there", fix="pass task dirs (with task.toml) or "
+                                  "folders of them, e.g. --from-tasks environments")
+            tasks = len(task_ids)
         config = SyntheticConfig(models=_synth_models(model, infra_rate), n_tasks=tasks,
                                  seed=seed, shared_difficulty=shared, scaffold=scaffold,
-                                 task_prefix=task_prefix)
+                                 task_prefix=task_prefix, task_ids=task_ids)
         corpus = generate(config)
         records: Iterable[dict[str, Any]] = corpus.records
         if transcripts:

@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
         # extra): about 190 MiB this command never uses. Its own switch turns that off.
         if "datasets" not in sys.modules:
             os.environ.setdefault("USE_TORCH", "0")
+        from rich.console import Console
         from rich.markup import escape
 
         from termgrade.builders.layout import RepoPaths
@@ -63,15 +64,18 @@ def register(app: typer.Typer) -> None:
                                cache=cache, accept_baseline=written is None)
         if as_json:
             typer.echo(json.dumps(report.to_dict(), indent=2))
+        # The report is the result: stdout (stderr when --json holds stdout); progress and
+        # logs stay on stderr.
+        out = STDERR if as_json else Console(soft_wrap=True)
         for check, proved in report.passed.items():
-            STDERR.print(f"[green]ok[/] {check}: {proved}", highlight=False)
+            out.print(f"[green]ok[/] {check}: {proved}", highlight=False)
         for note in report.notes:
-            STDERR.print(f"note: {escape(note)}", highlight=False)
+            out.print(f"note: {escape(note)}", highlight=False)
         for finding in report.findings:
             # A finding names fields in brackets: text, not console markup.
-            STDERR.print(f"[red]FAIL[/] {escape(str(finding))}", highlight=False)
-        STDERR.print(f"{directory}: " + ("valid" if report.ok else
-                                         f"{len(report.findings)} finding(s)"))
+            out.print(f"[red]FAIL[/] {escape(str(finding))}", highlight=False)
+        out.print(f"{directory}: " + ("valid" if report.ok else
+                                      f"{len(report.findings)} finding(s)"), highlight=False)
         if written is not None:
             STDERR.print(written, highlight=False)
         raise typer.Exit(0 if report.ok else 1)

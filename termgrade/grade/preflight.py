@@ -47,15 +47,23 @@ def unavailable_images(task_dirs: Mapping[str, Path]) -> dict[str, list[str]]:
 def apply_image_policy(task_dirs: Mapping[str, Path], policy: ImagePolicy) -> dict[str, Path]:
     """``task_dirs`` less the tasks whose FROM image is missing (``skip``); ``refuse``
     raises :class:`OptionError` naming the images and their tasks when there are any."""
+    return split_by_image(task_dirs, policy)[0]
+
+
+def split_by_image(task_dirs: Mapping[str, Path], policy: ImagePolicy
+                   ) -> tuple[dict[str, Path], dict[str, str]]:
+    """The tasks to grade and, with ``skip``, each task left out and why (the image it
+    lacks); ``refuse`` raises :class:`OptionError` naming the images and their tasks."""
     if policy not in IMAGE_POLICIES:
         raise OptionError(f"missing-image policy {policy!r} is not one of "
                           f"{', '.join(IMAGE_POLICIES)}", fix="choose one of them")
     missing = unavailable_images(task_dirs)
     if not missing:
-        return dict(task_dirs)
-    lacking = {task_id for ids in missing.values() for task_id in ids}
+        return dict(task_dirs), {}
+    lacking = {task_id: f"FROM {ref}: not here and cannot be pulled"
+               for ref, ids in sorted(missing.items()) for task_id in ids}
     if policy == "skip":
-        return {k: v for k, v in task_dirs.items() if k not in lacking}
+        return {k: v for k, v in task_dirs.items() if k not in lacking}, lacking
     parts = []
     for ref, ids in sorted(missing.items()):
         shown = ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more"
@@ -68,3 +76,26 @@ def apply_image_policy(task_dirs: Mapping[str, Path], policy: ImagePolicy) -> di
         fix=(f"on a machine that reaches the registry run `docker pull {first} && docker "
              f"save {first} -o base.tar`, then here `docker load -i base.tar`; or pass "
              "--missing-images skip to grade the other tasks"))
+
+
+def skipped_lines(skipped: Mapping[str, str]) -> list[str]:
+    """Skipped tasks grouped by why, the largest group first: ``N task(s): why (ids)``."""
+    reasons: dict[str, list[str]] = {}
+    for task_id, why in sorted(skipped.items()):
+        reasons.setdefault(why, []).append(task_id)
+    lines = []
+    for why, ids in sorted(reasons.items(), key=lambda item: -len(item[1])):
+        shown = ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more"
+                                           if len(ids) > _SHOWN else "")
+        lines.append(f"{len(ids)} task(s): {why} ({shown})")
+    return lines
+
+
+def nothing_left(skipped: Mapping[str, str]) -> OptionError:
+    """The error of a run whose policies skipped every task: how many, why, and the fix."""
+    return OptionError(
+        f"nothing to grade: all {len(skipped)} task(s) were skipped: "
+        f"{'; '.join(skipped_lines(skipped))}",
+        fix="`docker load` the missing image(s) (or pull them where a registry is "
+            "reachable), pass --internet-tasks offline to grade network tasks offline, "
+            "or pass task dirs that can be graded here")

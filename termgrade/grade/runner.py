@@ -26,7 +26,7 @@ from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSu
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
-from termgrade.grade.preflight import ImagePolicy, apply_image_policy
+from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
 from termgrade.grade.reuse import (
     apply_reuse,
@@ -66,6 +66,8 @@ class GradeReport:
     """Tasks with a reused trial."""
     rerun: dict[str, str] = field(default_factory=dict)
     """Tasks whose earlier trials were not reused, and why (``--reuse``)."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Tasks left out by ``--internet-tasks skip`` or ``--missing-images skip``, and why."""
 
     @property
     def graded(self) -> int:
@@ -200,10 +202,15 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     are copied into this run's journal and not graded again (:mod:`.reuse`).
     """
     try:
-        task_dirs = apply_internet_policy(
-            {path.name: path.resolve() for path in discover_tasks(*task_roots)}, internet_tasks)
+        found = {path.name: path.resolve() for path in discover_tasks(*task_roots)}
+        task_dirs = apply_internet_policy(found, internet_tasks)
+        skipped = dict.fromkeys(found.keys() - task_dirs.keys(),
+                                "asks for the network (allow_internet = true)")
         if run is run_job and (pool is None or pool.where == "local"):
-            task_dirs = apply_image_policy(task_dirs, missing_images)
+            task_dirs, lacking = split_by_image(task_dirs, missing_images)
+            skipped.update(lacking)
+        if skipped and not task_dirs:
+            raise nothing_left(skipped)
         if run is run_job:
             probe_endpoint(agent.endpoint)
     except TermGradeError:
@@ -293,7 +300,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             pool.shutdown()
     return GradeReport(journal.path, records, len(previous) - reused, scheduler.summary(),
                        time.monotonic() - began, lost, sorted(abandoned), reaped, reused,
-                       reused_tasks, rerun)
+                       reused_tasks, rerun, skipped)
 
 
 @dataclass(frozen=True)

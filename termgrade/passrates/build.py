@@ -66,8 +66,9 @@ def _figures(report: PassRateReport, inputs: PassRateInputs,
     figures = {
         "pass_rate_histograms.png": plots.pass_rate_histograms(inputs.labels, order, band),
         "grpo_weight.png": plots.grpo_curve(options.selected, band),
-        "jaccard.png": plots.jaccard_heatmap(report.jaccard),
     }
+    if len(order) > 1:  # one configuration's set overlaps only itself
+        figures["jaccard.png"] = plots.jaccard_heatmap(report.jaccard)
     if report.cost:
         figures["pass1_vs_trial_hours.png"] = plots.pass1_vs_hours(report.configs, report.cost)
     return figures

@@ -69,7 +69,18 @@ def _pass_rates(report: PassRateReport) -> list[str]:
                           rows)
 
 
+def _one_config(report: PassRateReport) -> list[str]:
+    """What stands for the comparisons when there is nothing to compare."""
+    only = ", ".join(f"`{c.config}`" for c in report.configs) or "none"
+    return ["## Comparisons", "",
+            f"One configuration ({only}): paired comparisons and the overlap of "
+            f"'{report.central_band}' task sets need two or more. Grade another model or "
+            "setting on the same tasks and pass both runs.", ""]
+
+
 def _paired(report: PassRateReport) -> list[str]:
+    if len(report.configs) < 2:
+        return _one_config(report)
     level = round(100 * report.paired[0].ci_level) if report.paired else 95
     rows = [[f"{r.a} vs {r.b}", str(r.n_common), f"{r.diff_pp:+.2f}",
              f"{_f(r.ci_low_pp, 2)} .. {_f(r.ci_high_pp, 2)}", _f(r.t, 2), _p(r.p_value)]
@@ -81,6 +92,8 @@ def _paired(report: PassRateReport) -> list[str]:
 
 
 def _jaccard(report: PassRateReport) -> list[str]:
+    if len(report.configs) < 2:
+        return []  # said once, by _paired
     j = report.jaccard
     rows = [[f"{name} ({size})", *(_f(v, 2) for v in row)]
             for name, size, row in zip(j.names, j.sizes, j.matrix, strict=True)]

@@ -35,9 +35,32 @@ def _png(fig: Any) -> bytes:
     return buffer.getvalue()
 
 
+def band_span(k: int, band: tuple[float, float]) -> tuple[float, float] | None:
+    """The shaded range of a histogram with one bin per rate i/k: from the lower edge of
+    the first bin whose rate is in ``band`` (ends included) to the upper edge of the last,
+    so no bin straddles the shading; None when no rate i/k is in the band."""
+    inside = [i for i in range(k + 1) if band[0] <= i / k <= band[1]]
+    if not inside:
+        return None
+    return (inside[0] - 0.5) / k, (inside[-1] + 0.5) / k
+
+
+def band_counts(rates: np.ndarray, k: int, band: tuple[float, float]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Tasks per bin (one per rate i/k), split into those whose own rate is in ``band``
+    and those outside it: a rate between two bins (fewer than k counted trials) is drawn
+    in the nearer bin, in the colour of its own band."""
+    edges = np.linspace(-0.5 / k, 1 + 0.5 / k, k + 2)
+    central = (rates >= band[0]) & (rates <= band[1])
+    inside, _ = np.histogram(rates[central], bins=edges)
+    outside, _ = np.histogram(rates[~central], bins=edges)
+    return inside, outside
+
+
 def pass_rate_histograms(labels: pd.DataFrame, order: Sequence[str],
                          band: tuple[float, float] = (0.25, 0.75)) -> bytes:
-    """One histogram of per-task pass rates per configuration; one bar per possible rate."""
+    """One histogram of per-task pass rates per configuration; one bar per possible rate,
+    green for tasks in the band-central range, shaded over whole bins."""
     frame = with_config(labels)
     cols = min(3, max(1, len(order)))
     rows = math.ceil(len(order) / cols) or 1
@@ -47,18 +70,21 @@ def pass_rate_histograms(labels: pd.DataFrame, order: Sequence[str],
     for ax, config in zip(axes, order, strict=False):
         data = frame.loc[frame["config"] == config]
         k = max(int(data["k"].max()), 1)
-        rates = data["pass_rate"].dropna().to_numpy()
-        edges = np.linspace(-0.5 / k, 1 + 0.5 / k, k + 2)
-        ax.axvspan(*band, color="tab:green", alpha=0.12, lw=0)
-        counts, _ = np.histogram(rates, bins=edges)
-        ax.bar(np.arange(k + 1) / k, counts, width=0.9 / max(k, 8), color="tab:blue")
+        rates = data["pass_rate"].dropna().to_numpy(dtype=float)
+        span = band_span(k, band)
+        if span is not None:
+            ax.axvspan(*span, color="tab:green", alpha=0.12, lw=0)
+        inside, outside = band_counts(rates, k, band)
+        x, width = np.arange(k + 1) / k, 0.9 / max(k, 8)
+        ax.bar(x, outside, width=width, color="tab:blue")
+        ax.bar(x, inside, width=width, bottom=outside, color="tab:green")
         ax.set_title(f"{config} (k={k}, {rates.size} tasks)", fontsize=9)
         ax.set_xlim(-0.08, 1.08)
         ax.set_xlabel("pass rate", fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in axes[len(order):]:
         ax.set_visible(False)
-    fig.suptitle("Per-task pass rates (shaded: band-central range)", fontsize=10)
+    fig.suptitle(f"Per-task pass rates (green: in [{band[0]:g}, {band[1]:g}])", fontsize=10)
     return _png(fig)
 
 
@@ -124,8 +150,27 @@ def pass1_vs_hours(configs: Sequence[ConfigSummary], cost: Sequence[CostRow]) ->
     ax.set_xlabel("trial-hours (counted trials, log scale)")
     ax.set_ylabel("pass@1")
     ax.grid(alpha=0.3, which="both")
-    ax.set_title("Score and cost move independently", fontsize=10)
+    ax.set_title(cost_title(configs, hours), fontsize=10)
     return _png(fig)
+
+
+MIN_POINTS_TO_RELATE = 4
+"""Configurations below which the cost figure says nothing about how score and cost
+relate."""
+
+
+def cost_title(configs: Sequence[ConfigSummary], hours: Mapping[str, float]) -> str:
+    """The cost figure's title: what it plots and, only from enough configurations, their
+    rank correlation; never a claim two or three points cannot carry."""
+    points = [(hours[c.config], c.pass_at_1.value) for c in configs
+              if hours.get(c.config) and c.pass_at_1.value is not None]
+    head = f"pass@1 against trial-hours ({len(points)} configuration(s))"
+    if len(points) < MIN_POINTS_TO_RELATE:
+        return f"{head}: too few to say how score and cost relate"
+    from scipy.stats import spearmanr
+
+    rho = float(spearmanr([x for x, _ in points], [y for _, y in points]).statistic)
+    return head if math.isnan(rho) else f"{head}: Spearman rho {rho:+.2f}"
 
 
 def jaccard_heatmap(jaccard: JaccardOut) -> bytes:

@@ -71,10 +71,50 @@ def local_repo(source: str, *, revision: str | None = None) -> Path:
     if not REPO_ID.match(source):
         raise BuildError(f"{source}: no such directory, and not a Hub repo id",
                          fix="pass the bandcentral repo's directory or its Hub id (org/name)")
-    from huggingface_hub import snapshot_download
+    return _download(source, revision)
 
-    return Path(snapshot_download(source, repo_type="dataset", revision=revision,
-                                  allow_patterns=[f"{TASKS_CONFIG}/*.parquet", "README.md"]))
+
+def _download(source: str, revision: str | None) -> Path:
+    """``source``'s tasks and card from the Hub; each way the Hub says no is a BuildError
+    naming the repo, the Hub asked and the fix, never the client's raw HTTP error."""
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    where = f"the Hub at {constants.ENDPOINT}"
+    try:
+        return Path(snapshot_download(source, repo_type="dataset", revision=revision,
+                                      allow_patterns=[f"{TASKS_CONFIG}/*.parquet",
+                                                      "README.md"]))
+    except GatedRepoError:
+        raise BuildError(f"--repo {source}: a gated dataset repo on {where}, and this token "
+                         "has not been granted access",
+                         fix="accept its terms on the repo's page, then log in (`hf auth "
+                         "login` or HF_TOKEN)") from None
+    except RepositoryNotFoundError:
+        raise BuildError(f"--repo {source}: {where} has no dataset repo {source} (or it is "
+                         "private and no token with access is set)",
+                         fix="check the id (ORG/NAME, as `termgrade publish --repo-id` "
+                         "gave it), log in for a private repo (`hf auth login` or HF_TOKEN), "
+                         "or pass the staged directory (e.g. dist/bandcentral)") from None
+    except RevisionNotFoundError:
+        raise BuildError(f"--repo {source}: {where} has no revision {revision!r} of it",
+                         fix="pass a branch, tag or commit the repo has, or drop --revision"
+                         ) from None
+    except LocalEntryNotFoundError as exc:
+        raise BuildError(f"--repo {source}: {where} cannot be reached and nothing is cached "
+                         f"({exc})", fix="check the network, HF_ENDPOINT and HF_HUB_OFFLINE, "
+                         "or pass the staged directory") from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BuildError(f"--repo {source}: {where} answered HTTP {status} ({first})",
+                         fix="try again later, or pass the staged directory") from None
 
 
 def split_files(repo: Path, split: str) -> list[Path]:

@@ -107,7 +107,7 @@ def _model_trials(config: SyntheticConfig, model: SyntheticModel, rates: NDArray
     records: list[dict[str, Any]] = []
     used = 0
     for s in range(slots):
-        task_id = f"{config.task_prefix}-{task[s] + 1:04d}"
+        task_id = config.task_id(int(task[s]))
         base = {"task_id": task_id, "model": model.name, "scaffold": config.scaffold,
                 "attempt": int(attempt[s]), "source": SOURCE, "schema_version": "1.0"}
         previous: str | None = None
@@ -150,7 +150,7 @@ def generate(config: SyntheticConfig | None = None) -> SyntheticCorpus:
     for i, model in enumerate(config.models):
         records += _model_trials(config, model, rates[i], tests, rng)
     truth = pd.DataFrame({
-        "task_id": [f"{config.task_prefix}-{t + 1:04d}" for t in range(config.n_tasks)] *
+        "task_id": [config.task_id(t) for t in range(config.n_tasks)] *
         len(config.models),
         "model": np.repeat([m.name for m in config.models], config.n_tasks),
         "scaffold": config.scaffold,

@@ -86,6 +86,9 @@ class SyntheticConfig:
     """Correlation of the latent difficulty of a task across models (Gaussian copula)."""
     scaffold: str = "terminus-2"
     task_prefix: str = "synthetic-task"
+    task_ids: tuple[str, ...] = ()
+    """Real task ids to draw trials for (``synth --from-tasks``), one per task, in place
+    of ``{task_prefix}-0001``...; the models and the source stay synthetic."""
     mean_tests: float = 16.2
     """Mean named assertions per task (Poisson, at least 3)."""
     near_miss_share: float = 0.45
@@ -101,3 +104,11 @@ class SyntheticConfig:
             raise OptionError(f"synthetic models must be distinct and non-empty: {names}")
         if self.n_tasks < 1 or not -1 <= self.shared_difficulty <= 1:
             raise OptionError("need n_tasks >= 1 and -1 <= shared_difficulty <= 1")
+        if self.task_ids and (len(self.task_ids) != self.n_tasks
+                              or len(set(self.task_ids)) != len(self.task_ids)):
+            raise OptionError(f"task_ids must be n_tasks ({self.n_tasks}) distinct ids: "
+                              f"{len(self.task_ids)} given")
+
+    def task_id(self, index: int) -> str:
+        """The id of task ``index`` (from 0): the real one given, else a synthetic name."""
+        return self.task_ids[index] if self.task_ids else f"{self.task_prefix}-{index + 1:04d}"

@@ -22,12 +22,16 @@ def test_build_environments_then_validate(make_task: MakeTask, tmp_path: Path) -
     assert "1 task(s) (unseen 1)" in done.output
     done = runner.invoke(app, ["validate", str(out), "--no-load", "--json"])
     assert done.exit_code == 0, done.output
-    report = json.loads(done.stdout[:done.stdout.rindex("}") + 1])
+    report = json.loads(done.stdout)  # --json: stdout holds the JSON alone
     assert report["ok"] is True and "archive" in report["passed"]
+    assert f"{out}: valid" in done.stderr.replace("\n", "")
     (out / "tasks" / "alpha" / "instruction.md").write_text("changed\n")
     done = runner.invoke(app, ["validate", str(out), "--no-load", "--no-secrets"])
     assert done.exit_code == 1
-    assert "FAIL archive: tasks/alpha: differs from the manifest" in done.output
+    # The report is the command's result: stdout; stderr holds only progress and logs.
+    assert "FAIL archive: tasks/alpha: differs from the manifest" in done.stdout
+    assert f"{out}: 1 finding(s)" in done.stdout
+    assert "FAIL" not in done.stderr and "finding(s)" not in done.stderr
 
 
 def test_build_trajectories_error_exits_1_naming_the_record(make_task: MakeTask,

@@ -50,3 +50,20 @@ def test_a_command_loads_only_its_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_version_prints_the_installed_number_and_loads_no_command() -> None:
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from termgrade.cli.app import app\n"
+        "from termgrade.core.version import __version__\n"
+        "result = CliRunner().invoke(app, ['--version'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert result.output == f'termgrade {__version__}\\n', result.output\n"
+        "cli = [m for m in sys.modules\n"
+        "       if m.startswith('termgrade.cli.') and m != 'termgrade.cli.app']\n"
+        "assert not cli, cli\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -122,3 +122,25 @@ def test_build_refuses_a_splits_file_with_a_name_datasets_cannot_load(
                                "-o", str(tmp_path / "out"), "--splits", str(splits)])
     assert done.exit_code == 1
     assert "split name 'rl-train'" in said(done) and "rl_train" in said(done)
+
+
+@pytest.mark.parametrize("command", ["grade", "generate"])
+def test_an_api_key_variable_named_on_purpose_must_be_set(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A typo in --api-key-env would send every request without a key: refused up front."""
+    monkeypatch.delenv("TG_TEST_UNSET_KEY", raising=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("domains: []\n")
+    first = [str(tmp_path / "tasks")] if command == "grade" else ["--spec", str(spec)]
+    args = [command, *first, "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+            "-o", str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--api-key-env", "TG_TEST_UNSET_KEY"])
+    assert result.exit_code == 1, result.output
+    assert ("--api-key-env TG_TEST_UNSET_KEY: the variable TG_TEST_UNSET_KEY is not set"
+            in said(result)), said(result)
+    assert "export TG_TEST_UNSET_KEY=" in said(result)
+    monkeypatch.setenv("TG_TEST_UNSET_KEY", "sk-test")
+    set_here = runner.invoke(app, [*args, "--api-key-env", "TG_TEST_UNSET_KEY"])
+    assert "TG_TEST_UNSET_KEY is not set" not in said(set_here), said(set_here)
+    no_key = runner.invoke(app, [*args, "--api-key-env", ""])
+    assert "is not set" not in said(no_key), said(no_key)

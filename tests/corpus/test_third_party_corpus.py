@@ -250,6 +250,35 @@ def test_grade_refuses_tasks_whose_base_image_is_missing_before_any_request(
     assert not (tmp_path / "out" / "trials.jsonl").exists()
 
 
+@pytest.mark.docker
+@pytest.mark.usefixtures("no_pull")
+def test_grade_that_skips_every_task_says_so_and_why(tmp_path: Path) -> None:
+    """--missing-images skip (and --internet-tasks skip) leaving nothing to grade: one
+    message naming the skipped tasks and why, never a pointer to a trials file that was
+    never written."""
+    from typer.testing import CliRunner
+
+    from termgrade.cli import app
+
+    tasks = tmp_path / "tasks"
+    termigen_task(tasks, "Unreachable_A")  # asks for the network and lacks its image
+    termigen_task(tasks, "Unreachable_B")
+    out = tmp_path / "out"
+    args = ["grade", str(tasks), "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+            "-o", str(out), "--api-key-env", "", "--missing-images", "skip"]
+    for internet, why in (("offline", "FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:"
+                                      "20250624: not here and cannot be pulled"),
+                          ("skip", "asks for the network (allow_internet = true)")):
+        result = CliRunner().invoke(app, [*args, "--internet-tasks", internet])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 1, said
+        assert (f"nothing to grade: all 2 task(s) were skipped: 2 task(s): {why} "
+                "(Unreachable_A, Unreachable_B)") in said, said
+        assert "docker load" in said
+        assert "exception_message" not in said and "Traceback" not in said
+        assert not (out / "trials.jsonl").exists()
+
+
 def test_the_oracle_of_a_task_without_a_solution_is_refused_before_any_container(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.agent.kinds import AgentName

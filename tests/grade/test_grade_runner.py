@@ -252,3 +252,33 @@ def test_adaptive_grading_spends_fewer_trials_on_decided_tasks(make_task: MakeTa
     assert per_task["task-10"] == 8 and per_task["task-11"] == 8  # undecided: the full k
     assert max(per_task[f"task-{i:02d}"] for i in range(10)) < 8
     assert report.summary.trials_used == sum(per_task.values()) < 12 * 8
+
+
+def test_tasks_a_skip_policy_leaves_out_are_in_the_report_with_why(
+        make_task: MakeTask, tmp_path: Path) -> None:
+    from tests.support.task_dirs import DEFAULT_TOML
+
+    make_task("task-a")
+    online = make_task("task-online", toml=DEFAULT_TOML + "[environment]\n"
+                       "allow_internet = true\n")
+    report = grade_model([online.parent], AGENT, tmp_path / "out", k=1, workers=1,
+                         progress=False, internet_tasks="skip", run=scripted(lambda job: True))
+    assert {r.task_id for r in report.records} == {"task-a"}
+    assert report.skipped == {"task-online": "asks for the network (allow_internet = true)"}
+
+
+def test_a_skip_policy_that_leaves_nothing_says_so_not_read_a_trials_file(
+        make_task: MakeTask, tmp_path: Path) -> None:
+    from termgrade.core.errors import OptionError
+    from tests.support.task_dirs import DEFAULT_TOML
+
+    online = make_task("task-online", toml=DEFAULT_TOML + "[environment]\n"
+                       "allow_internet = true\n")
+    with pytest.raises(OptionError) as caught:
+        grade_model([online.parent], AGENT, tmp_path / "out", k=1, workers=1,
+                    progress=False, internet_tasks="skip", run=scripted(lambda job: True))
+    said = str(caught.value)
+    assert ("nothing to grade: all 1 task(s) were skipped: 1 task(s): asks for the network "
+            "(allow_internet = true) (task-online)") in said
+    assert "exception_message" not in said
+    assert not (tmp_path / "out" / TRIALS_FILE).exists()

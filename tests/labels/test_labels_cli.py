@@ -114,3 +114,24 @@ def test_labels_refuses_a_task_with_no_counted_trial_unless_kept(tmp_path: Path)
     kept = {r["task_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert (kept["dead"]["n_counted"], kept["dead"]["pass_rate"]) == (0, None)
     assert kept["ok"]["pass_rate"] == 0.5
+
+
+def test_synth_from_tasks_draws_trials_for_the_real_task_ids(make_task: MakeTask,
+                                                             tmp_path: Path) -> None:
+    """The trials name the tasks given (their labels then match them); the models and the
+    source stay synthetic."""
+    make_task("alpha")
+    make_task("bravo")
+    trials = tmp_path / "t.jsonl"
+    done = runner.invoke(cli_app(), ["synth", "-o", str(trials), "--from-tasks",
+                                     str(tmp_path / "tasks"), "--model", "synthetic-x:4"])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in trials.read_text().splitlines()]
+    assert {r["task_id"] for r in rows} == {"alpha", "bravo"}
+    assert {(r["model"], r["source"]) for r in rows} == {("synthetic-x", "synthetic")}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = runner.invoke(cli_app(), ["synth", "-o", str(tmp_path / "e.jsonl"),
+                                        "--from-tasks", str(empty)])
+    assert refused.exit_code == 1
+    assert "no task dir there" in " ".join(refused.output.split())

@@ -42,3 +42,20 @@ def test_prepare_from_a_hub_repo(verl: Any, make_task: MakeTask, tmp_path: Path,
     rows = pq.read_table(tmp_path / "run" / "data" / "validation.parquet").to_pylist()
     assert rows[0]["extra_info"]["task_id"] == "charlie"
     assert (tmp_path / "run" / "tasks" / "charlie" / "tests" / "test_outputs.py").is_file()
+
+
+def test_prepare_from_a_repo_the_hub_lacks_names_it_and_the_fix(
+        tmp_path: Path, hub: HubServer) -> None:  # noqa: F811
+    """The Hub's 404 becomes one message naming the repo, the Hub asked and what to do."""
+    from typer.testing import CliRunner
+
+    from termgrade.cli import app
+
+    result = CliRunner().invoke(app, ["train", "prepare", "--repo", "me/missing",
+                                      "-o", str(tmp_path / "run")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, said
+    assert f"--repo me/missing: the Hub at {hub.url} has no dataset repo me/missing" in said
+    assert "check the id" in said and "pass the staged directory" in said
+    assert "Traceback" not in said and "Client Error" not in said
+    assert not (tmp_path / "run").exists()
