@@ -1,15 +1,19 @@
-"""The review: which of the agent's writes are its work, and which are findings.
+"""The review: which of the agent's writes reach the scoring container, and which are
+findings.
 
-One pass over the container's writable layer (linear in its entries). An entry outside
-the verifier's closure and the grader's paths is the agent's work and is carried into
-the scoring container, unless it would shadow what the verifier runs. An entry in the
-closure or the grader's paths is a finding, whether the agent added, modified, deleted
-or retyped it; only a directory the kernel copied up unchanged (its mode and owner equal
-the image's) is no change at all, and the loader cache and bytecode caches inside the
-closure are no finding (the scoring container keeps the image's: see
-:data:`~termgrade.scoring.policy.KEPT_PRISTINE`). Nothing in the closure is carried, and
-it is mounted read-only in the scoring container, so a finding missed here still cannot
-reach the verifier.
+One pass over the container's writable layer (linear in its entries). With the task's
+transfer set (:mod:`termgrade.scoring.transfer`), an entry outside it stays in the agent's
+layer and is counted as left out (no finding: it never reaches the verifier); a
+directory the set only passes through is made in the scoring container with the image's
+metadata. An entry inside the set is the agent's work and is carried, unless it would
+stand in for the verifier (:mod:`termgrade.scoring.standins`) or changes the verifier's
+closure or the grader's paths: a finding, whether the agent added, modified, deleted or
+retyped it. Only a directory the kernel copied up unchanged (its mode and owner equal the
+image's) is no change at all, and the loader cache and bytecode caches are never
+carried and no finding (see :data:`~termgrade.scoring.policy.KEPT_PRISTINE`). The
+closure is also mounted read-only in the scoring container, so a finding missed here
+still cannot change the verifier while it runs. The walk also keeps the run's footprint:
+the top-most paths the agent changed (``verify`` records the reference solution's).
 """
 
 from __future__ import annotations
@@ -28,11 +32,11 @@ from termgrade.scoring.standins import stands_in, suspect_name
 from termgrade.scoring.transfer import TransferSet
 
 MAX_LISTED_FINDINGS = 50
+"""Findings named one by one; past this many, one line counts the rest."""
 MAX_FOOTPRINT = 500
 """Top-most changed paths kept as a run's footprint (``verify`` records the reference's)."""
 MAX_LISTED_LEFT_OUT = 20
 """Top-most left-out paths named in a result; the count covers all of them."""
-"""Findings named one by one; past this many, one line counts the rest."""
 DEFAULT_BUDGET_S = 30.0
 BUDGET_PER_ENTRY_S = 60e-6
 """The review's time budget grows by this much per entry walked (60 s a million): an
@@ -66,6 +70,7 @@ class LayerReview:
     footprint: list[str] = field(default_factory=list)
     """The top-most paths the agent changed (at most :data:`MAX_FOOTPRINT`)."""
     footprint_cut: bool = False
+    """More than :data:`MAX_FOOTPRINT` top-most paths changed: the footprint is cut."""
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
