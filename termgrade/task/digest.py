@@ -153,12 +153,25 @@ def restore_modes(root: Path) -> int:
     return changed
 
 
+def as_downloaded(mode: int, is_dir: bool) -> bool:
+    """Whether ``mode`` is one a download writes whatever the file was (0o666 or 0o777
+    under some umask: owner read-write, no execute bit on a file; owner rwx on a
+    directory; no setuid, setgid or sticky bit). Such a mode says nothing of the task,
+    and the record stands for it; any other was set on purpose and counts as it is."""
+    if mode & 0o7000:
+        return False
+    if is_dir:
+        return mode & 0o700 == 0o700
+    return mode & 0o600 == 0o600 and not mode & 0o111
+
+
 def read_tree(root: Path) -> TaskTree:
     """Every directory and regular file under ``root`` in one walk, caches skipped, as
     :func:`iter_task_files` and :func:`termgrade.task.archive.task_dirs` see them.
     Symlinks and names that are not UTF-8 are refused (:class:`TaskLoadError`).
-    A mode recorded in :data:`MODES_FILE` stands for the mode on disk (the Hub drops
-    modes; the record is what the task was built with)."""
+    A mode recorded in :data:`MODES_FILE` stands for a mode on disk that a download
+    writes (:func:`as_downloaded`): the Hub drops modes, the record is what the task was
+    built with; a mode set on purpose (0o700, 0o755 where 0o644 was recorded) counts."""
     root = Path(root)
     recorded = recorded_modes(root)
     dirs: list[tuple[str, int]] = []
@@ -174,7 +187,9 @@ def read_tree(root: Path) -> TaskTree:
             info = os.lstat(full)
             check_entry(full, stat.S_ISLNK(info.st_mode))
             rel = prefix + name
-            mode = recorded.get(rel, stat.S_IMODE(info.st_mode))
+            mode = stat.S_IMODE(info.st_mode)
+            if rel in recorded and as_downloaded(mode, stat.S_ISDIR(info.st_mode)):
+                mode = recorded[rel]
             if stat.S_ISDIR(info.st_mode):
                 dirs.append((rel, mode))
             elif stat.S_ISREG(info.st_mode):

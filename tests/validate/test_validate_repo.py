@@ -124,17 +124,24 @@ def test_secrets_found_false_positives_filtered_and_baseline(repo: Path) -> None
         handle.write('\n    def test_login(password="s3cr3tP4ssw0rdXYZ"):\n')
     report = validate_repo(repo, load=False)
     assert [str(f) for f in only(report.findings, "secrets")] == [
-        "secrets: notes.txt [line 1]: AWS Access Key on line 1"]
+        "secrets: notes.txt [line 1]: AWS Access Key on line 1 (not reviewed; review it: "
+        f"termgrade secrets review {repo.resolve()})"]
     assert any("1 known false positive(s) filtered" in n for n in report.notes)
 
     baseline = RepoPaths(repo).secrets_baseline  # beside the repo: found by default
     assert baseline.parent == repo.parent
     assert write_baseline(RepoPaths(repo), baseline) == 1
-    assert validate_repo(repo, load=False).findings == []
+    # Listed is not reviewed: the entry has no is_secret yet, so it still fails.
+    [unreviewed] = validate_repo(repo, load=False).findings
+    assert "listed in repo.secrets.baseline but not reviewed" in unreviewed.message
     data = json.loads(baseline.read_text())
-    data["results"]["notes.txt"][0]["is_secret"] = True  # `detect-secrets audit` said: real
+    data["results"]["notes.txt"][0]["is_secret"] = False  # a person said: not a secret
     baseline.write_text(json.dumps(data))
-    assert len(validate_repo(repo, load=False).findings) == 1
+    assert validate_repo(repo, load=False).findings == []
+    data["results"]["notes.txt"][0]["is_secret"] = True  # a person said: real
+    baseline.write_text(json.dumps(data))
+    [real] = validate_repo(repo, load=False).findings
+    assert "marked a secret; remove it from the repo (and rotate it)" in real.message
 
 
 def test_unchanged_files_are_not_checked_again_and_changed_ones_are(
@@ -184,13 +191,17 @@ def test_a_file_with_findings_is_not_scanned_again_but_judged_again(
     monkeypatch.setattr(secrets_check, "_scan_all", lambda files, workers: (
         scanned.extend(p.name for p in files), real_scan(files, workers))[1])
     first = [str(f) for f in validate_repo(repo, load=False).findings]
-    assert first == ["secrets: notes.txt [line 1]: AWS Access Key on line 1"]
+    assert first[0].startswith("secrets: notes.txt [line 1]: AWS Access Key on line 1 (")
     assert "notes.txt" in scanned
     assert secret not in cache_path(RepoPaths(repo)).read_text()
     scanned.clear()
     assert [str(f) for f in validate_repo(repo, load=False).findings] == first
     assert scanned == []  # recalled, not rescanned
-    write_baseline(RepoPaths(repo), RepoPaths(repo).secrets_baseline)  # scans, uncached
+    baseline = RepoPaths(repo).secrets_baseline
+    write_baseline(RepoPaths(repo), baseline)  # scans, uncached
+    data = json.loads(baseline.read_text())
+    data["results"]["notes.txt"][0]["is_secret"] = False  # reviewed: not a secret
+    baseline.write_text(json.dumps(data))
     scanned.clear()
     assert validate_repo(repo, load=False).findings == [] and scanned == []
     (repo / "notes.txt").write_text(f"aws = {secret}\nmore = 1\n")
