@@ -331,3 +331,29 @@ def test_the_archive_check_and_the_secret_scan_run_together_and_report_apart(
     assert [f.check for f in third.findings] == ["archive", "secrets"]
     assert "archive" not in third.passed and "secrets" not in third.passed
     assert "rows" in third.passed
+
+
+def test_termgrade_digests_are_no_finding_but_a_key_beside_them_is(repo: Path) -> None:
+    """labels.jsonl rows (keys sorted) and ATIF files carry task_digest / scaffold_digest
+    (sha256 hex, which detect-secrets' entropy plugin flags); those are TermGrade's own
+    and never a finding. The same hex under another key is still one."""
+    import hashlib
+
+    from termgrade.validate.secrets_check import scan
+
+    task = hashlib.sha256(b"task").hexdigest()
+    scaffold = hashlib.sha256(b"scaffold").hexdigest()
+    row = {"task_id": "alpha", "model": "m", "task_digest": task, "scaffold_digest": scaffold}
+    (repo / "labels.jsonl").write_text(json.dumps(row, sort_keys=True) + "\n")
+    (repo / "atif").mkdir()
+    (repo / "atif" / "t.json").write_text(json.dumps({"extra": row}, indent=1) + "\n")
+    hits = [h for h in scan(RepoPaths(repo))[0] if h.file in ("labels.jsonl", "atif/t.json")]
+    assert len(hits) == 4 and all(h.known_false_positive for h in hits)  # flagged, filtered
+    report = validate_repo(repo, load=False)
+    assert only(report.findings, "secrets") == []
+    assert any("4 known false positive(s) filtered" in n for n in report.notes)
+    leaked = {"deploy_key": hashlib.sha256(b"key").hexdigest(), "task_id": "alpha"}
+    (repo / "notes.jsonl").write_text(json.dumps(leaked, sort_keys=True) + "\n")
+    found = only(validate_repo(repo, load=False).findings, "secrets")
+    assert [(f.file, f.message.split(" (")[0]) for f in found] == [
+        ("notes.jsonl", "Hex High Entropy String on line 1")]
