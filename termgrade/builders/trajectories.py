@@ -8,7 +8,8 @@ group per config, however many trials go in. Output::
     data/sft/train-NNNNN-of-MMMMM.parquet      config "sft" (default)
     data/episodes/train-NNNNN-of-MMMMM.parquet config "episodes"
     figures/pass_rate_by_model.png
-    traces/train/<task_id>/<trial_id>.jsonl   config "traces": Hub agent traces
+    data/traces/train-NNNNN-of-MMMMM.parquet   config "traces": the traces as rows
+    traces/train/<task_id>/<trial_id>.jsonl   Hub agent traces (the trace viewer's files)
     atif/<task_id>/<trial_id>.json            with ``atif=True``: Harbor ATIF files
 
 (:mod:`termgrade.builders.traces` documents the trace formats.)
@@ -32,15 +33,21 @@ from termgrade.builders.inputs import (
     source_path,
 )
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
+from termgrade.builders.parquet_writer import (
+    FILE_BYTES,
+    ROW_GROUP_BYTES,
+    ROW_GROUP_ROWS,
+    ParquetSplitWriter,
+)
+from termgrade.builders.rows import TraceRow, schema_for
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
-from termgrade.builders.traces import TraceWriter
+from termgrade.builders.traces import TRACE_SPLIT, TraceWriter
 from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import DataWarning, RecordError
+from termgrade.core.errors import BuildError, DataWarning, RecordError
 from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 from termgrade.records.jsonl import iter_jsonl
@@ -129,7 +136,9 @@ def build_trajectories(
         paths = RepoPaths(stage)
         writer = TrajectoryWriter(paths, row_group_bytes=row_group_bytes,
                                   row_group_rows=ROW_GROUP_ROWS, file_bytes=file_bytes)
-        traces = TraceWriter(stage, atif=atif)
+        trace_rows = ParquetSplitWriter(paths.config_dir("traces"), TRACE_SPLIT,
+                                        schema_for(TraceRow), row_group_rows=ROW_GROUP_ROWS)
+        traces = TraceWriter(stage, atif=atif, rows=trace_rows)
         try:
             if trials_file is not None:
                 with _byte_progress(trials_file) as counter:
@@ -144,13 +153,21 @@ def build_trajectories(
             for task_pending in pending.values():
                 held, held_where = task_pending[0]
                 raise _no_instruction(f"{held_where} (trial {held.trial_id})", held)
+            if not stats.trials:
+                raise BuildError(f"{trials_file or 'the trials given'}: no trial to build "
+                                 "a trajectories repo from",
+                                 fix="pass the trials.jsonl of a `termgrade grade` run (-o "
+                                 "DIR/trials.jsonl) or of `termgrade ingest harbor`")
             results = writer.close()
+            traced = trace_rows.close()
         except BaseException:
             writer.abort()
+            trace_rows.abort()
             raise
         stats.input_bytes = counter.total
         for result in results.values():
             summary.files += [paths.rel(p) for p in result.paths]
+        summary.files += [paths.rel(p) for p in traced.paths]
         summary.trace_files = traces.files
         summary.sft_bytes = results["sft"].payload_bytes
         summary.episode_bytes = results["episodes"].payload_bytes

@@ -15,7 +15,7 @@ from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import EpisodeRow, SftRow
-from termgrade.builders.traces import TRACES_TAG, trace_glob
+from termgrade.builders.traces import TRACES_TAG
 from termgrade.core.figures import bar_chart
 
 if TYPE_CHECKING:
@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 
 
 def _yaml(paths: RepoPaths, n_trials: int, traces: bool = False) -> dict[str, Any]:
-    """``traces``: the repo holds STS trace files: the ``agent-traces`` tag and a
-    ``traces`` config over them (Data Studio opens that config in its trace viewer)."""
+    """``traces``: the repo holds STS trace files: the ``agent-traces`` tag, and a
+    ``traces`` config over their parquet form (``datasets`` loads one builder per repo,
+    parquet here, so the config cannot name the JSONL files; the Hub finds those itself)."""
     extra: list[tuple[str, list[tuple[str, str]], bool]] = (
-        [("traces", [("train", trace_glob())], False)] if traces else [])
+        [("traces", [("train", paths.split_glob("traces", "train"))], False)]
+        if traces else [])
     return {
         "pretty_name": "TermGrade trajectories",
         "license": "apache-2.0",
