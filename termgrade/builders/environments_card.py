@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,31 @@ from termgrade.core.figures import (
 from termgrade.records import LabelRow
 
 if TYPE_CHECKING:
-    from termgrade.builders.environments import EnvironmentsSummary
+    from termgrade.builders.environments import EnvironmentsSummary, ShippedTask
+
+
+OWN_SOURCE = "termgrade-original"
+"""The ``[metadata] source`` of TermGrade's own tasks, released under its license."""
+OWN_LICENSE = "apache-2.0"
+
+
+def corpus_license(tasks: Sequence[ShippedTask], given: str | None = None) -> str | None:
+    """The license of ``tasks`` as far as this build knows it: ``given`` (``--license``),
+    else the one license every task's ``[metadata]`` states, else TermGrade's own when
+    every task is one of TermGrade's originals; else None (unknown: nothing is claimed)."""
+    if given:
+        return given.strip().lower()
+    stated = {t.license for t in tasks}
+    if tasks and len(stated) == 1 and None not in stated:
+        return str(next(iter(stated))).lower()
+    if tasks and all(t.origin[1] == OWN_SOURCE for t in tasks):
+        return OWN_LICENSE
+    return None
+
+
+def is_own_corpus(tasks: Sequence[ShippedTask]) -> bool:
+    """Every task is one of TermGrade's originals (``source = "termgrade-original"``)."""
+    return bool(tasks) and all(t.origin[1] == OWN_SOURCE for t in tasks)
 
 
 def size_category(n: int) -> str:
@@ -88,19 +113,60 @@ def _figures(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelR
     return "\n\n".join(lines)
 
 
-def _yaml(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow]) -> dict[str, Any]:
+def _yaml(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow],
+          repo_id: str) -> dict[str, Any]:
     configs = [("tasks", [(s, paths.split_glob("tasks", s)) for s in summary.split_counts], True)]
     if labels:
         configs.append(("labels", [("train", paths.split_glob("labels", "train"))], False))
-    return {
-        "pretty_name": "TermGrade environments",
-        "license": "apache-2.0",
+    meta: dict[str, Any] = {"pretty_name": _title(summary, repo_id)}
+    if summary.license:  # unknown: no claim (the License section says how to set it)
+        meta["license"] = summary.license
+    meta.update({
         "language": ["en"],
         "task_categories": ["text-generation"],
-        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", "harbor"],
+        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", RL_TAG,
+                 "harbor"],
         "size_categories": [size_category(len(summary.tasks))],
         "configs": card_configs(configs),
-    }
+    })
+    return meta
+
+
+RL_TAG = "rl-environment"
+"""The Hub's RL Environments filter keys on this tag."""
+
+
+def _title(summary: EnvironmentsSummary, repo_id: str) -> str:
+    """TermGrade's own corpus is "TermGrade environments"; another is named by its repo."""
+    return "TermGrade environments" if is_own_corpus(summary.tasks) else repo_id.split("/")[-1]
+
+
+def _verified_sentence(summary: EnvironmentsSummary) -> str:
+    n = len(summary.tasks)
+    verified = sum(t.oracle_verified for t in summary.tasks)
+    checked = sum(t.n_assertions is not None for t in summary.tasks)
+    if not checked:
+        return (f"None of the {n:,} tasks was run by `termgrade verify` for this build: "
+                "whether each one builds, and whether its reference solution passes its own "
+                "tests, is not known (`oracle_verified` is false for all).")
+    return (f"{verified:,} of the {n:,} tasks are `oracle_verified`: their reference solution "
+            "passed their own verifier in a freshly built, network-less container, and an "
+            "untouched container failed it" + ("." if verified == n else
+                                               f"; the other {n - verified:,} are not."))
+
+
+def _license_text(summary: EnvironmentsSummary) -> str:
+    sources = sorted({t.origin[1] for t in summary.tasks})
+    where = ", ".join(f"`{s}`" for s in sources)
+    if summary.license is None:
+        return (f"Not known to this build: the tasks' `task.toml` files state no `license` "
+                f"(source: {where}). Check the source's terms before you use or redistribute "
+                "them. The maintainer sets it with `termgrade build environments --license "
+                "SPDX-ID` (or `license` in each task's `[metadata]`), which fills this section "
+                "and the card's `license` field.")
+    if is_own_corpus(summary.tasks) and summary.license == OWN_LICENSE:
+        return "Apache-2.0 (TermGrade's own tasks, released under TermGrade's license)."
+    return f"`{summary.license}`, as stated for these tasks (source: {where})."
 
 
 def _quick_start_loads(summary: EnvironmentsSummary, labels: list[LabelRow],
@@ -162,7 +228,7 @@ def _citation(repo_id: str) -> str:
     key = repo_id.replace("/", "_").replace("-", "_")
     return ("```bibtex\n"
             f"@misc{{{key},\n"
-            f"  title        = {{{repo_id.split('/')[-1]}: executable Linux tasks for "
+            f"  title        = {{{repo_id.split('/')[-1]}: Linux tasks for "
             "terminal agents},\n"
             f"  author       = {{{repo_id.split('/')[0]}}},\n"
             f"  year         = {{{datetime.now(UTC).year}}},\n"
@@ -179,6 +245,9 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
     example = summary.tasks[0].task_id if summary.tasks else "TASK_ID"
     values = {
         "repo_id": repo_id,
+        "title": _title(summary, repo_id),
+        "verified_sentence": _verified_sentence(summary),
+        "license_text": _license_text(summary),
         "n_tasks": f"{len(summary.tasks):,}",
         "n_verified": f"{sum(t.oracle_verified for t in summary.tasks):,}",
         "n_labels": f"{len(labels):,}",
@@ -198,4 +267,4 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
     }
     text = with_prose(template.read_text(encoding="utf-8"), prose, card="environments")
     body = render_template(text, values, name=str(template))
-    return front_matter(_yaml(paths, summary, labels)) + body
+    return front_matter(_yaml(paths, summary, labels, repo_id)) + body

@@ -44,6 +44,10 @@ def environments(
         help="Reviewed detect-secrets findings of the task files (default: secrets.baseline "
              "in the first task folder, if present), placed beside the staged repo where "
              "`validate` and `publish` read it."),
+    license_id: str | None = typer.Option(
+        None, "--license",
+        help="The tasks' license (SPDX id, e.g. mit) when their task.toml files state none; "
+             "without it the card claims no license and says how to set one."),
 ) -> None:
     """Tasks (parquet + tasks/ tree + registry.json), labels, split flags, base image, card."""
     from termgrade.builders.environments import build_environments
@@ -51,11 +55,15 @@ def environments(
     summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
                                  splits=splits, verify=verify, models=model or None,
                                  repo_id=repo_id, overwrite=force,
-                                 secrets_baseline=secrets_baseline, card_prose=card_prose)
+                                 secrets_baseline=secrets_baseline, card_prose=card_prose,
+                                 license=license_id)
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
     counts = ", ".join(f"{s} {n}" for s, n in summary.split_counts.items())
     STDERR.print(f"{len(summary.tasks)} task(s) ({counts}); {summary.n_labels} label(s)")
+    if summary.license is None:
+        STDERR.print("license: unknown (no task states one): the card claims none; set it "
+                     "with --license SPDX-ID")
     _done(out, summary.files)
 
 
