@@ -90,6 +90,16 @@ def _selected(inputs: Inputs, split_map: dict[str, str]) -> dict[str, list[str]]
         raise BuildError("no task in --splits was selected for train or validation (no "
                          "row has a role, and none is flagged " + " or ".join(split_map) + ")",
                          fix="pass the --splits file `termgrade select` wrote")
+    for role in ("train", "validation"):
+        if not chosen[role]:
+            # `train prepare` needs both: without one it would call this no bandcentral repo.
+            raise BuildError(
+                f"no task in --splits was selected for {role}: a bandcentral repo needs "
+                "train and validation tasks (`termgrade train prepare` reads both)",
+                fix="rerun `termgrade select` with --val-n N (N > 0: validation tasks per "
+                "target) and --n N (training tasks), and pass the --splits file it writes"
+                if role == "validation" else
+                "rerun `termgrade select` with --n N (N > 0) and pass the --splits file")
     return chosen
 
 
