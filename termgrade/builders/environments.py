@@ -27,6 +27,7 @@ from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_
 from termgrade.builders.environments_card import corpus_license, render_environments_card
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import Origin
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import TaskRow, schema_for
 from termgrade.builders.task_rows import (
@@ -62,6 +63,10 @@ class ShippedTask:
     """task.toml [metadata]: (author, source, generator model or None)."""
     license: str | None = None
     """task.toml [metadata] license (an SPDX id), if the task states one."""
+
+    @property
+    def origin_record(self) -> Origin:
+        return Origin(self.license, None if self.origin[1] == "unknown" else self.origin[1])
 
 
 @dataclass

@@ -18,6 +18,7 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import is_own, known_license, license_section
 from termgrade.builders.rows import TaskRow
 from termgrade.builders.task_rows import DEFAULT_SPLIT
 from termgrade.core.figures import (
@@ -31,28 +32,14 @@ if TYPE_CHECKING:
     from termgrade.builders.environments import EnvironmentsSummary, ShippedTask
 
 
-OWN_SOURCE = "termgrade-original"
-"""The ``[metadata] source`` of TermGrade's own tasks, released under its license."""
-OWN_LICENSE = "apache-2.0"
-
-
 def corpus_license(tasks: Sequence[ShippedTask], given: str | None = None) -> str | None:
-    """The license of ``tasks`` as far as this build knows it: ``given`` (``--license``),
-    else the one license every task's ``[metadata]`` states, else TermGrade's own when
-    every task is one of TermGrade's originals; else None (unknown: nothing is claimed)."""
-    if given:
-        return given.strip().lower()
-    stated = {t.license for t in tasks}
-    if tasks and len(stated) == 1 and None not in stated:
-        return str(next(iter(stated))).lower()
-    if tasks and all(t.origin[1] == OWN_SOURCE for t in tasks):
-        return OWN_LICENSE
-    return None
+    """The tasks' license as this build knows it (:func:`.licensing.known_license`)."""
+    return known_license((t.origin_record for t in tasks), given)
 
 
 def is_own_corpus(tasks: Sequence[ShippedTask]) -> bool:
     """Every task is one of TermGrade's originals (``source = "termgrade-original"``)."""
-    return bool(tasks) and all(t.origin[1] == OWN_SOURCE for t in tasks)
+    return is_own(t.origin_record for t in tasks)
 
 
 def size_category(n: int) -> str:
@@ -156,17 +143,8 @@ def _verified_sentence(summary: EnvironmentsSummary) -> str:
 
 
 def _license_text(summary: EnvironmentsSummary) -> str:
-    sources = sorted({t.origin[1] for t in summary.tasks})
-    where = ", ".join(f"`{s}`" for s in sources)
-    if summary.license is None:
-        return (f"Not known to this build: the tasks' `task.toml` files state no `license` "
-                f"(source: {where}). Check the source's terms before you use or redistribute "
-                "them. The maintainer sets it with `termgrade build environments --license "
-                "SPDX-ID` (or `license` in each task's `[metadata]`), which fills this section "
-                "and the card's `license` field.")
-    if is_own_corpus(summary.tasks) and summary.license == OWN_LICENSE:
-        return "Apache-2.0 (TermGrade's own tasks, released under TermGrade's license)."
-    return f"`{summary.license}`, as stated for these tasks (source: {where})."
+    return license_section(summary.license, [t.origin_record for t in summary.tasks],
+                           "termgrade build environments")
 
 
 def _quick_start_loads(summary: EnvironmentsSummary, labels: list[LabelRow],

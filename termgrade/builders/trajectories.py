@@ -33,6 +33,7 @@ from termgrade.builders.inputs import (
     source_path,
 )
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import Origin, known_license
 from termgrade.builders.parquet_writer import (
     FILE_BYTES,
     ROW_GROUP_BYTES,
@@ -68,6 +69,10 @@ class TrajectoriesSummary:
     """Names of the splits selection chose training tasks for (from --splits)."""
     trace_files: list[str] = field(default_factory=list)
     """The STS trace files (and ATIF files), relative to the root."""
+    origins: list[Origin] = field(default_factory=list)
+    """License and source of each task dir given (task.toml [metadata])."""
+    license: str | None = None
+    """The tasks' license as this build knows it; None: unknown, the card claims none."""
 
 
 class _ByteProgress:
@@ -104,6 +109,7 @@ def build_trajectories(
     file_bytes: int = FILE_BYTES,
     card_prose: Path | None = None,
     atif: bool = False,
+    license: str | None = None,
 ) -> TrajectoriesSummary:
     """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
     from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
@@ -112,7 +118,8 @@ def build_trajectories(
     without a join; with ``splits``, a task with no flag is ``unseen``.
     ``environments_repo``: the repo id of the tasks and labels, which the card links.
     ``card_prose``: overrides of the card's prose sections. Every trial is also written
-    as a Hub agent trace; ``atif``: and as a Harbor ATIF trajectory."""
+    as a Hub agent trace; ``atif``: and as a Harbor ATIF trajectory. ``license``: the
+    license to state when the task dirs' task.toml files state none (:mod:`.licensing`)."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
     trials_file = source_path(trials)
     if trials_file is not None and not trials_file.is_file():
@@ -122,6 +129,7 @@ def build_trajectories(
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None,
                          require_tasks=False)
     instructions = {tid: task.instruction for tid, task in inputs.tasks.items()}
+    origins = [Origin.of(task.config.metadata) for task in inputs.tasks.values()]
     keys = JoinKeys(
         split={tid: (inputs.splits[tid].split if tid in inputs.splits else DEFAULT_SPLIT)
                for tid in inputs.tasks} if splits is not None else {},
@@ -129,7 +137,8 @@ def build_trajectories(
     stats = TrajectoryStats()
     summary = TrajectoriesSummary(out=Path(out), stats=stats, train_splits=sorted(
         {r.split for r in inputs.splits.values()
-         if (r.role or LEGACY_ROLES.get(r.split)) == "train"}))
+         if (r.role or LEGACY_ROLES.get(r.split)) == "train"}),
+        origins=origins, license=known_license(origins, license))
     seen: set[str] = set()
     pending: dict[str, list[tuple[TrialRecord, str]]] = {}
     with staged_directory(Path(out), overwrite=overwrite) as stage:

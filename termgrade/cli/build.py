@@ -85,6 +85,9 @@ def trajectories(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     atif: bool = typer.Option(False, "--atif", help="Also write each trial as a Harbor "
                               "ATIF-v1.8 trajectory (atif/<task_id>/<trial_id>.json)."),
+    license_id: str | None = typer.Option(
+        None, "--license", help="The tasks' license (SPDX id) when their task.toml files "
+        "state none; without it the card claims no license."),
 ) -> None:
     """Every trial as SFT messages (config sft), full episodes (config episodes) and a Hub
     agent trace (config traces)."""
@@ -96,7 +99,8 @@ def trajectories(
     summary = build_trajectories(out, trials=trials, task_roots=tasks or default,
                                  labels=labels, splits=splits, repo_id=repo_id,
                                  environments_repo=environments_repo, overwrite=force,
-                                 card_prose=card_prose, atif=atif)
+                                 card_prose=card_prose, atif=atif,
+                                 license=license_id)
     s = summary.stats
     STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
     _done(out, summary.files)
@@ -123,6 +127,9 @@ def bandcentral(
     repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    license_id: str | None = typer.Option(
+        None, "--license", help="The tasks' license (SPDX id) when their task.toml files "
+        "state none; without it the card claims no license."),
 ) -> None:
     """Selected train + validation tasks with base pass rates, and verl's prompt table."""
     from termgrade.builders.bandcentral import build_bandcentral
@@ -131,7 +138,7 @@ def bandcentral(
                                 labels=labels, verify=verify, model=model, scaffold=scaffold,
                                 secrets_baseline=secrets_baseline,
                                 selection_report=selection_report, repo_id=repo_id,
-                                overwrite=force, card_prose=card_prose)
+                                overwrite=force, card_prose=card_prose, license=license_id)
     STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")

@@ -207,3 +207,22 @@ def test_a_selection_without_validation_tasks_is_refused_naming_the_fix(
         build_bandcentral(tmp_path / "bc", splits=only_train, task_roots=[tmp_path / "tasks"])
     assert "--val-n N" in str(caught.value)
     assert not (tmp_path / "bc").exists()
+
+
+def test_the_card_claims_no_license_it_does_not_know(inputs: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    """The fixture tasks state no license and are not TermGrade's: no license field, a
+    License section that says how to set one; --license fills both. The Hub's
+    rl-environment tag is there."""
+    out = tmp_path / "bc"
+    build_bandcentral(out, splits=inputs["splits"], task_roots=[inputs["tasks"]],
+                      repo_id="me/bc-tasks")
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert "license" not in meta and "rl-environment" in meta["tags"]
+    assert meta["pretty_name"] == "bc-tasks"
+    assert "Not known to this build" in body.split("## License")[1]
+    assert "termgrade build bandcentral --license SPDX-ID" in body
+    build_bandcentral(out, splits=inputs["splits"], task_roots=[inputs["tasks"]],
+                      overwrite=True, license="MIT")
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert meta["license"] == "mit" and "`mit`, as stated" in body
