@@ -7,15 +7,23 @@ from __future__ import annotations
 
 import os
 import stat
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from huggingface_hub import snapshot_download
 
+from termgrade.agent import Endpoint, ScaffoldConfig
+from termgrade.agent.kinds import ModelAgent
 from termgrade.builders.environments import build_environments
+from termgrade.grade import TRIALS_FILE, TrialJob, TrialJournal, grade_model
+from termgrade.grade.record import graded_record
 from termgrade.grade.reuse import plan_reuse
 from termgrade.publish import PublishOptions, RetryPolicy, ValidationOutcome, publish
+from termgrade.records.trial import TrialRecord
+from termgrade.scoring.trial import RunOutcome
+from termgrade.scoring.verifier import VerifierResult
 from termgrade.task.digest import MODES_FILE, restore_modes, task_digest
 from termgrade.validate import validate_repo
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
@@ -45,6 +53,24 @@ def downloaded(tmp_path: Path, make_task: MakeTask, hub: HubServer,  # noqa: F81
     rows = pq.read_table(local / "data" / "tasks" / "unseen-00000-of-00001.parquet",
                          columns=["task_id", "task_digest"]).to_pylist()
     return local, {r["task_id"]: r["task_digest"] for r in rows}
+
+
+AGENT = ModelAgent(Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None),
+                   ScaffoldConfig())
+
+
+class Passing:
+    """A trial runner stand-in (no containers): every trial passes; remembers the jobs."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[str, int]] = []
+
+    def __call__(self, job: TrialJob) -> TrialRecord:
+        self.jobs.append((job.task_id, job.attempt))
+        now = datetime.now(UTC)
+        return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
+                             retry_index=job.retry_index, started_at=now, finished_at=now,
+                             outcome=RunOutcome(job.agent.name, VerifierResult(reward=1.0)))
 
 
 def test_the_download_loses_modes_but_keeps_the_digests(
@@ -100,3 +126,29 @@ def test_grade_reuse_takes_the_trials_of_the_downloaded_tasks(
     plan = plan_reuse(earlier, model="m", scaffold=earlier[0].scaffold,
                       scaffold_digest="s" * 64, task_digests=stale, k_max=2)
     assert plan.records == [] and set(plan.changed.values()) == {"task files changed"}
+
+
+def test_grade_reuse_of_an_earlier_run_regrades_nothing_of_the_download(
+        downloaded: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """The earlier run graded the tasks before they were published; regrading the
+    downloaded repo's tasks with ``--reuse`` takes all 6 trials and grades none."""
+    local, published = downloaded
+    first = Passing()
+    sources = tmp_path / "tasks"  # make_task's folder: what was built and published
+    grade_model([sources], AGENT, tmp_path / "run1", k=2, workers=1, progress=False,
+                run=first)
+    assert len(first.jobs) == 6
+    assert {r.task_digest for r in TrialJournal(tmp_path / "run1" / TRIALS_FILE).load()} \
+        == set(published.values())
+    again = Passing()
+    report = grade_model([local / "tasks"], AGENT, tmp_path / "run2", k=2, workers=1,
+                         progress=False, run=again, reuse=tmp_path / "run1")
+    assert again.jobs == [] and (report.reused, report.graded) == (6, 0)
+    # Without the mode record (as the Hub alone gives it back), nothing is reused.
+    for task in published:
+        os.remove(local / "tasks" / task / MODES_FILE)
+    bare = Passing()
+    report = grade_model([local / "tasks"], AGENT, tmp_path / "run3", k=2, workers=1,
+                         progress=False, run=bare, reuse=tmp_path / "run1")
+    assert len(bare.jobs) == 6 and report.reused == 0
+    assert set(report.rerun.values()) == {"task files changed"}
