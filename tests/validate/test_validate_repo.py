@@ -357,3 +357,31 @@ def test_termgrade_digests_are_no_finding_but_a_key_beside_them_is(repo: Path) -
     found = only(validate_repo(repo, load=False).findings, "secrets")
     assert [(f.file, f.message.split(" (")[0]) for f in found] == [
         ("notes.jsonl", "Hex High Entropy String on line 1")]
+
+
+def test_secrets_review_records_each_decision_and_validate_follows_it(repo: Path) -> None:
+    """`termgrade secrets review` from another working directory: a file finding shown with
+    its lines, answered "yes, a secret" (validate keeps failing, saying remove it), then
+    reviewed again with --all as not secret (validate passes); --list asks nothing."""
+    from typer.testing import CliRunner
+
+    from termgrade.cli.app import app
+
+    runner = CliRunner()
+    (repo / "notes.txt").write_text("first\naws = AKIAIOSFODNN7EXAMPLE\nlast\n")
+    listed = runner.invoke(app, ["secrets", "review", str(repo), "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert "notes.txt line 2: AWS Access Key (undecided)" in listed.output
+    assert ">     2 | aws = AKIAIOSFODNN7EXAMPLE" in listed.output and "1 | first" in listed.output
+    assert not RepoPaths(repo).secrets_baseline.exists()  # --list records nothing
+    said_yes = runner.invoke(app, ["secrets", "review", str(repo)], input="y\n")
+    assert said_yes.exit_code == 0 and "1 decision(s) recorded" in said_yes.output
+    [real] = validate_repo(repo, load=False).findings
+    assert "marked a secret" in real.message
+    skipped = runner.invoke(app, ["secrets", "review", str(repo)], input="")
+    assert "finding(s); 0 decision(s)" in skipped.output  # nothing undecided: no question
+    said_no = runner.invoke(app, ["secrets", "review", str(repo), "--all"], input="n\n")
+    assert said_no.exit_code == 0 and "0 undecided" in said_no.output
+    assert validate_repo(repo, load=False).findings == []
+    missing = runner.invoke(app, ["secrets", "review", str(repo / "nope")])
+    assert missing.exit_code == 1 and "no such directory" in missing.output
