@@ -267,7 +267,8 @@ def load_baseline(path: Path | None) -> dict[tuple[str, str], bool | None]:
 
 def write_baseline(paths: RepoPaths, path: Path) -> int:
     """Write the repo's current findings (known false positives left out) as a
-    detect-secrets baseline to review with ``detect-secrets audit``; return how many."""
+    detect-secrets baseline, every entry unreviewed (no ``is_secret``: each fails until
+    ``termgrade secrets review`` records a decision); return how many."""
     from detect_secrets.__version__ import VERSION
 
     hits = [h for h in scan(paths)[0] if not h.known_false_positive]
