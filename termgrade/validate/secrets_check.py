@@ -267,10 +267,12 @@ def load_baseline(path: Path | None) -> dict[tuple[str, str], bool | None]:
 
 def write_baseline(paths: RepoPaths, path: Path) -> int:
     """Write the repo's current findings (known false positives left out) as a
-    detect-secrets baseline, every entry unreviewed (no ``is_secret``: each fails until
+    detect-secrets baseline: a finding a person decided on before (the baseline already
+    at ``path``) keeps its ``is_secret``; a new one is unreviewed (it fails until
     ``termgrade secrets review`` records a decision); return how many."""
     from detect_secrets.__version__ import VERSION
 
+    decided = load_baseline(path if path.is_file() else None)
     hits = [h for h in scan(paths)[0] if not h.known_false_positive]
     results: dict[str, list[dict[str, object]]] = {}
     for hit in hits:
@@ -279,6 +281,9 @@ def write_baseline(paths: RepoPaths, path: Path) -> int:
             "is_verified": False, "line_number": hit.line}
         if hit.row is not None:  # where in the parquet file (detect-secrets ignores these)
             entry.update(row=hit.row, column=hit.column)
+        decision = decided.get((hit.file, hit.hashed_secret))
+        if decision is not None:
+            entry["is_secret"] = decision
         results.setdefault(hit.file, []).append(entry)
     baseline = {"version": VERSION, "results": results}
     atomic_write_text(path, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
