@@ -141,13 +141,16 @@ def recorded_modes(root: Path) -> dict[str, int]:
 
 
 def restore_modes(root: Path) -> int:
-    """chmod ``root``'s files and directories to their recorded modes (after a download
-    that dropped them); returns how many changed."""
+    """chmod ``root``'s files and directories whose mode a download wrote
+    (:func:`as_downloaded`) to their recorded modes, so that what runs (a Docker build
+    context, a script) is what the digest says; returns how many changed."""
     changed = 0
     for name, mode in recorded_modes(root).items():
         target = Path(root) / name
-        if target.exists() and not target.is_symlink() \
-                and stat.S_IMODE(target.stat().st_mode) != mode:
+        if not target.exists() or target.is_symlink():
+            continue
+        now = stat.S_IMODE(target.stat().st_mode)
+        if now != mode and as_downloaded(now, target.is_dir()):
             os.chmod(target, mode)
             changed += 1
     return changed

@@ -141,12 +141,17 @@ def test_grade_reuse_of_an_earlier_run_regrades_nothing_of_the_download(
     assert {r.task_digest for r in TrialJournal(tmp_path / "run1" / TRIALS_FILE).load()} \
         == set(published.values())
     again = Passing()
+    solve = local / "tasks" / "alpha" / "solution" / "solve.sh"
+    assert not stat.S_IMODE(solve.stat().st_mode) & 0o111
     report = grade_model([local / "tasks"], AGENT, tmp_path / "run2", k=2, workers=1,
                          progress=False, run=again, reuse=tmp_path / "run1")
     assert again.jobs == [] and (report.reused, report.graded) == (6, 0)
-    # Without the mode record (as the Hub alone gives it back), nothing is reused.
+    assert stat.S_IMODE(solve.stat().st_mode) == 0o755  # what runs is what was built
+    # Without the mode record (files as the Hub alone gives them back), nothing is reused.
     for task in published:
         os.remove(local / "tasks" / task / MODES_FILE)
+        for path in (local / "tasks" / task).rglob("*.sh"):
+            path.chmod(0o644)
     bare = Passing()
     report = grade_model([local / "tasks"], AGENT, tmp_path / "run3", k=2, workers=1,
                          progress=False, run=bare, reuse=tmp_path / "run1")
