@@ -236,3 +236,27 @@ def test_an_empty_trials_file_is_refused(tasks: Path, tmp_path: Path) -> None:
         build_trajectories(tmp_path / "traj", trials=empty, task_roots=[tasks])
     assert "termgrade grade" in str(caught.value)
     assert not (tmp_path / "traj").exists()
+
+
+def test_a_trajectories_repo_with_termgrades_digests_passes_the_secret_gate(
+        tasks: Path, tmp_path: Path) -> None:
+    """Trials of `termgrade grade` carry task and scaffold digests; the ATIF files and
+    the traces rows' session lines hold them where detect-secrets flags them (2 each).
+    They are TermGrade's own: filtered, counted, never a finding."""
+    import hashlib
+
+    from termgrade.builders.layout import RepoPaths
+    from termgrade.validate.secrets_check import scan
+
+    records = [trial(i, task_id="alpha").model_copy(update={
+        "task_digest": hashlib.sha256(f"task {i}".encode()).hexdigest(),
+        "scaffold_digest": hashlib.sha256(b"scaffold").hexdigest()}) for i in range(3)]
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records),
+                       task_roots=[tasks], atif=True)
+    hits = scan(RepoPaths(out))[0]
+    assert len(hits) == 12 and all(h.known_false_positive for h in hits)
+    assert {h.file.split("/")[0] for h in hits} == {"atif", "data"}
+    report = validate_repo(out, load=False, cache=False)
+    assert report.ok, [str(f) for f in report.findings]
+    assert any("12 known false positive(s) filtered" in n for n in report.notes)
