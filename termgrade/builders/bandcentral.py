@@ -23,6 +23,7 @@ from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import Origin, known_license
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import BandcentralTaskRow, schema_for
 from termgrade.builders.selection_files import find_selection_report, ship_selection_report
@@ -55,6 +56,10 @@ class BandcentralSummary:
     """The reviewed detect-secrets findings placed beside the repo, if any."""
     selection_report: dict[str, str] = field(default_factory=dict)
     """The shipped selection report's files (json, md, png) relative to the repo root."""
+    origins: list[Origin] = field(default_factory=list)
+    """Each shipped task's license and source, from its task.toml [metadata]."""
+    license: str | None = None
+    """The tasks' license as this build knows it; None: unknown, the card claims none."""
 
 
 def _base_labels(labels: list[LabelRow], model: str | None,
@@ -90,6 +95,16 @@ def _selected(inputs: Inputs, split_map: dict[str, str]) -> dict[str, list[str]]
         raise BuildError("no task in --splits was selected for train or validation (no "
                          "row has a role, and none is flagged " + " or ".join(split_map) + ")",
                          fix="pass the --splits file `termgrade select` wrote")
+    for role in ("train", "validation"):
+        if not chosen[role]:
+            # `train prepare` needs both: without one it would call this no bandcentral repo.
+            raise BuildError(
+                f"no task in --splits was selected for {role}: a bandcentral repo needs "
+                "train and validation tasks (`termgrade train prepare` reads both)",
+                fix="rerun `termgrade select` with --val-n N (N > 0: validation tasks per "
+                "target) and --n N (training tasks), and pass the --splits file it writes"
+                if role == "validation" else
+                "rerun `termgrade select` with --n N (N > 0) and pass the --splits file")
     return chosen
 
 
@@ -109,6 +124,7 @@ def build_bandcentral(
     card_prose: Path | None = None,
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
+    license: str | None = None,
 ) -> BandcentralSummary:
     """Stage the bandcentral repo at ``out``: with the base image recipe every task's
     Dockerfile starts FROM, and the reviewed secret findings of the task files placed
@@ -116,7 +132,8 @@ def build_bandcentral(
     ``selection_report``: the ``<splits>.selection.json`` of the ``termgrade select`` run
     that chose the tasks (default: the one beside a ``splits`` file); shipped with its
     markdown and plot under ``selection/`` and linked from the card. ``card_prose``:
-    overrides of the card's prose sections."""
+    overrides of the card's prose sections. ``license``: the tasks' license when their
+    task.toml files do not state it (:mod:`.licensing`; unknown: the card claims none)."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
     report_json = find_selection_report(splits, selection_report)
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
@@ -132,6 +149,8 @@ def build_bandcentral(
             if task_ids:
                 _write_split(paths, inputs, base, out_split, task_ids, summary)
         selected = [inputs.tasks[t] for ids in chosen.values() for t in ids]
+        summary.origins = [Origin.of(t.config.metadata) for t in selected]
+        summary.license = known_license(summary.origins, license)
         write_task_tree(paths, selected)
         write_registry(paths, [registry_entries(paths, f"termgrade-bandcentral-{s}", "1.0",
                                                 f"Band-central {s} tasks", ids)

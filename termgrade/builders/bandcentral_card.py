@@ -15,7 +15,9 @@ from termgrade.builders.card import (
     render_template,
 )
 from termgrade.builders.card_prose import CardProse, with_prose
+from termgrade.builders.environments_card import RL_TAG
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import is_own, license_section
 from termgrade.builders.rows import BandcentralTaskRow
 from termgrade.builders.verl_prompts import VerlPromptRow
 from termgrade.core.figures import pass_rate_histogram
@@ -62,15 +64,22 @@ def _train_commands(repo_id: str, n_train: int) -> str:
     return "\n".join(lines)
 
 
-def _yaml(paths: RepoPaths, summary: BandcentralSummary) -> dict[str, Any]:
+def _title(summary: BandcentralSummary, repo_id: str) -> str:
+    return ("TermGrade band-central tasks" if is_own(summary.origins)
+            else repo_id.split("/")[-1])
+
+
+def _yaml(paths: RepoPaths, summary: BandcentralSummary, repo_id: str) -> dict[str, Any]:
     splits = list(summary.rates)
     n = sum(len(r) for r in summary.rates.values())
-    return {
-        "pretty_name": "TermGrade band-central tasks",
-        "license": "apache-2.0",
+    meta: dict[str, Any] = {"pretty_name": _title(summary, repo_id)}
+    if summary.license:  # unknown: no claim (the License section says how to set it)
+        meta["license"] = summary.license
+    return meta | {
         "language": ["en"],
         "task_categories": ["text-generation"],
-        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", "grpo", "verl"],
+        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", RL_TAG, "grpo",
+                 "verl"],
         "size_categories": ["n<1K" if n < 1000 else "1K<n<10K"],
         "configs": card_configs([
             ("tasks", [(s, paths.split_glob("tasks", s)) for s in splits], True),
@@ -98,8 +107,10 @@ def render_bandcentral_card(paths: RepoPaths, summary: BandcentralSummary, *,
         "task_fields": field_table(BandcentralTaskRow),
         "verl_fields": field_table(VerlPromptRow),
         "tool_definitions": json.dumps(list(TOOLS), indent=2),
+        "license_text": license_section(summary.license, summary.origins,
+                                        "termgrade build bandcentral"),
         "train_commands": _train_commands(repo_id, len(summary.rates.get("train", []))),
     }
     text = with_prose(load_template("bandcentral.md"), prose, card="bandcentral")
     body = render_template(text, values, name="bandcentral.md")
-    return front_matter(_yaml(paths, summary)) + body
+    return front_matter(_yaml(paths, summary, repo_id)) + body

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
-from termgrade.builders.environments_card import render_environments_card
+from termgrade.builders.environments_card import corpus_license, render_environments_card
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import Origin
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import TaskRow, schema_for
 from termgrade.builders.task_rows import (
@@ -60,6 +61,12 @@ class ShippedTask:
     n_assertions: int | None
     origin: tuple[str, str, str | None] = ("unknown", "unknown", None)
     """task.toml [metadata]: (author, source, generator model or None)."""
+    license: str | None = None
+    """task.toml [metadata] license (an SPDX id), if the task states one."""
+
+    @property
+    def origin_record(self) -> Origin:
+        return Origin(self.license, None if self.origin[1] == "unknown" else self.origin[1])
 
 
 @dataclass
@@ -74,6 +81,10 @@ class EnvironmentsSummary:
     """Parquet files written, relative to the repo root."""
     secrets_baseline: Path | None = None
     """The reviewed detect-secrets findings placed beside the repo, if any."""
+    license: str | None = None
+    """The tasks' license as this build knows it (:func:`corpus_license`); None: unknown,
+    and the card says so."""
+
 
 
 def _origin(metadata: dict[str, object]) -> tuple[str, str, str | None]:
@@ -88,6 +99,11 @@ def _origin(metadata: dict[str, object]) -> tuple[str, str, str | None]:
             text("generator", "generator_model", "generated_by"))
 
 
+def _license(metadata: dict[str, object]) -> str | None:
+    value = metadata.get("license")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
 def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsSummary) -> None:
     split_of = {t: (inputs.splits[t].split if t in inputs.splits else DEFAULT_SPLIT)
                 for t in inputs.tasks}
@@ -100,7 +116,8 @@ def _write_tasks_config(paths: RepoPaths, inputs: Inputs, summary: EnvironmentsS
             writers[row.split].add(row.model_dump(), where=f"task {task_id}")
             summary.tasks.append(ShippedTask(task_id, row.split, row.domain or "unknown",
                                              row.difficulty or "unknown", row.oracle_verified,
-                                             row.n_assertions, _origin(task.config.metadata)))
+                                             row.n_assertions, _origin(task.config.metadata),
+                                             _license(task.config.metadata)))
             bar.advance()
     for task_id, flag in inputs.splits.items():
         role = flag.role or LEGACY_ROLES.get(flag.split)
@@ -139,6 +156,7 @@ def build_environments(
     overwrite: bool = False,
     secrets_baseline: Path | None = None,
     card_prose: Path | None = None,
+    license: str | None = None,
 ) -> EnvironmentsSummary:
     """Stage the environments repo at ``out`` (built beside it, renamed when complete).
 
@@ -147,7 +165,9 @@ def build_environments(
     where :func:`~termgrade.validate.validate_repo` and ``publish`` read it.
     ``models``: keep only these models' labels; without it every model in ``labels`` must
     have a label for every task. ``card_prose``: overrides of the card's prose sections
-    (:mod:`termgrade.builders.card_prose`).
+    (:mod:`termgrade.builders.card_prose`). ``license``: the tasks' license (an SPDX id,
+    e.g. ``mit``) when their ``task.toml`` files do not state it; without it the card
+    claims none (:func:`corpus_license`).
     """
     prose = load_card_prose(card_prose) if card_prose is not None else None
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify, models=models)
@@ -157,6 +177,7 @@ def build_environments(
         _write_tasks_config(paths, inputs, summary)
         if inputs.labels:
             _write_labels(paths, inputs, summary)
+        summary.license = corpus_license(summary.tasks, license)
         tasks = list(inputs.tasks.values())
         write_task_tree(paths, tasks)
         datasets = [registry_entries(paths, "termgrade-environments", "1.0",

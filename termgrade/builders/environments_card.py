@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import is_own, known_license, license_section
 from termgrade.builders.rows import TaskRow
 from termgrade.builders.task_rows import DEFAULT_SPLIT
 from termgrade.core.figures import (
@@ -27,7 +29,17 @@ from termgrade.core.figures import (
 from termgrade.records import LabelRow
 
 if TYPE_CHECKING:
-    from termgrade.builders.environments import EnvironmentsSummary
+    from termgrade.builders.environments import EnvironmentsSummary, ShippedTask
+
+
+def corpus_license(tasks: Sequence[ShippedTask], given: str | None = None) -> str | None:
+    """The tasks' license as this build knows it (:func:`.licensing.known_license`)."""
+    return known_license((t.origin_record for t in tasks), given)
+
+
+def is_own_corpus(tasks: Sequence[ShippedTask]) -> bool:
+    """Every task is one of TermGrade's originals (``source = "termgrade-original"``)."""
+    return is_own(t.origin_record for t in tasks)
 
 
 def size_category(n: int) -> str:
@@ -88,19 +100,51 @@ def _figures(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelR
     return "\n\n".join(lines)
 
 
-def _yaml(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow]) -> dict[str, Any]:
+def _yaml(paths: RepoPaths, summary: EnvironmentsSummary, labels: list[LabelRow],
+          repo_id: str) -> dict[str, Any]:
     configs = [("tasks", [(s, paths.split_glob("tasks", s)) for s in summary.split_counts], True)]
     if labels:
         configs.append(("labels", [("train", paths.split_glob("labels", "train"))], False))
-    return {
-        "pretty_name": "TermGrade environments",
-        "license": "apache-2.0",
+    meta: dict[str, Any] = {"pretty_name": _title(summary, repo_id)}
+    if summary.license:  # unknown: no claim (the License section says how to set it)
+        meta["license"] = summary.license
+    meta.update({
         "language": ["en"],
         "task_categories": ["text-generation"],
-        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", "harbor"],
+        "tags": ["termgrade", "terminal", "agents", "reinforcement-learning", RL_TAG,
+                 "harbor"],
         "size_categories": [size_category(len(summary.tasks))],
         "configs": card_configs(configs),
-    }
+    })
+    return meta
+
+
+RL_TAG = "rl-environment"
+"""The Hub's RL Environments filter keys on this tag."""
+
+
+def _title(summary: EnvironmentsSummary, repo_id: str) -> str:
+    """TermGrade's own corpus is "TermGrade environments"; another is named by its repo."""
+    return "TermGrade environments" if is_own_corpus(summary.tasks) else repo_id.split("/")[-1]
+
+
+def _verified_sentence(summary: EnvironmentsSummary) -> str:
+    n = len(summary.tasks)
+    verified = sum(t.oracle_verified for t in summary.tasks)
+    checked = sum(t.n_assertions is not None for t in summary.tasks)
+    if not checked:
+        return (f"None of the {n:,} tasks was run by `termgrade verify` for this build: "
+                "whether each one builds, and whether its reference solution passes its own "
+                "tests, is not known (`oracle_verified` is false for all).")
+    return (f"{verified:,} of the {n:,} tasks are `oracle_verified`: their reference solution "
+            "passed their own verifier in a freshly built, network-less container, and an "
+            "untouched container failed it" + ("." if verified == n else
+                                               f"; the other {n - verified:,} are not."))
+
+
+def _license_text(summary: EnvironmentsSummary) -> str:
+    return license_section(summary.license, [t.origin_record for t in summary.tasks],
+                           "termgrade build environments")
 
 
 def _quick_start_loads(summary: EnvironmentsSummary, labels: list[LabelRow],
@@ -162,7 +206,7 @@ def _citation(repo_id: str) -> str:
     key = repo_id.replace("/", "_").replace("-", "_")
     return ("```bibtex\n"
             f"@misc{{{key},\n"
-            f"  title        = {{{repo_id.split('/')[-1]}: executable Linux tasks for "
+            f"  title        = {{{repo_id.split('/')[-1]}: Linux tasks for "
             "terminal agents},\n"
             f"  author       = {{{repo_id.split('/')[0]}}},\n"
             f"  year         = {{{datetime.now(UTC).year}}},\n"
@@ -179,6 +223,9 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
     example = summary.tasks[0].task_id if summary.tasks else "TASK_ID"
     values = {
         "repo_id": repo_id,
+        "title": _title(summary, repo_id),
+        "verified_sentence": _verified_sentence(summary),
+        "license_text": _license_text(summary),
         "n_tasks": f"{len(summary.tasks):,}",
         "n_verified": f"{sum(t.oracle_verified for t in summary.tasks):,}",
         "n_labels": f"{len(labels):,}",
@@ -198,4 +245,4 @@ def render_environments_card(paths: RepoPaths, summary: EnvironmentsSummary,
     }
     text = with_prose(template.read_text(encoding="utf-8"), prose, card="environments")
     body = render_template(text, values, name=str(template))
-    return front_matter(_yaml(paths, summary, labels)) + body
+    return front_matter(_yaml(paths, summary, labels, repo_id)) + body

@@ -286,3 +286,37 @@ EpisodeRow = trial_row_model("EpisodeRow", """
 def schema_for(model: type[BaseModel]) -> pa.Schema:
     """The fixed Arrow schema of a row model's files, tagged with its schema name."""
     return arrow_schema(model)
+
+
+# -- trajectories: config "traces" --------------------------------------------------------
+
+class TraceToolCall(RowModel):
+    id: str = Field(description="The call's id (a tool message's `tool_call_id` answers it).")
+    name: str = Field(description="The function called.")
+    arguments: LargeStr = Field(description="Its arguments: a JSON string, as written.")
+
+
+class TraceMessage(RowModel):
+    role: str = Field(description="user, assistant, system or tool.")
+    content: LargeStr = Field(description="The message text (may be empty).")
+    reasoning_content: LargeStr | None = Field(description="The model's reasoning, if any.")
+    tool_calls: list[TraceToolCall] = Field(description="Tool calls of an assistant message.")
+    tool_call_id: str | None = Field(description="On a tool message: the call it answers.")
+    model: str | None = Field(description="On an assistant message: the model.")
+
+
+class TraceRow(RowModel):
+    """One trial's agent trace (its STS file, ``path``) as a row: ``load_dataset(repo,
+    "traces")`` reads these; the Hub's trace viewer reads the STS files themselves."""
+
+    row_schema: ClassVar[str | None] = "trajectory_trace_row"
+
+    trial_id: str = Field(description="The trial (the STS session id).")
+    task_id: str = Field(description="The task.")
+    model: str = Field(description="The model graded.")
+    harness: str = Field(description="The STS harness id (termgrade).")
+    name: str = Field(description="The session's title: task / model / attempt.")
+    path: str = Field(description="The trial's Session Trace Simple Format file in this repo.")
+    session_json: LargeStr = Field(description="The STS session header line (the trial's "
+                                   "outcome and configuration), as JSON.")
+    messages: list[TraceMessage] = Field(description="The STS messages, in order.")

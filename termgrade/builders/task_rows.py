@@ -8,14 +8,13 @@ import json
 import os
 from pathlib import Path
 
-from termgrade.builders.common import copy_tree
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import FileRow, TaskRow
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import BuildError
 from termgrade.task import Task
-from termgrade.task.archive import pack_tree, task_dirs
-from termgrade.task.digest import iter_task_files, manifest_digest, read_tree
+from termgrade.task.archive import pack_tree
+from termgrade.task.digest import iter_task_files, manifest_digest, read_tree, write_modes
 from termgrade.task.dockerfile import base_images
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict
@@ -68,16 +67,23 @@ def task_row(task: Task, split: str, verify: VerifyRecord | None) -> TaskRow:
 
 
 def write_task_tree(paths: RepoPaths, tasks: list[Task]) -> None:
-    """Copy each task dir to ``tasks/<task_id>/`` (modes kept, empty dirs too, caches
-    skipped), so the tree re-packs to exactly the row's archive."""
+    """Write each task dir to ``tasks/<task_id>/`` (modes kept, empty dirs too, caches
+    skipped), so the tree re-packs to exactly the row's archive, with the modes recorded
+    in :data:`~termgrade.task.digest.MODES_FILE`: the Hub drops them, the record keeps
+    the digest of a downloaded copy equal to the row's."""
     for task in tasks:
-        root = task.paths.root
+        tree = read_tree(task.paths.root)
         dest = paths.task_dir(task.task_id)
-        copy_tree(root, dest, iter_task_files(root))
-        for directory in sorted(task_dirs(root), reverse=True):
-            out = dest / directory.relative_to(root)
-            out.mkdir(parents=True, exist_ok=True)
-            os.chmod(out, directory.stat().st_mode & 0o7777)
+        dest.mkdir(parents=True, exist_ok=True)
+        for name, _ in tree.dirs:
+            (dest / name).mkdir(parents=True, exist_ok=True)
+        for item in tree.files:
+            out = dest / item.path
+            out.write_bytes(item.data)
+            os.chmod(out, item.mode)
+        for name, mode in sorted(tree.dirs, reverse=True):
+            os.chmod(dest / name, mode)
+        write_modes(dest, tree)
 
 
 def registry_entries(paths: RepoPaths, name: str, version: str, description: str,

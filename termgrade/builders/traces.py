@@ -39,7 +39,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from termgrade.core.version import __version__
 
@@ -226,18 +226,51 @@ def atif_trajectory(trial: Row, messages: list[Row]) -> Row | None:
     }
 
 
+def trace_row(rel: str, lines: list[Row]) -> Row:
+    """The ``traces`` config row (:class:`~termgrade.builders.rows.TraceRow`) of one STS
+    file at ``rel`` holding ``lines``."""
+    header = lines[0]
+    messages = []
+    for line in lines[1:]:
+        message = line["message"]
+        messages.append({
+            "role": message["role"], "content": message["content"],
+            "reasoning_content": message.get("reasoningContent"),
+            "tool_calls": [{"id": c["id"], "name": c["function"]["name"],
+                            "arguments": c["function"]["arguments"]}
+                           for c in message.get("toolCalls") or []],
+            "tool_call_id": message.get("toolCallId"), "model": message.get("model")})
+    return {"trial_id": header["id"], "task_id": header["task_id"], "model": header["model"],
+            "harness": header["harness"], "name": header["name"], "path": rel,
+            "session_json": json.dumps(header, ensure_ascii=False, sort_keys=True),
+            "messages": messages}
+
+
+class TraceRows(Protocol):
+    """Where :class:`TraceWriter` puts each trace's row (a parquet split writer)."""
+
+    def add(self, row: dict[str, Any], *, where: str) -> None: ...
+
+
 @dataclass
 class TraceWriter:
-    """Writes each trial's trace (and ATIF file) under a staged repo root."""
+    """Writes each trial's trace (and ATIF file) under a staged repo root, and its row of
+    the ``traces`` config to ``rows``: the Hub's trace viewer reads the STS files, and
+    ``datasets`` the parquet (it cannot load JSONL files in a repo whose other configs are
+    parquet: one builder serves every config)."""
 
     root: Path
     atif: bool = False
     files: list[str] = field(default_factory=list)
+    rows: TraceRows | None = None
 
     def add(self, trial: Row, messages: list[Row]) -> None:
         rel = trace_rel(trial["task_id"], trial["trial_id"])
+        lines = trace_lines(trial, messages)
         self._write(rel, "".join(json.dumps(line, ensure_ascii=False) + "\n"
-                                 for line in trace_lines(trial, messages)))
+                                 for line in lines))
+        if self.rows is not None:
+            self.rows.add(trace_row(rel, lines), where=f"trial {trial['trial_id']}")
         if self.atif:
             trajectory = atif_trajectory(trial, messages)
             if trajectory is not None:

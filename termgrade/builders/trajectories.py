@@ -8,7 +8,8 @@ group per config, however many trials go in. Output::
     data/sft/train-NNNNN-of-MMMMM.parquet      config "sft" (default)
     data/episodes/train-NNNNN-of-MMMMM.parquet config "episodes"
     figures/pass_rate_by_model.png
-    traces/train/<task_id>/<trial_id>.jsonl   config "traces": Hub agent traces
+    data/traces/train-NNNNN-of-MMMMM.parquet   config "traces": the traces as rows
+    traces/train/<task_id>/<trial_id>.jsonl   Hub agent traces (the trace viewer's files)
     atif/<task_id>/<trial_id>.json            with ``atif=True``: Harbor ATIF files
 
 (:mod:`termgrade.builders.traces` documents the trace formats.)
@@ -32,15 +33,22 @@ from termgrade.builders.inputs import (
     source_path,
 )
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS
+from termgrade.builders.licensing import Origin, known_license
+from termgrade.builders.parquet_writer import (
+    FILE_BYTES,
+    ROW_GROUP_BYTES,
+    ROW_GROUP_ROWS,
+    ParquetSplitWriter,
+)
+from termgrade.builders.rows import TraceRow, schema_for
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
-from termgrade.builders.traces import TraceWriter
+from termgrade.builders.traces import TRACE_SPLIT, TraceWriter
 from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import DataWarning, RecordError
+from termgrade.core.errors import BuildError, DataWarning, RecordError
 from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 from termgrade.records.jsonl import iter_jsonl
@@ -61,6 +69,10 @@ class TrajectoriesSummary:
     """Names of the splits selection chose training tasks for (from --splits)."""
     trace_files: list[str] = field(default_factory=list)
     """The STS trace files (and ATIF files), relative to the root."""
+    origins: list[Origin] = field(default_factory=list)
+    """License and source of each task dir given (task.toml [metadata])."""
+    license: str | None = None
+    """The tasks' license as this build knows it; None: unknown, the card claims none."""
 
 
 class _ByteProgress:
@@ -97,6 +109,7 @@ def build_trajectories(
     file_bytes: int = FILE_BYTES,
     card_prose: Path | None = None,
     atif: bool = False,
+    license: str | None = None,
 ) -> TrajectoriesSummary:
     """Stage the trajectories repo at ``out`` from a TrialRecord JSONL file (streamed) or
     from TrialRecord objects (or their dicts). ``labels`` (LabelRow) and ``splits``
@@ -105,7 +118,8 @@ def build_trajectories(
     without a join; with ``splits``, a task with no flag is ``unseen``.
     ``environments_repo``: the repo id of the tasks and labels, which the card links.
     ``card_prose``: overrides of the card's prose sections. Every trial is also written
-    as a Hub agent trace; ``atif``: and as a Harbor ATIF trajectory."""
+    as a Hub agent trace; ``atif``: and as a Harbor ATIF trajectory. ``license``: the
+    license to state when the task dirs' task.toml files state none (:mod:`.licensing`)."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
     trials_file = source_path(trials)
     if trials_file is not None and not trials_file.is_file():
@@ -115,6 +129,7 @@ def build_trajectories(
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=None,
                          require_tasks=False)
     instructions = {tid: task.instruction for tid, task in inputs.tasks.items()}
+    origins = [Origin.of(task.config.metadata) for task in inputs.tasks.values()]
     keys = JoinKeys(
         split={tid: (inputs.splits[tid].split if tid in inputs.splits else DEFAULT_SPLIT)
                for tid in inputs.tasks} if splits is not None else {},
@@ -122,14 +137,17 @@ def build_trajectories(
     stats = TrajectoryStats()
     summary = TrajectoriesSummary(out=Path(out), stats=stats, train_splits=sorted(
         {r.split for r in inputs.splits.values()
-         if (r.role or LEGACY_ROLES.get(r.split)) == "train"}))
+         if (r.role or LEGACY_ROLES.get(r.split)) == "train"}),
+        origins=origins, license=known_license(origins, license))
     seen: set[str] = set()
     pending: dict[str, list[tuple[TrialRecord, str]]] = {}
     with staged_directory(Path(out), overwrite=overwrite) as stage:
         paths = RepoPaths(stage)
         writer = TrajectoryWriter(paths, row_group_bytes=row_group_bytes,
                                   row_group_rows=ROW_GROUP_ROWS, file_bytes=file_bytes)
-        traces = TraceWriter(stage, atif=atif)
+        trace_rows = ParquetSplitWriter(paths.config_dir("traces"), TRACE_SPLIT,
+                                        schema_for(TraceRow), row_group_rows=ROW_GROUP_ROWS)
+        traces = TraceWriter(stage, atif=atif, rows=trace_rows)
         try:
             if trials_file is not None:
                 with _byte_progress(trials_file) as counter:
@@ -144,13 +162,21 @@ def build_trajectories(
             for task_pending in pending.values():
                 held, held_where = task_pending[0]
                 raise _no_instruction(f"{held_where} (trial {held.trial_id})", held)
+            if not stats.trials:
+                raise BuildError(f"{trials_file or 'the trials given'}: no trial to build "
+                                 "a trajectories repo from",
+                                 fix="pass the trials.jsonl of a `termgrade grade` run (-o "
+                                 "DIR/trials.jsonl) or of `termgrade ingest harbor`")
             results = writer.close()
+            traced = trace_rows.close()
         except BaseException:
             writer.abort()
+            trace_rows.abort()
             raise
         stats.input_bytes = counter.total
         for result in results.values():
             summary.files += [paths.rel(p) for p in result.paths]
+        summary.files += [paths.rel(p) for p in traced.paths]
         summary.trace_files = traces.files
         summary.sft_bytes = results["sft"].payload_bytes
         summary.episode_bytes = results["episodes"].payload_bytes

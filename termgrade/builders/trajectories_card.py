@@ -14,8 +14,9 @@ from termgrade.builders.card import (
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
 from termgrade.builders.layout import RepoPaths
+from termgrade.builders.licensing import license_section
 from termgrade.builders.rows import EpisodeRow, SftRow
-from termgrade.builders.traces import TRACES_TAG, trace_glob
+from termgrade.builders.traces import TRACES_TAG
 from termgrade.core.figures import bar_chart
 
 if TYPE_CHECKING:
@@ -23,14 +24,18 @@ if TYPE_CHECKING:
 
 
 
-def _yaml(paths: RepoPaths, n_trials: int, traces: bool = False) -> dict[str, Any]:
-    """``traces``: the repo holds STS trace files: the ``agent-traces`` tag and a
-    ``traces`` config over them (Data Studio opens that config in its trace viewer)."""
+def _yaml(paths: RepoPaths, n_trials: int, traces: bool = False,
+          license_id: str | None = None) -> dict[str, Any]:
+    """``traces``: the repo holds STS trace files: the ``agent-traces`` tag, and a
+    ``traces`` config over their parquet form (``datasets`` loads one builder per repo,
+    parquet here, so the config cannot name the JSONL files; the Hub finds those itself)."""
     extra: list[tuple[str, list[tuple[str, str]], bool]] = (
-        [("traces", [("train", trace_glob())], False)] if traces else [])
-    return {
-        "pretty_name": "TermGrade trajectories",
-        "license": "apache-2.0",
+        [("traces", [("train", paths.split_glob("traces", "train"))], False)]
+        if traces else [])
+    meta: dict[str, Any] = {"pretty_name": "TermGrade trajectories"}
+    if license_id:  # unknown: no claim (the License section says how to set it)
+        meta["license"] = license_id
+    return meta | {
         "language": ["en"],
         "task_categories": ["text-generation"],
         "tags": ["termgrade", "terminal", "agents", "trajectories", "sft", "harbor",
@@ -84,8 +89,10 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
         "split_filter": _split_filter(summary, repo_id),
         "sft_fields": field_table(SftRow),
         "episode_fields": field_table(EpisodeRow),
+        "license_text": license_section(summary.license, summary.origins,
+                                        "termgrade build trajectories"),
     }
     text = with_prose(load_template("trajectories.md"), prose, card="trajectories")
     body = render_template(text, values, name="trajectories.md")
     traces = any(f.endswith(".jsonl") for f in summary.trace_files)
-    return front_matter(_yaml(paths, stats.trials, traces)) + body
+    return front_matter(_yaml(paths, stats.trials, traces, summary.license)) + body

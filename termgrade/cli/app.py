@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "VAL_N near"),
     "validate": ("validate", "Check the card YAML and configs, every row against schemas/, "
                              "row-group budgets,"),
+    "secrets": ("secrets", "Review the secret scan's findings of a staged repo."),
     "publish": ("publish", "Validate DIR, plan its diff against the Hub repo (adds, changes, "
                            "stale deletes),"),
     "materialize": ("materialize", "Unpack a task's archive (refusing unsafe archives), check "

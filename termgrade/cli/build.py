@@ -44,6 +44,10 @@ def environments(
         help="Reviewed detect-secrets findings of the task files (default: secrets.baseline "
              "in the first task folder, if present), placed beside the staged repo where "
              "`validate` and `publish` read it."),
+    license_id: str | None = typer.Option(
+        None, "--license",
+        help="The tasks' license (SPDX id, e.g. mit) when their task.toml files state none; "
+             "without it the card claims no license and says how to set one."),
 ) -> None:
     """Tasks (parquet + tasks/ tree + registry.json), labels, split flags, base image, card."""
     from termgrade.builders.environments import build_environments
@@ -51,11 +55,15 @@ def environments(
     summary = build_environments(out, task_roots=tasks or [Path("environments")], labels=labels,
                                  splits=splits, verify=verify, models=model or None,
                                  repo_id=repo_id, overwrite=force,
-                                 secrets_baseline=secrets_baseline, card_prose=card_prose)
+                                 secrets_baseline=secrets_baseline, card_prose=card_prose,
+                                 license=license_id)
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")
     counts = ", ".join(f"{s} {n}" for s, n in summary.split_counts.items())
     STDERR.print(f"{len(summary.tasks)} task(s) ({counts}); {summary.n_labels} label(s)")
+    if summary.license is None:
+        STDERR.print("license: unknown (no task states one): the card claims none; set it "
+                     "with --license SPDX-ID")
     _done(out, summary.files)
 
 
@@ -77,6 +85,9 @@ def trajectories(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     atif: bool = typer.Option(False, "--atif", help="Also write each trial as a Harbor "
                               "ATIF-v1.8 trajectory (atif/<task_id>/<trial_id>.json)."),
+    license_id: str | None = typer.Option(
+        None, "--license", help="The tasks' license (SPDX id) when their task.toml files "
+        "state none; without it the card claims no license."),
 ) -> None:
     """Every trial as SFT messages (config sft), full episodes (config episodes) and a Hub
     agent trace (config traces)."""
@@ -88,7 +99,8 @@ def trajectories(
     summary = build_trajectories(out, trials=trials, task_roots=tasks or default,
                                  labels=labels, splits=splits, repo_id=repo_id,
                                  environments_repo=environments_repo, overwrite=force,
-                                 card_prose=card_prose, atif=atif)
+                                 card_prose=card_prose, atif=atif,
+                                 license=license_id)
     s = summary.stats
     STDERR.print(f"{s.trials:,} trial(s): {s.counted:,} counted, {s.passed:,} passed")
     _done(out, summary.files)
@@ -115,6 +127,9 @@ def bandcentral(
     repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    license_id: str | None = typer.Option(
+        None, "--license", help="The tasks' license (SPDX id) when their task.toml files "
+        "state none; without it the card claims no license."),
 ) -> None:
     """Selected train + validation tasks with base pass rates, and verl's prompt table."""
     from termgrade.builders.bandcentral import build_bandcentral
@@ -123,7 +138,7 @@ def bandcentral(
                                 labels=labels, verify=verify, model=model, scaffold=scaffold,
                                 secrets_baseline=secrets_baseline,
                                 selection_report=selection_report, repo_id=repo_id,
-                                overwrite=force, card_prose=card_prose)
+                                overwrite=force, card_prose=card_prose, license=license_id)
     STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")

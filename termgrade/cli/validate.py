@@ -29,8 +29,8 @@ def register(app: typer.Typer) -> None:
         write_baseline: bool = typer.Option(
             False, "--write-secrets-baseline",
             help="Write the current secret findings to DIR.secrets.baseline (beside DIR) "
-                 "and list them; review them with `detect-secrets audit`, then rerun "
-                 "validate (this run accepts none of them)."),
+                 "and list them; review them with `termgrade secrets review DIR`, then "
+                 "rerun validate (this run accepts none of them)."),
         cache: bool = typer.Option(
             True, "--cache/--no-cache",
             help="Skip row and load checks of files unchanged since they passed "
@@ -56,9 +56,9 @@ def register(app: typer.Typer) -> None:
             paths = RepoPaths(directory.resolve())
             count = write(paths, paths.secrets_baseline)
             written = (f"wrote {count} finding(s) to {paths.secrets_baseline} (listed above "
-                       f"as secrets FAIL): review them (cd {directory.parent} && "
-                       f"detect-secrets audit {paths.secrets_baseline.name}), then rerun "
-                       f"`termgrade validate {directory}`: reviewed ones then pass")
+                       f"as secrets FAIL): review them (`termgrade secrets review "
+                       f"{directory}`), then rerun `termgrade validate {directory}`: "
+                       "findings marked not secret then pass")
         # A baseline just written is not reviewed: this run shows its findings, accepts none.
         report = validate_repo(directory, load=load, secrets=secrets, secrets_baseline=baseline,
                                cache=cache, accept_baseline=written is None)

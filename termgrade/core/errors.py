@@ -159,6 +159,10 @@ class MixedDigestsError(RecordError):
     """One task's trials graded different versions of its files (``labels --mix-digests``)."""
 
 
+class SecretsReviewError(TermGradeError, ValueError):
+    """``termgrade secrets review``: no repo there, or a baseline it cannot read."""
+
+
 class ReuseError(TermGradeError):
     """``grade --reuse`` names no earlier run, or the run being written itself."""
 

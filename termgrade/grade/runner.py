@@ -39,7 +39,7 @@ from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
-from termgrade.task.digest import task_digest
+from termgrade.task.digest import restore_modes, task_digest
 from termgrade.task.network import InternetPolicy, apply_internet_policy
 
 DEFAULT_MAX_LOSSES = 3
@@ -219,6 +219,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
         raise
     rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
     journal = TrialJournal(out_dir / TRIALS_FILE)
+    for path in task_dirs.values():  # a downloaded repo's tasks: the modes they were built with
+        restore_modes(path)
     digests = {task_id: task_digest(path) for task_id, path in task_dirs.items()}
     stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent))
     reused, reused_tasks, rerun = 0, 0, {}

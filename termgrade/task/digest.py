@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -11,7 +12,15 @@ from pathlib import Path
 
 from termgrade.core.errors import TaskLoadError
 
-IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".mypy_cache"})
+MODES_FILE = ".termgrade-modes.json"
+"""The modes a staged task's files and directories had when it was built, written by
+``termgrade build`` into each ``tasks/<task_id>/``. The Hub keeps no file modes (``hf
+download`` writes every file 0o644 or so), so a task read back from a download takes its
+modes from this record: its digest, manifest and archive equal the published row's."""
+MODES_VERSION = 1
+
+IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".mypy_cache",
+                           MODES_FILE})
 
 
 @dataclass(frozen=True)
@@ -102,11 +111,72 @@ class TaskTree:
         return h.hexdigest()
 
 
+def write_modes(root: Path, tree: TaskTree) -> Path:
+    """Record ``tree``'s modes in ``root``/:data:`MODES_FILE` (a staged copy of it)."""
+    record = {"schema_version": MODES_VERSION,
+              "dirs": {name: f"{mode:o}" for name, mode in tree.dirs},
+              "files": {f.path: f"{f.mode:o}" for f in tree.files}}
+    path = Path(root) / MODES_FILE
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def recorded_modes(root: Path) -> dict[str, int]:
+    """Path -> mode from ``root``/:data:`MODES_FILE` (files and directories; empty when
+    there is none). A record that cannot be read raises :class:`TaskLoadError`."""
+    path = Path(root) / MODES_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("schema_version") != MODES_VERSION:
+            raise ValueError(f"schema_version {data.get('schema_version')!r} is not "
+                             f"{MODES_VERSION}")
+        return {str(name): int(mode, 8) for kind in ("dirs", "files")
+                for name, mode in data[kind].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise TaskLoadError(path, f"unreadable mode record: {exc}",
+                            fix="rebuild the repo with `termgrade build`, or delete the file "
+                            "to take the modes on disk") from None
+
+
+def restore_modes(root: Path) -> int:
+    """chmod ``root``'s files and directories whose mode a download wrote
+    (:func:`as_downloaded`) to their recorded modes, so that what runs (a Docker build
+    context, a script) is what the digest says; returns how many changed."""
+    changed = 0
+    for name, mode in recorded_modes(root).items():
+        target = Path(root) / name
+        if not target.exists() or target.is_symlink():
+            continue
+        now = stat.S_IMODE(target.stat().st_mode)
+        if now != mode and as_downloaded(now, target.is_dir()):
+            os.chmod(target, mode)
+            changed += 1
+    return changed
+
+
+def as_downloaded(mode: int, is_dir: bool) -> bool:
+    """Whether ``mode`` is one a download writes whatever the file was (0o666 or 0o777
+    under some umask: owner read-write, no execute bit on a file; owner rwx on a
+    directory; no setuid, setgid or sticky bit). Such a mode says nothing of the task,
+    and the record stands for it; any other was set on purpose and counts as it is."""
+    if mode & 0o7000:
+        return False
+    if is_dir:
+        return mode & 0o700 == 0o700
+    return mode & 0o600 == 0o600 and not mode & 0o111
+
+
 def read_tree(root: Path) -> TaskTree:
     """Every directory and regular file under ``root`` in one walk, caches skipped, as
     :func:`iter_task_files` and :func:`termgrade.task.archive.task_dirs` see them.
-    Symlinks and names that are not UTF-8 are refused (:class:`TaskLoadError`)."""
+    Symlinks and names that are not UTF-8 are refused (:class:`TaskLoadError`).
+    A mode recorded in :data:`MODES_FILE` stands for a mode on disk that a download
+    writes (:func:`as_downloaded`): the Hub drops modes, the record is what the task was
+    built with; a mode set on purpose (0o700, 0o755 where 0o644 was recorded) counts."""
     root = Path(root)
+    recorded = recorded_modes(root)
     dirs: list[tuple[str, int]] = []
     files: list[tuple[tuple[str, ...], TreeFile]] = []
     for top, dirnames, filenames in os.walk(root):
@@ -120,13 +190,15 @@ def read_tree(root: Path) -> TaskTree:
             info = os.lstat(full)
             check_entry(full, stat.S_ISLNK(info.st_mode))
             rel = prefix + name
+            mode = stat.S_IMODE(info.st_mode)
+            if rel in recorded and as_downloaded(mode, stat.S_ISDIR(info.st_mode)):
+                mode = recorded[rel]
             if stat.S_ISDIR(info.st_mode):
-                dirs.append((rel, stat.S_IMODE(info.st_mode)))
+                dirs.append((rel, mode))
             elif stat.S_ISREG(info.st_mode):
                 with open(full, "rb") as handle:
                     data = handle.read()
-                files.append((tuple(rel.split("/")),
-                              TreeFile(rel, stat.S_IMODE(info.st_mode), data)))
+                files.append((tuple(rel.split("/")), TreeFile(rel, mode, data)))
     files.sort(key=lambda item: item[0])  # Path order: part by part
     return TaskTree(dirs=tuple(sorted(dirs)), files=tuple(f for _, f in files))
 

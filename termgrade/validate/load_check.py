@@ -114,3 +114,23 @@ def check_load(paths: RepoPaths, infos: list[SplitInfo], report: ValidationRepor
     report.record("load", f"{len(infos)} config/split(s) load with datasets (in memory, by key "
                           f"column over {IN_MEMORY_BYTES // 1024**2} MiB, and streaming) with "
                           "the expected features and counts", before)
+
+
+def check_load_configs(paths: RepoPaths, configs: list[tuple[str, list[str]]],
+                       report: ValidationReport) -> None:
+    """Each ``(config, splits)`` that the row checks do not cover (not parquet rows)
+    loads with ``datasets.load_dataset``, as a user would load it; a failure is a finding
+    with ``datasets``' own error."""
+    import datasets
+    from datasets import load_dataset
+
+    datasets.disable_progress_bars()
+    with tempfile.TemporaryDirectory(prefix="termgrade-validate-") as hf_cache:
+        for config, splits in configs:
+            for split in splits:
+                try:
+                    load_dataset(str(paths.root), config, split=split, cache_dir=hf_cache)
+                except Exception as exc:
+                    report.add(ValidationFinding(
+                        "load", f"README.md configs[{config}]/{split}",
+                        f"load_dataset failed: {type(exc).__name__}: {exc}"))

@@ -10,7 +10,7 @@ from termgrade.validate.archive_check import check_archives, check_registry
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import check_card, is_trace_config
 from termgrade.validate.findings import ValidationFinding, ValidationReport
-from termgrade.validate.load_check import check_load
+from termgrade.validate.load_check import check_load, check_load_configs
 from termgrade.validate.rows_check import check_rows
 from termgrade.validate.secrets_check import check_secrets
 from termgrade.validate.traces_check import check_traces
@@ -53,6 +53,7 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     infos = check_rows(paths, configs, report, memo, used)
     if load:
         check_load(paths, infos, report, memo, used)
+        check_load_configs(paths, [(c.name, list(c.splits)) for c in traces], report)
     # The secret scan and the archive check are each a process per core: run together,
     # the one's serial parts (listing, hashing, judging) fill the other's idle cores.
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -31,6 +31,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "verl_prompt_row": ("extra_info.task_id",),
     "trajectory_sft_row": ("trial_id",),
     "trajectory_episode_row": ("trial_id",),
+    "trajectory_trace_row": ("trial_id",),
     "label": ("task_id", "model", "scaffold"),
 }
 """The key columns of every row schema a parquet file may name (those the builders write);

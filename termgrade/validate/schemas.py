@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from termgrade.builders.rows import BandcentralTaskRow, EpisodeRow, SftRow, TaskRow
+from termgrade.builders.rows import BandcentralTaskRow, EpisodeRow, SftRow, TaskRow, TraceRow
 from termgrade.builders.verl_prompts import VerlPromptRow
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.package_data import data_path
@@ -51,7 +51,7 @@ SCHEMAS: dict[str, type[BaseModel]] = _by_name(
     # records
     TrialRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel,
     # dataset rows (the Hub repos' parquet configs)
-    TaskRow, BandcentralTaskRow, VerlPromptRow, SftRow, EpisodeRow,
+    TaskRow, BandcentralTaskRow, VerlPromptRow, SftRow, EpisodeRow, TraceRow,
 )
 """Every model with a JSON Schema in schemas/, by schema name: the one registry."""
 

@@ -4,15 +4,20 @@ verifier output; for a trajectories repo the parquet is the whole content).
 
 Known false positives, filtered and counted (the card documents them): findings in
 pytest function names, i.e. a secret value that starts with ``test_`` or a flagged line
-that defines a ``test_`` function. Binary cells (task archives) are not text; the task
-files they hold are scanned as the ``tasks/`` tree, through :mod:`.secrets_scan`
+that defines a ``test_`` function; and TermGrade's own digests, a sha256 in hex written
+as the value of one of the fields that hold them (:data:`OWN_DIGEST_FIELDS`:
+``task_digest``, ``scaffold_digest`` in label rows, traces and ATIF files).
+Binary cells (task archives) are not text; the task files they hold are scanned as the
+``tasks/`` tree, through :mod:`.secrets_scan`
 (detect-secrets' own plugins and filters on the lines they can flag: the same findings,
 15x to 26x faster), a process per core for a large tree, each name-and-bytes once, and
 not again while unchanged (the validate cache). Other findings fail unless a
-detect-secrets baseline lists them
-(:func:`write_baseline` writes one to review with ``detect-secrets audit``), or the line
-carries detect-secrets' ``pragma: allowlist secret`` comment. Task fixtures trip the
-entropy plugins (git object ids, sample keys of crypto tasks): review, then baseline them.
+person reviewed them and marked them not secret (``"is_secret": false``) in the repo's
+detect-secrets baseline: ``termgrade secrets review DIR`` (:mod:`.secrets_review`) lists
+each with its context and records the decision; an entry listed but not reviewed, or
+marked a secret, fails. Or the line carries detect-secrets' ``pragma: allowlist secret``
+comment. Task fixtures trip the entropy plugins (git object ids, sample keys of crypto
+tasks): review them.
 """
 
 from __future__ import annotations
@@ -31,12 +36,29 @@ from termgrade.validate.findings import ValidationFinding, ValidationReport
 
 BINARY_SUFFIXES = frozenset({".parquet", ".png", ".jpg", ".gz", ".tar", ".zip", ".whl"})
 _PYTEST_NAME = re.compile(r"^\s*(async\s+)?def\s+test_\w+\s*\(")
+OWN_DIGEST_FIELDS = ("task_digest", "scaffold_digest", "archive_sha256", "sha256")
+"""Fields in which TermGrade writes a sha256 of its own (task contents, scaffold
+configuration, archives, manifest entries)."""
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_OWN_DIGEST = re.compile(r'"(?:' + "|".join(OWN_DIGEST_FIELDS)
+                         + r')"\s*:\s*"([0-9a-f]{64})"')
+RULES_VERSION = 2
+"""Bumped when :func:`is_known_false_positive` changes: cached verdicts are redone."""
+
+
+def is_own_digest(secret_value: str | None, line: str) -> bool:
+    """A sha256 TermGrade wrote as the value of one of :data:`OWN_DIGEST_FIELDS` on this
+    line (JSON, as label rows, traces and ATIF files hold them)."""
+    value = secret_value or ""
+    return bool(_SHA256.match(value)) and value in _OWN_DIGEST.findall(line)
 
 
 def is_known_false_positive(secret_value: str | None, line: str) -> bool:
-    """A pytest name mistaken for a key (the Hub's scanner reports these too)."""
+    """A pytest name mistaken for a key (the Hub's scanner reports these too), or one of
+    TermGrade's own digests (:func:`is_own_digest`)."""
     value = secret_value or ""
-    return value.startswith("test_") or bool(_PYTEST_NAME.search(line))
+    return (value.startswith("test_") or bool(_PYTEST_NAME.search(line))
+            or is_own_digest(value, line))
 
 
 def _text_files(paths: RepoPaths) -> list[Path]:
@@ -108,7 +130,7 @@ def _cache_key(memo: ValidationCache, path: Path) -> str:
     from detect_secrets.__version__ import VERSION
 
     # detect-secrets' filters read only the file's name; its plugins only its lines.
-    return f"secrets:{VERSION}:{path.name}:{memo.digest(path)}"
+    return f"secrets:{VERSION}:r{RULES_VERSION}:{path.name}:{memo.digest(path)}"
 
 
 _Found = list[tuple[int, str, str, bool]]
@@ -176,7 +198,7 @@ def _cells_key(memo: ValidationCache, path: Path) -> str:
 
     from termgrade.validate.cell_secrets import CELL_NAME
 
-    return f"secrets-cells:{VERSION}:{CELL_NAME}:{memo.digest(path)}"
+    return f"secrets-cells:{VERSION}:r{RULES_VERSION}:{CELL_NAME}:{memo.digest(path)}"
 
 
 def scan_cells(paths: RepoPaths, *, memo: ValidationCache | None = None,
@@ -226,22 +248,31 @@ def scan_cells(paths: RepoPaths, *, memo: ValidationCache | None = None,
             for row, column, line, kind, hashed, false_positive in cells]
 
 
-def load_baseline(path: Path | None) -> set[tuple[str, str]]:
-    """``(file, hashed_secret)`` pairs already reviewed, from a detect-secrets baseline
-    (file names relative to the repo root). As with ``detect-secrets-hook``, listed
-    findings pass unless marked ``"is_secret": true`` by ``detect-secrets audit``."""
+def load_baseline(path: Path | None) -> dict[tuple[str, str], bool | None]:
+    """``(file, hashed_secret)`` -> the reviewer's ``is_secret`` (None: listed, never
+    reviewed), from a detect-secrets baseline (file names relative to the repo root)."""
     if path is None:
-        return set()
+        return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {(name, item["hashed_secret"]) for name, items in data.get("results", {}).items()
-            for item in items if item.get("is_secret") is not True}
+    out: dict[tuple[str, str], bool | None] = {}
+    for name, items in data.get("results", {}).items():
+        for item in items:
+            value = item.get("is_secret")
+            key = (name, item["hashed_secret"])
+            # One entry marked secret makes the pair a secret; else one reviewed wins.
+            if out.get(key) is not True:
+                out[key] = value if isinstance(value, bool) else out.get(key)
+    return out
 
 
 def write_baseline(paths: RepoPaths, path: Path) -> int:
     """Write the repo's current findings (known false positives left out) as a
-    detect-secrets baseline to review with ``detect-secrets audit``; return how many."""
+    detect-secrets baseline: a finding a person decided on before (the baseline already
+    at ``path``) keeps its ``is_secret``; a new one is unreviewed (it fails until
+    ``termgrade secrets review`` records a decision); return how many."""
     from detect_secrets.__version__ import VERSION
 
+    decided = load_baseline(path if path.is_file() else None)
     hits = [h for h in scan(paths)[0] if not h.known_false_positive]
     results: dict[str, list[dict[str, object]]] = {}
     for hit in hits:
@@ -250,43 +281,60 @@ def write_baseline(paths: RepoPaths, path: Path) -> int:
             "is_verified": False, "line_number": hit.line}
         if hit.row is not None:  # where in the parquet file (detect-secrets ignores these)
             entry.update(row=hit.row, column=hit.column)
+        decision = decided.get((hit.file, hit.hashed_secret))
+        if decision is not None:
+            entry["is_secret"] = decision
         results.setdefault(hit.file, []).append(entry)
     baseline = {"version": VERSION, "results": results}
     atomic_write_text(path, json.dumps(baseline, indent=2, sort_keys=True) + "\n")
     return len(hits)
 
 
-def finding(hit: Hit) -> ValidationFinding:
-    """The validate finding of an unreviewed hit: where it is and its type, never the
-    secret (review it, then baseline it or remove it)."""
+def finding(hit: Hit, why: str = "not reviewed", review: str = "") -> ValidationFinding:
+    """The validate finding of a hit not reviewed as harmless: where it is and its type,
+    never the secret, and what to do (``review``: the command that reviews it)."""
+    fix = ("remove it from the repo (and rotate it)" if why == "marked a secret"
+           else f"review it: {review or 'termgrade secrets review DIR'}")
     if hit.row is None:
-        return ValidationFinding("secrets", hit.file, f"{hit.type} on line {hit.line}",
-                       field=f"line {hit.line}")
-    return ValidationFinding("secrets", hit.file, f"{hit.type} on line {hit.line} of the cell",
-                   row=hit.row, field=f"{hit.column} line {hit.line}")
+        return ValidationFinding("secrets", hit.file,
+                                 f"{hit.type} on line {hit.line} ({why}; {fix})",
+                                 field=f"line {hit.line}")
+    return ValidationFinding("secrets", hit.file,
+                             f"{hit.type} on line {hit.line} of the cell ({why}; {fix})",
+                             row=hit.row, field=f"{hit.column} line {hit.line}")
 
 
 def check_secrets(paths: RepoPaths, report: ValidationReport, *,
                   baseline: Path | None = None, memo: ValidationCache | None = None,
                   used: set[str] | None = None) -> None:
+    """Every finding fails unless it is a known false positive or the baseline marks it
+    reviewed and not a secret (``"is_secret": false``)."""
     before = len(report.findings)
     hits, n_files = scan(paths, memo=memo, used=used)
-    allowed = load_baseline(baseline)
+    decisions = load_baseline(baseline)
+    review = f"termgrade secrets review {paths.root}"
     filtered = audited = 0
     for hit in hits:
-        if (hit.file, hit.hashed_secret) in allowed:
+        decision = decisions.get((hit.file, hit.hashed_secret), "unlisted")
+        if decision is False:
             audited += 1
         elif hit.known_false_positive:
             filtered += 1
+        elif decision is True:
+            report.add(finding(hit, "marked a secret", review))
+        elif decision is None:
+            report.add(finding(hit, f"listed in {baseline.name if baseline else 'the baseline'}"
+                                    " but not reviewed", review))
         else:
-            report.add(finding(hit))
+            report.add(finding(hit, "not reviewed", review))
     if audited:
-        report.notes.append(f"secrets: {audited} finding(s) listed in the baseline {baseline}")
+        report.notes.append(f"secrets: {audited} finding(s) reviewed as not secret in the "
+                            f"baseline {baseline}")
     if filtered:
         report.notes.append(f"secrets: {filtered} known false positive(s) filtered "
-                            "(pytest names starting with test_)")
+                            "(pytest names starting with test_; TermGrade's own digests)")
     n_parquet = len(paths.parquet_files())
     report.record("secrets", f"no unreviewed detect-secrets finding in {n_files} text "
                              f"file(s) and the text cells of {n_parquet} parquet file(s) "
                              f"({filtered} known false positive(s) filtered, "
-                             f"{audited} listed in a baseline)", before)
+                             f"{audited} reviewed as not secret in a baseline)", before)

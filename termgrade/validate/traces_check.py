@@ -1,6 +1,8 @@
 """Agent traces: every ``traces/**/*.jsonl`` is a Session Trace Simple Format file the
-Hub's trace viewer renders, a ``traces`` config covers them, and the card carries the
-``agent-traces`` tag; every ``atif/**/*.json`` is an ATIF v1.x trajectory in shape.
+Hub's trace viewer renders, a row of the ``traces`` config (its parquet form, which
+``datasets`` loads) names it, and the card carries the ``agent-traces`` tag; every
+``atif/**/*.json`` is an ATIF v1.x trajectory in shape. A config over the JSONL files
+themselves is refused: ``datasets`` cannot load it beside parquet configs.
 
 The STS rules checked are the Hub's documented ones (see
 :mod:`termgrade.builders.traces`): a ``session`` header line with string ``harness`` and
@@ -143,8 +145,15 @@ def check_traces(paths: RepoPaths, configs: list[ConfigFiles],
     atif_files = sorted(atif_dir.rglob("*.json")) if atif_dir.is_dir() else []
     if not files and not atif_files:
         return 0
-    covered = {f for c in configs for split in c.splits.values() for f in split}
+    covered = _trace_rows(paths, report)
     readme = paths.rel(paths.readme)
+    for config in configs:
+        report.add(ValidationFinding(
+            "traces", readme, f"config {config.name!r} names JSONL trace files: "
+            "`load_dataset(repo, name)` cannot read them (datasets takes one builder for "
+            "every config of a repo, parquet here); rebuild the repo with `termgrade build "
+            "trajectories`, whose `traces` config is their parquet form (data/traces/)",
+            field="configs"))
     if files and TRACES_TAG not in _card_tags(paths):
         report.add(ValidationFinding(
             "traces", readme, f"the repo holds agent traces but the card's tags lack "
@@ -152,10 +161,11 @@ def check_traces(paths: RepoPaths, configs: list[ConfigFiles],
     ids: dict[str, str] = {}
     for path in files:
         rel = paths.rel(path)
-        if path not in covered:
+        if rel not in covered:
             report.add(ValidationFinding(
-                "traces", rel, "trace file in no config: the card's `traces` config must "
-                "cover it for the viewer to show it"))
+                "traces", rel, "trace file in no row of the `traces` config (data/traces/, "
+                "its `path` column): `load_dataset(repo, \"traces\")` would miss it; "
+                "rebuild with `termgrade build trajectories`"))
         lines = path.read_text(encoding="utf-8").splitlines()
         for row, name, problem in sts_problems(lines)[:MAX_FINDINGS_PER_FILE]:
             report.add(ValidationFinding("traces", rel, problem, row=row, field=name))
@@ -174,10 +184,25 @@ def check_traces(paths: RepoPaths, configs: list[ConfigFiles],
             continue
         for problem in atif_problems(data)[:MAX_FINDINGS_PER_FILE]:
             report.add(ValidationFinding("traces", rel, problem))
-    report.record("traces", f"{len(files):,} agent trace(s) in the Session Trace Simple Format "
-                            f"under a `traces` config; {len(atif_files):,} ATIF file(s)",
+    report.record("traces", f"{len(files):,} agent trace(s) in the Session Trace Simple Format, "
+                            f"each a row of the `traces` config; {len(atif_files):,} ATIF "
+                            "file(s)",
                   before)
     return len(files) + len(atif_files)
+
+
+def _trace_rows(paths: RepoPaths, report: ValidationReport) -> set[str]:
+    """The trace files the ``traces`` config's rows name (their ``path``)."""
+    import pyarrow.parquet as pq
+
+    folder = paths.config_dir("traces")
+    named: set[str] = set()
+    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+        try:
+            named.update(pq.read_table(path, columns=["path"]).column("path").to_pylist())
+        except (OSError, KeyError, ValueError) as exc:
+            report.add(ValidationFinding("traces", paths.rel(path), f"no `path` column: {exc}"))
+    return named
 
 
 def _header(lines: list[str]) -> str | None:

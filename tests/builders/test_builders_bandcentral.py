@@ -177,7 +177,8 @@ def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
     assert all((repo / link).is_file() for link in links)
     # A report of another selection is refused, naming it; no report at all is a warning.
     other = write_jsonl(tmp_path / "other.jsonl", [
-        SplitRow(task_id="echo", split="train1", role="train", pass_rate=1.0)])
+        SplitRow(task_id="echo", split="train1", role="train", pass_rate=1.0),
+        SplitRow(task_id="alpha", split="heldout1", role="validation", pass_rate=0.5)])
     with pytest.raises(BuildError, match=r"splits.selection.json: the report's train tasks"):
         build_bandcentral(tmp_path / "bc-other", splits=other, task_roots=[tmp_path / "tasks"],
                           selection_report=written["json"])
@@ -190,3 +191,38 @@ def test_the_selection_report_ships_and_the_card_links_it(make_task: MakeTask,
         build_bandcentral(tmp_path / "bc-missing", splits=splits,
                           task_roots=[tmp_path / "tasks"],
                           selection_report=tmp_path / "missing.json")
+
+
+def test_a_selection_without_validation_tasks_is_refused_naming_the_fix(
+        make_task: MakeTask, tmp_path: Path) -> None:
+    """`train prepare` needs train and validation tasks; a repo without validation ones
+    would be refused there as "not a bandcentral repo". The build refuses it first."""
+    make_task("alpha")
+    make_task("bravo")
+    only_train = write_jsonl(tmp_path / "splits.jsonl", [
+        SplitRow(task_id="alpha", split="train2", role="train", pass_rate=0.5),
+        SplitRow(task_id="bravo", split="train2", role="train", pass_rate=0.5)])
+    with pytest.raises(BuildError, match="no task in --splits was selected for validation") \
+            as caught:
+        build_bandcentral(tmp_path / "bc", splits=only_train, task_roots=[tmp_path / "tasks"])
+    assert "--val-n N" in str(caught.value)
+    assert not (tmp_path / "bc").exists()
+
+
+def test_the_card_claims_no_license_it_does_not_know(inputs: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    """The fixture tasks state no license and are not TermGrade's: no license field, a
+    License section that says how to set one; --license fills both. The Hub's
+    rl-environment tag is there."""
+    out = tmp_path / "bc"
+    build_bandcentral(out, splits=inputs["splits"], task_roots=[inputs["tasks"]],
+                      repo_id="me/bc-tasks")
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert "license" not in meta and "rl-environment" in meta["tags"]
+    assert meta["pretty_name"] == "bc-tasks"
+    assert "Not known to this build" in body.split("## License")[1]
+    assert "termgrade build bandcentral --license SPDX-ID" in body
+    build_bandcentral(out, splits=inputs["splits"], task_roots=[inputs["tasks"]],
+                      overwrite=True, license="MIT")
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert meta["license"] == "mit" and "`mit`, as stated" in body

@@ -49,9 +49,16 @@ def test_build_trajectories_error_exits_1_naming_the_record(make_task: MakeTask,
 
 
 def test_build_bandcentral_and_checkpoint_card(make_task: MakeTask, tmp_path: Path) -> None:
+    make_task("bravo")
     tasks = make_task("alpha").parent
     splits = tmp_path / "splits.jsonl"
     splits.write_text('{"task_id": "alpha", "split": "train151", "pass_rate": 0.5}\n')
+    done = runner.invoke(app, ["build", "bandcentral", "-o", str(tmp_path / "bc"), "--splits",
+                               str(splits), "--tasks", str(tasks)])
+    assert done.exit_code == 1  # no validation task: refused, naming the fix
+    assert "selected for validation" in done.output and "--val-n" in done.output
+    with splits.open("a") as handle:
+        handle.write('{"task_id": "bravo", "split": "heldout120", "pass_rate": 0.5}\n')
     done = runner.invoke(app, ["build", "bandcentral", "-o", str(tmp_path / "bc"), "--splits",
                                str(splits), "--tasks", str(tasks)])
     assert done.exit_code == 0, done.output

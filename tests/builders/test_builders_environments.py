@@ -129,8 +129,8 @@ def test_card_has_real_counts_tables_figures_and_field_docs(built: Path) -> None
                                                                     "heldout120"]
     assert configs["labels"]["data_files"] == [{"split": "train",
                                                 "path": "data/labels/train-*.parquet"}]
-    assert "3 executable Linux tasks" in body
-    assert "2 tasks are `oracle_verified`" in body
+    assert "3 Linux tasks" in body and "executable" not in body.split("## Quick start")[0]
+    assert "2 of the 3 tasks are `oracle_verified`" in body and "the other 1 are not" in body
     # model-a: mean of 0.5 and 0.125 over measured tasks; one unmeasured
     assert "| model-a | terminus-2 | 8 | 3 | 16 | 5 | 0.3125 | 1 |" in body
     assert "| fixtures | 3 | 3 |" in body
@@ -258,3 +258,47 @@ def test_labels_for_some_models_only_build_with_a_choice(corpus: dict[str, Path]
     with pytest.raises(RecordError, match="no labels for model"):
         build_environments(tmp_path / "z", task_roots=[corpus["tasks"]], labels=partial,
                            models=["model-z"])
+
+
+def test_a_third_party_card_claims_no_license_no_termgrade_name_no_verification(
+        make_task: MakeTask, tmp_path: Path) -> None:
+    """Tasks of another corpus (source not TermGrade's), none verified, no license stated:
+    the card names the repo, claims no license (and says how to set one), says nothing
+    was verified, and carries the Hub's rl-environment tag."""
+    toml = DEFAULT_TOML.replace('domain = "fixtures"\n', 'domain = "fixtures"\n'
+                                'author = "them"\nsource = "termigen"\n')
+    roots = [make_task(t, toml=toml) for t in ("one", "two")]
+    out = tmp_path / "env"
+    summary = build_environments(out, task_roots=[roots[0].parent], repo_id="me/termigen-envs")
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert summary.license is None and "license" not in meta
+    assert meta["pretty_name"] == "termigen-envs" and body.startswith("# termigen-envs")
+    assert "TermGrade environments" not in body and "Apache" not in body
+    assert "rl-environment" in meta["tags"]
+    assert "None of the 2 tasks was run by `termgrade verify` for this build" in body
+    assert "`oracle_verified`: their reference solution" not in body
+    license_section = body.split("## License")[1]
+    assert "Not known to this build" in license_section and "`termigen`" in license_section
+    assert "--license SPDX-ID" in license_section
+    # Given by the maintainer, or stated by every task: then it is claimed.
+    build_environments(out, task_roots=[roots[0].parent], overwrite=True, license="MIT")
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert meta["license"] == "mit" and "`mit`, as stated" in body.split("## License")[1]
+    stated = DEFAULT_TOML.replace('domain = "fixtures"\n', 'domain = "fixtures"\n'
+                                  'source = "termigen"\nlicense = "cc-by-4.0"\n')
+    other = make_task("three", toml=stated)
+    build_environments(out, task_roots=[other], overwrite=True)
+    assert split_front_matter((out / "README.md").read_text())[0]["license"] == "cc-by-4.0"
+
+
+def test_termgrades_own_tasks_are_apache_and_named_termgrade(make_task: MakeTask,
+                                                              tmp_path: Path) -> None:
+    toml = DEFAULT_TOML.replace('domain = "fixtures"\n', 'domain = "fixtures"\n'
+                                'author = "termgrade"\nsource = "termgrade-original"\n')
+    root = make_task("own", toml=toml)
+    out = tmp_path / "env"
+    build_environments(out, task_roots=[root])
+    meta, body = split_front_matter((out / "README.md").read_text())
+    assert meta["license"] == "apache-2.0" and meta["pretty_name"] == "TermGrade environments"
+    assert "rl-environment" in meta["tags"]
+    assert "Apache-2.0 (TermGrade's own tasks" in body.split("## License")[1]

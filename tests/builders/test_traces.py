@@ -123,7 +123,7 @@ def test_every_trial_is_a_trace_of_the_documented_shape(tasks: Path, tmp_path: P
     meta, _ = split_front_matter((out / "README.md").read_text())
     assert "agent-traces" in meta["tags"]
     config = next(c for c in meta["configs"] if c["config_name"] == "traces")
-    assert config["data_files"] == [{"split": "train", "path": "traces/train/*/*.jsonl"}]
+    assert config["data_files"] == [{"split": "train", "path": "data/traces/train-*.parquet"}]
     report = validate_repo(out, load=False, secrets=False, cache=False)
     assert report.ok, [str(f) for f in report.findings]
     assert "6 agent trace(s)" in report.passed["traces"]
@@ -136,7 +136,7 @@ def test_validate_finds_broken_untagged_and_secret_bearing_traces(
                        task_roots=[tasks])
     broken = out / trace_rel("alpha", "alpha__0")
     broken.write_text(broken.read_text() + '{"type":"message","message":{"role":"user"}}\n')
-    stray = out / "traces" / "extra.jsonl"  # outside the config's pattern
+    stray = out / "traces" / "extra.jsonl"  # in no row of the traces config
     stray.write_text('{"type":"session","harness":"termgrade","id":"alpha__0"}\n')
     key = "AKIA" + "QWERTYUIOPASDFGH"  # an AWS access key id, built so no scanner trips here
     secret = out / trace_rel("bravo", "bravo__3")
@@ -148,7 +148,7 @@ def test_validate_finds_broken_untagged_and_secret_bearing_traces(
     found = {(f.check, f.file, f.message) for f in report.findings}
     assert ("traces", broken.relative_to(out).as_posix(),
             "required, a string (may be empty)") in found
-    assert any(c == "traces" and f == "traces/extra.jsonl" and "in no config" in m
+    assert any(c == "traces" and f == "traces/extra.jsonl" and "in no row" in m
                for c, f, m in found)
     assert any(c == "traces" and "also in" in m for c, _, m in found)  # duplicate session id
     assert any(c == "traces" and "agent-traces" in m for c, _, m in found)
@@ -189,3 +189,74 @@ def test_atif_export_validates_with_harbors_own_model(tasks: Path, tmp_path: Pat
     assert [c["arguments"]["keystrokes"] for c in calls] == ["echo 0\n", "echo 1\n"]
     report = validate_repo(out, load=False, secrets=False, cache=False)
     assert report.ok, [str(f) for f in report.findings]
+
+
+def test_the_traces_config_loads_with_datasets(tasks: Path, tmp_path: Path) -> None:
+    """``load_dataset(repo, "traces")``: one row per trial, the STS file's own content."""
+    from datasets import load_dataset
+
+    records = _records()
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records),
+                       task_roots=[tasks])
+    traces = load_dataset(str(out), "traces", split="train", cache_dir=str(tmp_path / "c"))
+    assert sorted(traces["trial_id"]) == sorted(r.trial_id for r in records)
+    for row in traces:
+        lines = _lines(out / row["path"])
+        assert json.loads(row["session_json"]) == lines[0]
+        assert [m["content"] for m in row["messages"]] == \
+            [line["message"]["content"] for line in lines[1:]]
+    report = validate_repo(out, secrets=False, cache=False)  # loads every config
+    assert report.ok, [str(f) for f in report.findings]
+
+
+def test_validate_loads_a_jsonl_traces_config_and_says_why_it_fails(
+        tasks: Path, tmp_path: Path) -> None:
+    """The card of earlier builds named the JSONL files: datasets cannot load that config
+    (ArrowInvalid: one builder, parquet, for every config). validate tries, and says so."""
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", _records()),
+                       task_roots=[tasks])
+    readme = out / "README.md"
+    readme.write_text(readme.read_text().replace("data/traces/train-*.parquet",
+                                                 "traces/train/*/*.jsonl"))
+    report = validate_repo(out, secrets=False, cache=False)
+    found = [str(f) for f in report.findings]
+    assert any(f.startswith("load: README.md configs[traces]/train: load_dataset failed")
+               for f in found), found
+    assert any("names JSONL trace files" in f for f in found)
+
+
+def test_an_empty_trials_file_is_refused(tasks: Path, tmp_path: Path) -> None:
+    from termgrade.core.errors import BuildError
+
+    empty = tmp_path / "t.jsonl"
+    empty.write_text("")
+    with pytest.raises(BuildError, match="no trial to build") as caught:
+        build_trajectories(tmp_path / "traj", trials=empty, task_roots=[tasks])
+    assert "termgrade grade" in str(caught.value)
+    assert not (tmp_path / "traj").exists()
+
+
+def test_a_trajectories_repo_with_termgrades_digests_passes_the_secret_gate(
+        tasks: Path, tmp_path: Path) -> None:
+    """Trials of `termgrade grade` carry task and scaffold digests; the ATIF files and
+    the traces rows' session lines hold them where detect-secrets flags them (2 each).
+    They are TermGrade's own: filtered, counted, never a finding."""
+    import hashlib
+
+    from termgrade.builders.layout import RepoPaths
+    from termgrade.validate.secrets_check import scan
+
+    records = [trial(i, task_id="alpha").model_copy(update={
+        "task_digest": hashlib.sha256(f"task {i}".encode()).hexdigest(),
+        "scaffold_digest": hashlib.sha256(b"scaffold").hexdigest()}) for i in range(3)]
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", records),
+                       task_roots=[tasks], atif=True)
+    hits = scan(RepoPaths(out))[0]
+    assert len(hits) == 12 and all(h.known_false_positive for h in hits)
+    assert {h.file.split("/")[0] for h in hits} == {"atif", "data"}
+    report = validate_repo(out, load=False, cache=False)
+    assert report.ok, [str(f) for f in report.findings]
+    assert any("12 known false positive(s) filtered" in n for n in report.notes)

@@ -118,7 +118,16 @@ def test_reviewed_cell_findings_pass_and_one_marked_secret_fails_again(leaky: Pa
     data = json.loads(baseline.read_text())
     assert any(name.startswith("data/sft/") for name in data["results"])
     assert GITHUB not in baseline.read_text()
+    # Listed, never reviewed: still a failure.
+    assert runner.invoke(app, ["validate", str(leaky), "--no-load"]).exit_code == 1
+    # A person reviews it: the cell is shown (the row's text around the token) and
+    # marked not secret.
+    reviewed = runner.invoke(app, ["secrets", "review", str(leaky)], input="n\n" * 30)
+    assert reviewed.exit_code == 0, said(reviewed)
+    assert "row 1 [messages.content]" in said(reviewed) and GITHUB in said(reviewed)
+    assert "0 undecided" in said(reviewed)
     assert runner.invoke(app, ["validate", str(leaky), "--no-load"]).exit_code == 0
+    data = json.loads(baseline.read_text())
     for items in data["results"].values():
         for item in items:
             item["is_secret"] = True

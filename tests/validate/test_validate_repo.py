@@ -124,17 +124,24 @@ def test_secrets_found_false_positives_filtered_and_baseline(repo: Path) -> None
         handle.write('\n    def test_login(password="s3cr3tP4ssw0rdXYZ"):\n')
     report = validate_repo(repo, load=False)
     assert [str(f) for f in only(report.findings, "secrets")] == [
-        "secrets: notes.txt [line 1]: AWS Access Key on line 1"]
+        "secrets: notes.txt [line 1]: AWS Access Key on line 1 (not reviewed; review it: "
+        f"termgrade secrets review {repo.resolve()})"]
     assert any("1 known false positive(s) filtered" in n for n in report.notes)
 
     baseline = RepoPaths(repo).secrets_baseline  # beside the repo: found by default
     assert baseline.parent == repo.parent
     assert write_baseline(RepoPaths(repo), baseline) == 1
-    assert validate_repo(repo, load=False).findings == []
+    # Listed is not reviewed: the entry has no is_secret yet, so it still fails.
+    [unreviewed] = validate_repo(repo, load=False).findings
+    assert "listed in repo.secrets.baseline but not reviewed" in unreviewed.message
     data = json.loads(baseline.read_text())
-    data["results"]["notes.txt"][0]["is_secret"] = True  # `detect-secrets audit` said: real
+    data["results"]["notes.txt"][0]["is_secret"] = False  # a person said: not a secret
     baseline.write_text(json.dumps(data))
-    assert len(validate_repo(repo, load=False).findings) == 1
+    assert validate_repo(repo, load=False).findings == []
+    data["results"]["notes.txt"][0]["is_secret"] = True  # a person said: real
+    baseline.write_text(json.dumps(data))
+    [real] = validate_repo(repo, load=False).findings
+    assert "marked a secret; remove it from the repo (and rotate it)" in real.message
 
 
 def test_unchanged_files_are_not_checked_again_and_changed_ones_are(
@@ -184,13 +191,17 @@ def test_a_file_with_findings_is_not_scanned_again_but_judged_again(
     monkeypatch.setattr(secrets_check, "_scan_all", lambda files, workers: (
         scanned.extend(p.name for p in files), real_scan(files, workers))[1])
     first = [str(f) for f in validate_repo(repo, load=False).findings]
-    assert first == ["secrets: notes.txt [line 1]: AWS Access Key on line 1"]
+    assert first[0].startswith("secrets: notes.txt [line 1]: AWS Access Key on line 1 (")
     assert "notes.txt" in scanned
     assert secret not in cache_path(RepoPaths(repo)).read_text()
     scanned.clear()
     assert [str(f) for f in validate_repo(repo, load=False).findings] == first
     assert scanned == []  # recalled, not rescanned
-    write_baseline(RepoPaths(repo), RepoPaths(repo).secrets_baseline)  # scans, uncached
+    baseline = RepoPaths(repo).secrets_baseline
+    write_baseline(RepoPaths(repo), baseline)  # scans, uncached
+    data = json.loads(baseline.read_text())
+    data["results"]["notes.txt"][0]["is_secret"] = False  # reviewed: not a secret
+    baseline.write_text(json.dumps(data))
     scanned.clear()
     assert validate_repo(repo, load=False).findings == [] and scanned == []
     (repo / "notes.txt").write_text(f"aws = {secret}\nmore = 1\n")
@@ -320,3 +331,60 @@ def test_the_archive_check_and_the_secret_scan_run_together_and_report_apart(
     assert [f.check for f in third.findings] == ["archive", "secrets"]
     assert "archive" not in third.passed and "secrets" not in third.passed
     assert "rows" in third.passed
+
+
+def test_termgrade_digests_are_no_finding_but_a_key_beside_them_is(repo: Path) -> None:
+    """labels.jsonl rows (keys sorted) and ATIF files carry task_digest / scaffold_digest
+    (sha256 hex, which detect-secrets' entropy plugin flags); those are TermGrade's own
+    and never a finding. The same hex under another key is still one."""
+    import hashlib
+
+    from termgrade.validate.secrets_check import scan
+
+    task = hashlib.sha256(b"task").hexdigest()
+    scaffold = hashlib.sha256(b"scaffold").hexdigest()
+    row = {"task_id": "alpha", "model": "m", "task_digest": task, "scaffold_digest": scaffold}
+    (repo / "labels.jsonl").write_text(json.dumps(row, sort_keys=True) + "\n")
+    (repo / "atif").mkdir()
+    (repo / "atif" / "t.json").write_text(json.dumps({"extra": row}, indent=1) + "\n")
+    hits = [h for h in scan(RepoPaths(repo))[0] if h.file in ("labels.jsonl", "atif/t.json")]
+    assert len(hits) == 4 and all(h.known_false_positive for h in hits)  # flagged, filtered
+    report = validate_repo(repo, load=False)
+    assert only(report.findings, "secrets") == []
+    assert any("4 known false positive(s) filtered" in n for n in report.notes)
+    leaked = {"deploy_key": hashlib.sha256(b"key").hexdigest(), "task_id": "alpha"}
+    (repo / "notes.jsonl").write_text(json.dumps(leaked, sort_keys=True) + "\n")
+    found = only(validate_repo(repo, load=False).findings, "secrets")
+    assert [(f.file, f.message.split(" (")[0]) for f in found] == [
+        ("notes.jsonl", "Hex High Entropy String on line 1")]
+
+
+def test_secrets_review_records_each_decision_and_validate_follows_it(repo: Path) -> None:
+    """`termgrade secrets review` from another working directory: a file finding shown with
+    its lines, answered "yes, a secret" (validate keeps failing, saying remove it), then
+    reviewed again with --all as not secret (validate passes); --list asks nothing."""
+    from typer.testing import CliRunner
+
+    from termgrade.cli.app import app
+
+    runner = CliRunner()
+    (repo / "notes.txt").write_text("first\naws = AKIAIOSFODNN7EXAMPLE\nlast\n")
+    listed = runner.invoke(app, ["secrets", "review", str(repo), "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert "notes.txt line 2: AWS Access Key (undecided)" in listed.output
+    assert ">     2 | aws = AKIAIOSFODNN7EXAMPLE" in listed.output and "1 | first" in listed.output
+    assert not RepoPaths(repo).secrets_baseline.exists()  # --list records nothing
+    said_yes = runner.invoke(app, ["secrets", "review", str(repo)], input="y\n")
+    assert said_yes.exit_code == 0 and "1 decision(s) recorded" in said_yes.output
+    [real] = validate_repo(repo, load=False).findings
+    assert "marked a secret" in real.message
+    skipped = runner.invoke(app, ["secrets", "review", str(repo)], input="")
+    assert "finding(s); 0 decision(s)" in skipped.output  # nothing undecided: no question
+    said_no = runner.invoke(app, ["secrets", "review", str(repo), "--all"], input="n\n")
+    assert said_no.exit_code == 0 and "0 undecided" in said_no.output
+    assert validate_repo(repo, load=False).findings == []
+    # Writing the baseline again keeps what a person decided.
+    write_baseline(RepoPaths(repo), RepoPaths(repo).secrets_baseline)
+    assert validate_repo(repo, load=False).findings == []
+    missing = runner.invoke(app, ["secrets", "review", str(repo / "nope")])
+    assert missing.exit_code == 1 and "no such directory" in missing.output
