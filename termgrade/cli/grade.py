@@ -141,6 +141,8 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
                      f"graded {report.graded}")
         for task_id, why in sorted(report.rerun.items())[:10]:
             STDERR.print(f"  regraded {task_id}: {why}", highlight=False)
+    for line in report.unreadable:
+        STDERR.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
     if report.resumed:
         STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
                      "tables, not in the live rate)")

@@ -37,6 +37,7 @@ from termgrade.grade.reuse import (
 )
 from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
+from termgrade.records.journal import UnreadableLine
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
 from termgrade.task.digest import task_digest
@@ -66,6 +67,9 @@ class GradeReport:
     """Tasks with a reused trial."""
     rerun: dict[str, str] = field(default_factory=dict)
     """Tasks whose earlier trials were not reused, and why (``--reuse``)."""
+    unreadable: list[UnreadableLine] = field(default_factory=list)
+    """Journal lines this TermGrade cannot read (a newer version, a bad field): kept in the
+    file, untouched, and not resumed."""
 
     @property
     def graded(self) -> int:
@@ -293,7 +297,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             pool.shutdown()
     return GradeReport(journal.path, records, len(previous) - reused, scheduler.summary(),
                        time.monotonic() - began, lost, sorted(abandoned), reaped, reused,
-                       reused_tasks, rerun)
+                       reused_tasks, rerun, journal.unreadable)
 
 
 @dataclass(frozen=True)
