@@ -287,7 +287,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                         abandoned.add(job.task_id)
                     else:
                         attempts.again[job.task_id].append((job.attempt, job.retry_index + 1))
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, a dead endpoint (GradeAborted), any exception
             if containers_here:
                 leave_nothing(run_id)
             raise
