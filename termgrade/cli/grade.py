@@ -61,6 +61,11 @@ def register(app: typer.Typer) -> None:
             "tasks, model and scaffold unchanged since (by content digest) are copied into "
             "this run, and only the rest are graded. Not resume: that is rerunning the same "
             "-o."),
+        run_name: str | None = typer.Option(
+            None, "--run-name", help="Name this run (letters, digits, . _ -): a folder may "
+            "hold several runs of a model, each with its own trial ids; rerunning with the "
+            "same name resumes it. Without it, the last run of the model in -o resumes, or a "
+            "new one starts. `termgrade runs DIR` lists them."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
 
@@ -101,9 +106,12 @@ def register(app: typer.Typer) -> None:
             adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
             missing_images=cast(ImagePolicy, missing_images),
             on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
-            reuse=reuse)
+            reuse=reuse, run_name=run_name)
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
+        if report.run is not None and report.run.job_id is not None:
+            STDERR.print(f"run: {report.run.job_id}"
+                         + (f" ({report.run.name})" if report.run.name else ""), highlight=False)
         report.check()
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
 

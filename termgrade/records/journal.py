@@ -77,12 +77,16 @@ def _cut_torn_tail(path: Path, data: bytes) -> tuple[bytes, Path | None]:
     return data + b"\n", None
 
 
-def read_journal(path: Path, model: type[M]) -> JournalRead[M]:
+def read_journal(path: Path, model: type[M], *, resume: bool = True) -> JournalRead[M]:
     """Every line of ``path`` as a ``model`` through the one version check; the lines it
-    cannot read stay where they are and come back in ``unreadable``."""
+    cannot read stay where they are and come back in ``unreadable``. ``resume=False``
+    (a reader that will not append, e.g. ``termgrade runs``) leaves a torn tail in place
+    and reports it as unreadable."""
     if not path.exists():
         return JournalRead()
-    data, torn = _cut_torn_tail(path, path.read_bytes())
+    data, torn = path.read_bytes(), None
+    if resume:
+        data, torn = _cut_torn_tail(path, data)
     read: JournalRead[M] = JournalRead(torn=torn)
     for number, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():

@@ -45,6 +45,7 @@ class Counting:
         now = datetime.now(UTC)
         return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                              retry_index=job.retry_index, started_at=now, finished_at=now,
+                             job_id=job.job_id,
                              outcome=RunOutcome(job.agent.name, VerifierResult(reward=1.0)))
 
 
@@ -90,8 +91,11 @@ def test_regrading_after_one_task_changed_reruns_only_that_task(tasks: Path,
     assert {r.task_digest for r in records if r.task_id == "task-b"} == \
         {task_digest(tasks / "task-b")}
     earlier = {r.trial_id: r for r in _records(tmp_path / "run1")}
-    assert [r for r in records if r.task_id != "task-b"] == \
-        [earlier[r.trial_id] for r in records if r.task_id != "task-b"]
+    run2 = {r.job_id for r in records}  # reused trials join the new run, their ids kept
+    assert len(run2) == 1 and run2 != {r.job_id for r in earlier.values()}
+    assert [r.model_copy(update={"job_id": None}) for r in records if r.task_id != "task-b"] \
+        == [earlier[r.trial_id].model_copy(update={"job_id": None})
+            for r in records if r.task_id != "task-b"]
     # Nothing changed since: a third run reuses everything and grades nothing.
     third = Counting()
     report = grade_model([tasks], AGENT, tmp_path / "run3", k=2, workers=2, progress=False,

@@ -125,6 +125,7 @@ def _passes(job: TrialJob) -> TrialRecord:
     now = datetime.now(UTC)
     return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                          retry_index=job.retry_index, started_at=now, finished_at=now,
+                         job_id=job.job_id,
                          outcome=RunOutcome(job.agent.name, VerifierResult(reward=1.0)))
 
 
