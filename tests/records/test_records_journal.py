@@ -14,12 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
+import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agent.kinds import ModelAgent
+from termgrade.core.errors import PublishError
 from termgrade.grade import TRIALS_FILE, TrialJob, TrialJournal, grade_model
 from termgrade.grade.record import graded_record
+from termgrade.publish.journal import PublishJournal
 from termgrade.records.journal import TORN_SUFFIX, JsonlJournal, read_journal
 from termgrade.records.trial import TrialRecord
 from termgrade.records.version import RecordFormat
@@ -145,3 +148,20 @@ def test_a_resumed_grade_keeps_a_line_written_by_a_newer_termgrade(
     after = path.read_text()
     assert after.startswith(before) and len(after.splitlines()) == 3
     assert len(report.unreadable) == 1 and "from-1.1" in report.unreadable[0].where
+
+
+def test_the_publish_journal_of_a_newer_termgrade_is_kept_and_says_upgrade(
+        tmp_path: Path) -> None:
+    path = PublishJournal.path_for(tmp_path, "dataset", "me/repo", "main")
+    journal = PublishJournal(path, "me/repo", "dataset", "main", "d" * 64, pr_num=3)
+    journal.record_chunk(0, "c" * 40, 10)
+    newer = json.loads(path.read_text()) | {"schema_version": 2}
+    path.write_text(json.dumps(newer))
+    with pytest.raises(PublishError, match="format '2' is not supported") as caught:
+        PublishJournal.load(path)
+    assert "upgrade TermGrade" in str(caught.value)
+    assert json.loads(path.read_text()) == newer  # kept as it was
+    newer["schema_version"] = 1
+    path.write_text(json.dumps(newer))
+    loaded = PublishJournal.load(path)
+    assert loaded is not None and loaded.pr_num == 3 and len(loaded.chunks) == 1
