@@ -11,6 +11,9 @@ runs had ids, two runs of one model shared trial ids and ``labels`` refused them
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +35,7 @@ from termgrade.scoring.verifier import VerifierResult
 from termgrade.trialsets.io import read_trials
 from termgrade.view import find_sources, load_run
 from tests.support.labels import trial, write_jsonl
+from tests.support.scripted_tools import ScriptedToolEndpoint, replay_solution
 from tests.support.task_dirs import MakeTask
 
 ENDPOINT = Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None)
@@ -165,3 +169,32 @@ def test_a_run_name_that_cannot_start_a_trial_id_is_refused(tasks: Path,
                                                             tmp_path: Path) -> None:
     with pytest.raises(OptionError, match="run name"):
         grade(tasks, tmp_path / "out", run_name="a b/c")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_two_real_named_runs_into_one_folder_list_and_combine(tmp_path: Path) -> None:
+    """The real command, twice, against a scripted endpoint on loopback and real Docker."""
+    root = Path(__file__).resolve().parents[2]
+    task = root / "environments" / "word-frequency"
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1",
+           "COLUMNS": "250", "PYTHONPATH": str(root)}
+    model = "scripted-tool-stand-in"
+    out = tmp_path / "runs"
+    with ScriptedToolEndpoint(replay_solution((task / "solution" / "solve.sh").read_text()),
+                              model=model) as llm:
+        for name in ("first", "second"):
+            done = subprocess.run(
+                [sys.executable, "-m", "termgrade", "grade", str(task), "--model", model,
+                 "--base-url", llm.url, "-k", "1", "-o", str(out), "--run-name", name],
+                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert f"({name})" in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "termgrade", "runs", str(out), "--json"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(r["run_name"], r["trials"], r["passed"]) for r in rows] == [("first", 1, 1),
+                                                                         ("second", 1, 1)]
+    labels = compute_labels(read_trials([out / TRIALS_FILE])).frame
+    assert labels[["n_counted", "n_passed"]].values.tolist() == [[2, 2]]
