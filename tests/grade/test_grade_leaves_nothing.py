@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def of_run(run: str) -> list[str]:
     return [f"{c.name} ({c.status})" for c in docker_client().containers.list(
-        all=True, filters={"label": [f"{RUN_LABEL}={run}"]})]
+        all=True, filters={"label": [f"{RUN_LABEL}={run}"]}, ignore_removed=True)]
 
 
 def test_an_endpoint_that_dies_mid_run_leaves_no_container(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def exists(container_id: str) -> bool:
 
 def of_run(run: str) -> list[str]:
     return [c.id for c in docker_client().containers.list(
-        all=True, filters={"label": [f"{RUN_LABEL}={run}"]})]
+        all=True, filters={"label": [f"{RUN_LABEL}={run}"]}, ignore_removed=True)]
 
 
 def killed_leftover(run: str | None = None) -> str:
@@ -150,7 +150,7 @@ def test_ctrl_c_during_an_image_build_stops_the_build(tmp_path: Path) -> None:
                               stderr=subprocess.STDOUT, text=True)
 
     def building() -> list[str]:
-        return [c.id for c in docker_client().containers.list(all=True)
+        return [c.id for c in docker_client().containers.list(all=True, ignore_removed=True)
                 if nonce in " ".join(c.attrs["Config"].get("Cmd") or [])]
 
     deadline = time.monotonic() + 120
