@@ -99,6 +99,7 @@ def register(app: typer.Typer) -> None:
         rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
         if rule is not None and (why := rule.why_no_saving()):
             STDERR.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
+        _terminate_like_ctrl_c()
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
         report = grade_model(
@@ -114,6 +115,21 @@ def register(app: typer.Typer) -> None:
                          + (f" ({report.run.name})" if report.run.name else ""), highlight=False)
         report.check()
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
+
+
+def _terminate_like_ctrl_c() -> None:
+    """SIGTERM (``kill``, ``timeout``, a scheduler) ends the run as Ctrl-C does: the
+    runner removes its containers, finished trials stay, and the exit status is 143."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:

@@ -10,6 +10,7 @@ scoring one. Ctrl-C is covered by tests/sandbox/test_leftover_containers.py.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,4 +57,25 @@ def test_an_endpoint_that_dies_mid_run_leaves_no_container(tmp_path: Path) -> No
         llm.stop()  # the endpoint dies mid-run: the port refuses every connection
     output, _ = grade.communicate(timeout=540)
     assert grade.returncode == 1, output
+    assert of_run(run) == [], output
+
+
+def test_sigterm_mid_run_leaves_no_container(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    model = "scripted-tool-stand-in"
+    run = run_label(out / TRIALS_FILE, model)
+    slow = FaultPlan(when=[(lambda n, body: n > 1, Fault.slow(2.0))])
+    with ScriptedToolEndpoint(replay_solution((TASK / "solution" / "solve.sh").read_text()),
+                              model=model, faults=slow) as llm:
+        grade = subprocess.Popen(
+            [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model", model,
+             "--base-url", llm.url, "-k", "2", "-w", "2", "-o", str(out)], cwd=tmp_path,
+            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 180
+        while len(of_run(run)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(of_run(run)) >= 2, "the run never started its containers"
+        grade.send_signal(signal.SIGTERM)
+        output, _ = grade.communicate(timeout=120)
+    assert grade.returncode == 143, output
     assert of_run(run) == [], output
