@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -99,15 +103,15 @@ def register(app: typer.Typer) -> None:
         rule = AdaptiveRule(k_max=k, confidence=confidence) if adaptive else None
         if rule is not None and (why := rule.why_no_saving()):
             STDERR.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
-        _terminate_like_ctrl_c()
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
-        report = grade_model(
-            paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
-            adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
-            missing_images=cast(ImagePolicy, missing_images),
-            on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
-            reuse=reuse, run_name=run_name)
+        with _terminate_like_ctrl_c():
+            report = grade_model(
+                paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
+                adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
+                missing_images=cast(ImagePolicy, missing_images),
+                on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
+                reuse=reuse, run_name=run_name)
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
         if report.run is not None and report.run.job_id is not None:
@@ -117,19 +121,23 @@ def register(app: typer.Typer) -> None:
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
 
 
-def _terminate_like_ctrl_c() -> None:
-    """SIGTERM (``kill``, ``timeout``, a scheduler) ends the run as Ctrl-C does: the
-    runner removes its containers, finished trials stay, and the exit status is 143."""
-    import signal
-    import threading
-
+@contextlib.contextmanager
+def _terminate_like_ctrl_c() -> Iterator[None]:
+    """Inside the block, SIGTERM (``kill``, ``timeout``, a scheduler) ends the run as
+    Ctrl-C does: the runner removes its containers, finished trials stay, and the exit
+    status is 143. The previous handler is restored after the block."""
     if threading.current_thread() is not threading.main_thread():
+        yield
         return
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, stop)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
