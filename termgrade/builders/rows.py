@@ -224,8 +224,10 @@ _HARBOR_COLUMNS: list[Column] = [
     ("trace_source", Literal["main"], "Harbor: 'main' (no subagents)."),
 ]
 
-UNPUBLISHED_TRIAL_FIELDS = frozenset({"schema_version", "http_retries", "job_id", "episode"})
-"""Trial fields no row holds as such (``episode`` is ``steps``; ``job_id`` is ``run_id``)."""
+UNPUBLISHED_TRIAL_FIELDS = frozenset({"schema_version", "http_retries", "job_id", "episode",
+                                      "run_name"})
+"""Trial fields no row holds as such (``episode`` is ``steps``; ``job_id`` is ``run_id``;
+``run_name`` is the user's label of that run)."""
 
 _EPISODE_HEAD: list[Column] = [
     FromTrial("trial_id", description="Unique id of the trial: the key of its sft row."),

@@ -200,16 +200,78 @@ def _steps_from_messages(messages: list[Row], model: str) -> list[Row]:
     return steps
 
 
-def atif_trajectory(trial: Row, messages: list[Row]) -> Row | None:
+def _called_tools(messages: list[Row]) -> bool:
+    return any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages)
+
+
+def _add_episode_times(steps: list[Row], episode: list[Row]) -> None:
+    """Per-step time and tokens from the episode onto the agent steps built from the chat:
+    the scaffold records one episode step per assistant turn, in order."""
+    agent_steps = [s for s in steps if s["source"] == "agent"]
+    turns = [e for e in episode if e.get("source") == "agent"]
+    if len(agent_steps) != len(turns):
+        return
+    for step, turn in zip(agent_steps, turns, strict=True):
+        if turn.get("timestamp") is not None:
+            step["timestamp"] = _iso(turn["timestamp"])
+        metrics = _metrics(turn)
+        if metrics is not None:
+            step["metrics"] = metrics
+
+
+def final_message(messages: list[Row]) -> str | None:
+    """What the agent said last: the summary of its ``finish`` call, else the text of its
+    last turn that said something."""
+    for message in reversed(messages):
+        if message.get("role") != "assistant":
+            continue
+        for call in reversed(message.get("tool_calls") or []):
+            if call["function"]["name"] == "finish":
+                summary = _atif_arguments(call["function"]["arguments"]).get("summary")
+                if isinstance(summary, str) and summary:
+                    return summary
+        if message.get("content"):
+            return str(message["content"])
+    return None
+
+
+def _with_instruction(steps: list[Row], instruction: str | None) -> list[Row]:
+    """``steps`` with the task's instruction as a user step (after any system step) when
+    no user step carries it (an episode starts at the agent's first turn)."""
+    if not instruction or any(s["source"] == "user" and instruction.strip() in
+                              str(s.get("message") or "") for s in steps):
+        return steps
+    at = next((i for i, s in enumerate(steps) if s["source"] != "system"), len(steps))
+    steps = [*steps[:at], {"step_id": 0, "source": "user", "message": instruction},
+             *steps[at:]]
+    for number, step in enumerate(steps, 1):
+        step["step_id"] = number
+    return steps
+
+
+def atif_trajectory(trial: Row, messages: list[Row],
+                    instruction: str | None = None) -> Row | None:
     """One trial as an ATIF-v1.8 trajectory (None when it has no step: an infrastructure
-    error before the agent ran). The episode is used when the record has one (it keeps
-    keystrokes, frames, times and per-step tokens), else the chat messages."""
+    error before the agent ran).
+
+    A scaffold that calls tools (``bash-tool``: ``bash {command}``, ``finish {summary}``)
+    is exported from its chat, which is what happened: the system prompt and the
+    instruction as the first steps, each call as called (name, arguments, id), each tool
+    message as an observation linked to its call (``source_call_id``), with the episode's
+    per-step times and tokens. A scaffold that types keystrokes (Terminus-2) is exported
+    from its episode: each keystroke batch a ``bash_command`` call, the terminal frame
+    that followed the observation. The task's ``instruction`` is a user step when no step
+    carries it; ``extra.final_message`` is what the agent said last (:func:`final_message`)."""
     model: str = trial["model"]
     episode = trial.get("episode") or []
-    steps = (_steps_from_episode(episode, model) if episode
-             else _steps_from_messages(messages, model))
+    if _called_tools(messages) or not episode:
+        steps = _steps_from_messages(messages, model)
+        _add_episode_times(steps, episode)
+    else:
+        steps = _steps_from_episode(episode, model)
     if not steps:
         return None
+    steps = _with_instruction(steps, instruction)
     final = {"total_prompt_tokens": trial.get("input_tokens"),
              "total_completion_tokens": trial.get("output_tokens"),
              "total_cached_tokens": trial.get("cached_tokens"),
@@ -222,7 +284,8 @@ def atif_trajectory(trial: Row, messages: list[Row]) -> Row | None:
                   "extra": {"harness": HARNESS}},
         "steps": steps,
         "final_metrics": {k: v for k, v in final.items() if v is not None},
-        "extra": {key: trial.get(key) for key in SESSION_METADATA},
+        "extra": {**{key: trial.get(key) for key in SESSION_METADATA},
+                  "final_message": final_message(messages)},
     }
 
 
@@ -264,7 +327,7 @@ class TraceWriter:
     files: list[str] = field(default_factory=list)
     rows: TraceRows | None = None
 
-    def add(self, trial: Row, messages: list[Row]) -> None:
+    def add(self, trial: Row, messages: list[Row], instruction: str | None = None) -> None:
         rel = trace_rel(trial["task_id"], trial["trial_id"])
         lines = trace_lines(trial, messages)
         self._write(rel, "".join(json.dumps(line, ensure_ascii=False) + "\n"
@@ -272,7 +335,7 @@ class TraceWriter:
         if self.rows is not None:
             self.rows.add(trace_row(rel, lines), where=f"trial {trial['trial_id']}")
         if self.atif:
-            trajectory = atif_trajectory(trial, messages)
+            trajectory = atif_trajectory(trial, messages, instruction)
             if trajectory is not None:
                 self._write(atif_rel(trial["task_id"], trial["trial_id"]),
                             json.dumps(trajectory, ensure_ascii=False, indent=1) + "\n")

@@ -247,7 +247,7 @@ def _add(record: TrialRecord, where: str, instructions: dict[str, str], keys: Jo
     messages = chat_messages(trial)
     writers[0].add(trajectory_row(trial, messages, instructions[record.task_id],
                                   keys.of(record)), where=name)
-    writers[1].add(trial, messages)
+    writers[1].add(trial, messages, instructions[record.task_id])
     stats.add(trial)
     for held, held_where in pending.pop(record.task_id, []):
         _add(held, held_where, instructions, keys, seen, writers, stats, pending)

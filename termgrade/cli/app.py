@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                        "scaffold."),
     "run": ("run", "Build the task, run an agent phase, copy the tests in, verify, print the "
                    "reward."),
+    "runs": ("runs", "List the grading runs in a folder: run, name, model, tasks, trial "
+                     "counts."),
     "doctor": ("doctor", "Check the engine, base image and disk; say how to fix each problem."),
     "schemas": ("schemas", "Regenerate schemas/*.schema.json from the typed models."),
     "audit": ("audit", "Audit the corpus: static checks, near-duplicates, contamination."),

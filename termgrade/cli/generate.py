@@ -44,6 +44,8 @@ def render(report: GenerationReport) -> None:
     STDERR.print(f"seconds: model {s['model']:.1f}, build {s['build']:.1f}, verify "
                  f"{s['verify']:.1f}, waiting for a container {s['container_wait']:.1f}; "
                  f"wall {report.wall_s:.1f}", highlight=False)
+    for line in report.unreadable:
+        STDERR.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
     if report.resumed:
         STDERR.print(f"{report.resumed} candidate(s) resumed from the journal")
     STDERR.print(f"wrote {report.paths.funnel_json}, {report.paths.funnel_png}, "

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -68,6 +72,11 @@ def register(app: typer.Typer) -> None:
             "tasks, model and scaffold unchanged since (by content digest) are copied into "
             "this run, and only the rest are graded. Not resume: that is rerunning the same "
             "-o."),
+        run_name: str | None = typer.Option(
+            None, "--run-name", help="Name this run (letters, digits, . _ -): a folder may "
+            "hold several runs of a model, each with its own trial ids; rerunning with the "
+            "same name resumes it. Without it, the last run of the model in -o resumes, or a "
+            "new one starts. `termgrade runs DIR` lists them."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
 
@@ -104,16 +113,39 @@ def register(app: typer.Typer) -> None:
             STDERR.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
-        report = grade_model(
-            paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
-            adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
-            missing_images=cast(ImagePolicy, missing_images),
-            on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
-            reuse=reuse)
+        with _terminate_like_ctrl_c():
+            report = grade_model(
+                paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
+                adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
+                missing_images=cast(ImagePolicy, missing_images),
+                on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
+                reuse=reuse, run_name=run_name)
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
+        if report.run is not None and report.run.job_id is not None:
+            STDERR.print(f"run: {report.run.job_id}"
+                         + (f" ({report.run.name})" if report.run.name else ""), highlight=False)
         report.check()
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
+
+
+@contextlib.contextmanager
+def _terminate_like_ctrl_c() -> Iterator[None]:
+    """Inside the block, SIGTERM (``kill``, ``timeout``, a scheduler) ends the run as
+    Ctrl-C does: the runner removes its containers, finished trials stay, and the exit
+    status is 143. The previous handler is restored after the block."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
@@ -148,6 +180,8 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
         STDERR.print(f"[yellow]skipped {len(report.skipped)} task(s), not graded:[/]")
         for line in skipped_lines(report.skipped):
             STDERR.print(f"  {escape(line)}", highlight=False)
+    for unreadable in report.unreadable:
+        STDERR.print(f"[yellow]warning:[/] {unreadable}", highlight=False, soft_wrap=True)
     if report.resumed:
         STDERR.print(f"{report.resumed} trial(s) resumed from {report.trials_path} (in the "
                      "tables, not in the live rate)")

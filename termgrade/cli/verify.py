@@ -46,6 +46,8 @@ def render_summary(report: VerifyReport, *, max_rows: int = MAX_TABLE_ROWS) -> N
     steps += [f"{k.split(':', 1)[1]} {v}" for k, v in funnel.items()]
     STDERR.print("funnel: " + " -> ".join(steps[:2]) + ("; dropped: " + ", ".join(steps[2:])
                                                         if steps[2:] else ""))
+    for line in report.unreadable:
+        STDERR.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     if report.resumed:
         STDERR.print(f"{report.resumed} record(s) resumed from the journal")
 

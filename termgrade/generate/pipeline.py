@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from termgrade.agent.client import DEFAULT_RETRY, ChatClient, Endpoint
 from termgrade.audit import AuditSettings
 from termgrade.core.atomic import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from termgrade.core.errors import OptionError, OutputError
-from termgrade.core.journal import JsonlJournal
 from termgrade.core.progress import track
 from termgrade.core.retry import RetryPolicy
 from termgrade.core.settings import SETTINGS
@@ -37,6 +36,7 @@ from termgrade.generate.paths import GenerationPaths, copy_task
 from termgrade.generate.prompting import DEFAULT_VERSION, Prompts
 from termgrade.generate.records import CandidateRecord, GenerationFailure
 from termgrade.generate.spec import CandidateSpec
+from termgrade.records.journal import JsonlJournal
 from termgrade.task.model import image_tag_for
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.runner import safe_verify_task
@@ -49,6 +49,8 @@ class GenerationReport:
     paths: GenerationPaths
     wall_s: float
     resumed: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    """Journal lines kept in the file but not read (a newer version, a bad field)."""
 
     @property
     def kept(self) -> list[CandidateRecord]:
@@ -190,7 +192,8 @@ def generate_tasks(
     result = funnel(records)
     _write(records, result, paths)
     return GenerationReport(records=records, funnel=result, paths=paths,
-                            wall_s=time.monotonic() - began, resumed=resumed)
+                            wall_s=time.monotonic() - began, resumed=resumed,
+                            unreadable=[str(line) for line in journal.unreadable])
 
 
 def _audit(records: list[CandidateRecord], paths: GenerationPaths, *, corpus: Sequence[Path],

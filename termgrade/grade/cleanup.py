@@ -2,8 +2,9 @@
 
 Every trial's containers carry the run's id (:func:`run_label`: its journal and model).
 A run that starts reaps what a killed run of the same output left (:func:`reap_run`: the
-containers of that run whose owner process is gone). Ctrl-C (:func:`leave_nothing`)
-refuses new containers for the run, hangs up on its image builds (the engine cancels
+containers of that run whose owner process is gone). Any exit by an exception (Ctrl-C,
+an endpoint that died mid-run, a bug: :func:`leave_nothing`) refuses new containers for
+the run, hangs up on its image builds (the engine cancels
 them) and removes its containers at once, then once more at exit, after the trials in
 flight have returned.
 """
@@ -29,7 +30,7 @@ def reap_run(run_id: str) -> int:
 
 
 def leave_nothing(run_id: str) -> None:
-    """The run was interrupted: stop its builds and remove its containers now and at exit."""
+    """The run ends by an exception: stop its builds and remove its containers now and at exit."""
     from termgrade.sandbox.engine import abort_builds
     from termgrade.sandbox.leftovers import remove_own
     from termgrade.sandbox.ownership import stop_run

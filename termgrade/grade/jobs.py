@@ -33,6 +33,9 @@ class TrialJob:
     agent: ModelAgent
     run_id: str = ""
     """Labels the trial's containers (``termgrade.run``): a resumed run reaps its own."""
+    job_id: str | None = None
+    """The grading run's id (:mod:`termgrade.grade.runs`): the record's ``job_id`` and the
+    start of its ``trial_id``."""
 
 
 _IMAGES: dict[tuple[str, str], str] = {}
@@ -71,4 +74,4 @@ def run_job(job: TrialJob) -> TrialRecord:
             outcome = run_task(task, image, job.agent)
     return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                          retry_index=job.retry_index, outcome=outcome, started_at=started,
-                         finished_at=datetime.now(UTC))
+                         finished_at=datetime.now(UTC), job_id=job.job_id)

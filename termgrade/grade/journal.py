@@ -2,22 +2,20 @@
 
 Every finished trial, counted or lost to infrastructure, is appended and fsynced as one
 line. A run that was killed resumes from it: finished trials are never redone, in-flight
-ones are redone under the same trial id (they were never written), and a line torn by the
-kill is dropped, so the file stays readable by ``termgrade labels``.
+ones are redone under the same trial id (they were never written). Reading goes through
+:func:`termgrade.records.journal.read_journal`: a line this TermGrade cannot read (a newer
+version, a bad field) is kept in the file and reported, never rewritten away; only a tail
+torn by the kill (never a whole line) is moved aside to ``trials.jsonl.torn``.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from termgrade.core.atomic import atomic_write_text
 from termgrade.core.journal import append_record
+from termgrade.records.journal import UnreadableLine, read_journal
 from termgrade.records.trial import TrialRecord
-from termgrade.records.version import validate_record
 
 TRIALS_FILE = "trials.jsonl"
 
@@ -25,26 +23,15 @@ TRIALS_FILE = "trials.jsonl"
 class TrialJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.unreadable: list[UnreadableLine] = []
+        """After :meth:`load`: the lines kept in the file but not read."""
         self._lock = threading.Lock()
 
     def load(self) -> list[TrialRecord]:
-        """Every whole record; a torn or foreign line is dropped from the file."""
-        if not self.path.exists():
-            return []
-        records: list[TrialRecord] = []
-        kept: list[str] = []
-        torn = 0
-        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if not line.strip():
-                continue
-            try:
-                records.append(validate_record(TrialRecord, line))
-                kept.append(line)
-            except (json.JSONDecodeError, ValidationError):
-                torn += 1
-        if torn:
-            atomic_write_text(self.path, "".join(f"{line}\n" for line in kept))
-        return records
+        """Every readable record, in order; the lines it cannot read stay in the file."""
+        read = read_journal(self.path, TrialRecord)
+        self.unreadable = read.unreadable
+        return read.records
 
     def append(self, record: TrialRecord) -> None:
         append_record(self.path, self._lock, record)

@@ -18,14 +18,18 @@ ENDPOINT_UNUSABLE = "EndpointUnusable"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def trial_id(task_id: str, model: str, attempt: int, retry_index: int) -> str:
-    """Deterministic, so a resumed run can never write the same trial twice."""
-    return f"{task_id}__{_UNSAFE.sub('-', model)}__a{attempt}__r{retry_index}"
+def trial_id(task_id: str, model: str, attempt: int, retry_index: int,
+             run: str | None = None) -> str:
+    """Deterministic within a run, so a resumed run can never write the same trial twice,
+    and unique across runs: it starts with the run's id (``job_id``). Runs written before
+    runs had ids (``run`` None) keep the old form, so they still resume."""
+    base = f"{task_id}__{_UNSAFE.sub('-', model)}__a{attempt}__r{retry_index}"
+    return f"{run}__{base}" if run else base
 
 
 def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
                   outcome: RunOutcome, started_at: datetime, finished_at: datetime,
-                  scaffold: str = SCAFFOLD_NAME) -> TrialRecord:
+                  scaffold: str = SCAFFOLD_NAME, job_id: str | None = None) -> TrialRecord:
     """The record of one trial. An unscored outcome (infrastructure) is not counted."""
     counted = outcome.error is None and outcome.reward is not None
     reward = outcome.reward if counted else None
@@ -35,7 +39,7 @@ def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
     transcript = outcome.agent_run.transcript if outcome.agent_run else None
     failure = outcome.error or (outcome.failure if counted else None)
     record = TrialRecord(
-        trial_id=trial_id(task_id, model, attempt, retry_index),
+        trial_id=trial_id(task_id, model, attempt, retry_index, job_id), job_id=job_id,
         task_id=task_id, model=model, scaffold=scaffold, attempt=attempt,
         reward=reward, passed=bool(counted and reward is not None and reward >= 1),
         counted=counted, tests=tests,
@@ -46,7 +50,8 @@ def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
         agent_timed_out=bool(transcript and transcript.stop_reason == "wall_clock"),
         exception_type=_exception_type(outcome, transcript, failure),
         exception_message=failure,
-        retry_of=trial_id(task_id, model, attempt, retry_index - 1) if retry_index else None,
+        retry_of=(trial_id(task_id, model, attempt, retry_index - 1, job_id)
+                  if retry_index else None),
         retry_index=retry_index, source=SOURCE,
         http_retries=transcript.retries if transcript is not None else None)
     if transcript is not None:

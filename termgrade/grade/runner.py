@@ -35,8 +35,10 @@ from termgrade.grade.reuse import (
     scaffold_config,
     scaffold_digest,
 )
+from termgrade.grade.runs import RunId, check_run_name, choose_run
 from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
+from termgrade.records.journal import UnreadableLine
 from termgrade.records.trial import TrialRecord
 from termgrade.task import discover_tasks
 from termgrade.task.digest import restore_modes, task_digest
@@ -68,6 +70,11 @@ class GradeReport:
     """Tasks whose earlier trials were not reused, and why (``--reuse``)."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Tasks left out by ``--internet-tasks skip`` or ``--missing-images skip``, and why."""
+    unreadable: list[UnreadableLine] = field(default_factory=list)
+    """Journal lines this TermGrade cannot read (a newer version, a bad field): kept in the
+    file, untouched, and not resumed."""
+    run: RunId | None = None
+    """The run written: its id (``job_id``), its name, whether it was resumed."""
 
     @property
     def graded(self) -> int:
@@ -169,14 +176,15 @@ def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
     """The record of a trial whose executor failed (a dead worker, a crashed node)."""
     now = datetime.now(UTC)
     return TrialRecord(
-        trial_id=trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index),
+        trial_id=trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index,
+                          job.job_id), job_id=job.job_id,
         task_id=job.task_id, model=job.agent.name, scaffold=SCAFFOLD_NAME,
         attempt=job.attempt, reward=None, passed=False, counted=False, started_at=now,
         finished_at=now, exception_type="InfrastructureError",
         exception_message=f"the executor lost the trial: {type(error).__name__}: {error}",
         retry_index=job.retry_index, source=SOURCE,
-        retry_of=(trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index - 1)
-                  if job.retry_index else None))
+        retry_of=(trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index - 1,
+                           job.job_id) if job.retry_index else None))
 
 
 def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = 8,
@@ -185,7 +193,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
           internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
           run: Callable[[TrialJob], TrialRecord] = run_job,
           on_start: Callable[[int], None] | None = None,
-          reuse: Path | None = None) -> GradeReport:
+          reuse: Path | None = None, run_name: str | None = None) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
@@ -200,7 +208,11 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     once (the pool's slots, or fewer when fewer trials are left to run).
     ``reuse``: an earlier run's folder: its trials of unchanged task, model and scaffold
     are copied into this run's journal and not graded again (:mod:`.reuse`).
+    ``run_name``: the run to write (resumed when ``out_dir`` holds it, else started);
+    without it, the last run of this model in ``out_dir`` resumes (:mod:`.runs`).
     """
+    if run_name is not None:
+        check_run_name(run_name)
     try:
         found = {path.name: path.resolve() for path in discover_tasks(*task_roots)}
         task_dirs = apply_internet_policy(found, internet_tasks)
@@ -222,18 +234,22 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     for path in task_dirs.values():  # a downloaded repo's tasks: the modes they were built with
         restore_modes(path)
     digests = {task_id: task_digest(path) for task_id, path in task_dirs.items()}
-    stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent))
+    this_run = choose_run(journal.load(), model=agent.name, scaffold=SCAFFOLD_NAME,
+                          name=run_name)
+    stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent), this_run)
     reused, reused_tasks, rerun = 0, 0, {}
     if reuse is not None:
         plan = plan_reuse(load_earlier(reuse, out_dir), model=agent.name,
                           scaffold=SCAFFOLD_NAME, scaffold_digest=stamp.scaffold_digest,
                           task_digests=digests, k_max=rule.k_max)
+        plan.records = [stamp.join(r) for r in plan.records]
         reused, reused_tasks, rerun = apply_reuse(plan, journal), len(plan.tasks), plan.changed
     run_id = run_label(journal.path, agent.name)
     containers_here = run is run_job and (pool is None or pool.where == "local")
     reaped = reap_run(run_id) if containers_here else 0
     previous = [r for r in journal.load()
-                if r.model == agent.name and r.scaffold == SCAFFOLD_NAME and r.task_id in task_dirs]
+                if r.model == agent.name and r.scaffold == SCAFFOLD_NAME
+                and r.task_id in task_dirs and r.job_id == this_run.job_id]
     done, attempts, abandoned = _rebuild(previous, max_losses)
     scheduler = AdaptiveScheduler(sorted(task_dirs), rule, done=done)
     for task_id in abandoned:
@@ -260,7 +276,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                 for task_id in scheduler.next_attempts(free) if free > 0 else []:
                     attempt, retry = attempts.take(task_id)
                     job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent,
-                                   run_id)
+                                   run_id, this_run.job_id)
                     running[pool.executor.submit(run, job)] = job
                 if not running:
                     break
@@ -292,7 +308,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                         abandoned.add(job.task_id)
                     else:
                         attempts.again[job.task_id].append((job.attempt, job.retry_index + 1))
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, a dead endpoint (GradeAborted), any exception
             if containers_here:
                 leave_nothing(run_id)
             raise
@@ -302,19 +318,29 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             pool.shutdown()
     return GradeReport(journal.path, records, len(previous) - reused, scheduler.summary(),
                        time.monotonic() - began, lost, sorted(abandoned), reaped, reused,
-                       reused_tasks, rerun, skipped)
+                       reused_tasks, rerun, skipped, journal.unreadable, this_run)
 
 
 @dataclass(frozen=True)
 class _Stamp:
-    """Puts the task's digest and the scaffold's on a record made without them."""
+    """Puts the task's digest, the scaffold's and the run's name on a record made without
+    them."""
 
     task_digests: dict[str, str]
     scaffold_digest: str
     scaffold_config: str
+    run: RunId
+
+    def join(self, record: TrialRecord) -> TrialRecord:
+        """An earlier run's trial as a member of this run (``--reuse``): its trial id,
+        which names the run that graded it, is kept."""
+        return record.model_copy(update={"job_id": self.run.job_id,
+                                         "run_name": self.run.name})
 
     def __call__(self, record: TrialRecord) -> TrialRecord:
         update: dict[str, object] = {}
+        if self.run.name is not None and record.run_name is None:
+            update["run_name"] = self.run.name
         if record.task_digest is None and record.task_id in self.task_digests:
             update["task_digest"] = self.task_digests[record.task_id]
         if record.scaffold_digest is None:

@@ -55,7 +55,15 @@ class PublishJournal:
             return None
         try:
             raw = JOURNAL_FORMAT.upgrade(json.loads(path.read_text(encoding="utf-8")))
-            JOURNAL_FORMAT.check(raw.get("schema_version"))  # ValueError naming both
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise PublishError(f"{path}: unreadable publish journal ({exc})",
+                               fix="delete the file to start the publish from scratch") from exc
+        found = str(raw.get("schema_version", JOURNAL_FORMAT.version))
+        if found != JOURNAL_FORMAT.version:  # the one version check; the file is kept
+            raise PublishError(f"{path}: publish journal format {found!r} is not supported "
+                               f"(this TermGrade reads {JOURNAL_FORMAT.version!r}); the file "
+                               "is kept", fix=JOURNAL_FORMAT.migrate(found))
+        try:
             raw["chunks"] = [ChunkRecord(**c) for c in raw.get("chunks", [])]
             return cls(path=path, **raw)
         except (ValueError, TypeError, KeyError) as exc:

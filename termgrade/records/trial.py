@@ -94,7 +94,8 @@ class EpisodeStep(_Record):
 class TrialRecord(_Record):
     schema_version: Annotated[str, TRIAL_FORMAT] = Field(TRIAL_SCHEMA_VERSION,
                                                          description="Format version.")
-    trial_id: str = Field(description="Unique id of the trial (Harbor's trial name).")
+    trial_id: str = Field(description="Unique id of the trial across runs (Harbor's trial "
+                          "name; `termgrade grade` starts it with the run's job_id).")
     task_id: str = Field(description="The task's id (its directory name).")
     model: str = Field(description="Model name; for oracle/nop runs, the agent's name.")
     scaffold: str = Field(description="Agent scaffold, e.g. terminus-2, bash-tool, oracle.")
@@ -122,8 +123,11 @@ class TrialRecord(_Record):
         None, ge=0, description="Model requests of the trial that were tried again (429, "
         "5xx, dropped connections, timeouts); null when not recorded.")
     source: str = Field(description="Where it came from: a Harbor job path, or 'termgrade'.")
-    job_id: str | None = Field(None, description="The run's own id: Harbor's job id when "
-                               "ingested from Harbor.")
+    job_id: str | None = Field(None, description="The run's own id: the `termgrade grade` "
+                               "run that graded it (it also starts trial_id), or Harbor's job "
+                               "id when ingested from Harbor. Null in older files.")
+    run_name: str | None = Field(None, description="The name a user gave the run "
+                                 "(`grade --run-name`); null when none was given.")
     model_provider: str | None = Field(None, description="The model's provider, e.g. openai "
                                        "(Harbor's model_info.provider).")
     verifier_output: LargeStr | None = Field(

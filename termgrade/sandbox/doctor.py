@@ -1,7 +1,8 @@
 """Health checks of this machine for TermGrade, each with its fix.
 
-A check fails (the command exits 1) when TermGrade cannot work here; it warns when
-something needs cleaning but nothing is broken (containers an interrupted run left).
+A check fails (the command exits 1) when TermGrade cannot work here or something is left
+to clean: a container no live run owns is a failure (scripts and CI key on the exit
+status), with ``doctor --reap`` as its fix; ``--reap`` that removes them all exits 0.
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ def check_leftovers(reaped: Sequence[Leftover] = ()) -> Check:
     fixes = ["termgrade doctor --reap"] if gone else []
     if unknown:
         fixes.append("`docker rm -f NAME` each of the others once no run uses it")
-    return Check("leftover containers", True, "; ".join(parts) or "none",
-                 "; ".join(fixes) or None, warn=bool(found))
+    return Check("leftover containers", not found, "; ".join(parts) or "none",
+                 "; ".join(fixes) or None)
 
 
 def run_checks(*, reap: bool = False) -> list[Check]:

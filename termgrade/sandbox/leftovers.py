@@ -43,7 +43,8 @@ def find_leftovers(run: str | None = None) -> list[Leftover]:
     given), sorted by name. Containers of a live owner are not listed."""
     filters = {"label": [f"{SANDBOX_LABEL}=sandbox"] + ([f"{RUN_LABEL}={run}"] if run else [])}
     found = []
-    for container in docker_client().containers.list(all=True, filters=filters):
+    for container in docker_client().containers.list(all=True, filters=filters,
+                                                     ignore_removed=True):
         labels = container.labels or {}
         owner = labels.get(OWNER_LABEL)
         alive = owner_alive(owner) if owner else None
@@ -85,7 +86,8 @@ def remove_own(run: str | None = None) -> int:
     removed = 0
     client = docker_client()
     with contextlib.suppress(DockerException):
-        for container in client.containers.list(all=True, filters={"label": labels}):
+        for container in client.containers.list(all=True, filters={"label": labels},
+                                                ignore_removed=True):
             with contextlib.suppress(DockerException):
                 client.api.remove_container(container.id, force=True)
                 removed += 1

@@ -4,7 +4,7 @@ Columns (nullable numbers are float with NaN): trial_id, task_id, model, scaffol
 retry_index, retry_of, reward, reward_nan (the reward was a NaN float, not null), passed,
 counted, n_tests_passed, n_tests_failed, failed_test (the one failed test's name when
 exactly one failed), input_tokens, output_tokens, turns, duration_s, task_digest,
-scaffold_digest (null when unrecorded), file, line.
+scaffold_digest (null when unrecorded), job_id (the run; null in older files), file, line.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from termgrade.records import TrialRecord
 FAILED_OUTCOMES = ("failed", "error")
 PLAIN_COLUMNS = ("trial_id", "task_id", "model", "scaffold", "attempt", "retry_index",
                  "retry_of", "reward", "passed", "counted", "input_tokens", "output_tokens",
-                 "turns", "duration_s", "task_digest", "scaffold_digest")
+                 "turns", "duration_s", "task_digest", "scaffold_digest", "job_id")
 COLUMNS = (*PLAIN_COLUMNS, "reward_nan", "n_tests_passed", "n_tests_failed", "failed_test",
            "file", "line")
 _FLOATS = ("reward", "input_tokens", "output_tokens", "turns", "duration_s",
@@ -30,7 +30,7 @@ _FLOATS = ("reward", "input_tokens", "output_tokens", "turns", "duration_s",
 
 
 _STRINGS = ("trial_id", "task_id", "model", "scaffold", "retry_of", "failed_test", "file",
-            "task_digest", "scaffold_digest")
+            "task_digest", "scaffold_digest", "job_id")
 
 
 def _finish(frame: pd.DataFrame) -> pd.DataFrame:

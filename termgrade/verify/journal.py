@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from termgrade.core.journal import JsonlJournal
+from termgrade.records.journal import JsonlJournal
 from termgrade.verify.record import VerifyRecord
 
 

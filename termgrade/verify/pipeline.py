@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,8 @@ class VerifyReport:
     records: list[VerifyRecord]
     resumed: int = 0
     """Records taken from the journal rather than rerun."""
+    unreadable: list[str] = field(default_factory=list)
+    """Journal lines kept in the file but not read (a newer version, a bad field)."""
 
     @property
     def all_verified(self) -> bool:
@@ -155,4 +157,6 @@ def verify_tasks(
         finally:
             if pool is None:  # ours: wait for the started ones, as before
                 executor.shutdown(wait=True)
-    return VerifyReport(records=[results[p.name] for p in task_dirs], resumed=resumed)
+    return VerifyReport(records=[results[p.name] for p in task_dirs], resumed=resumed,
+                        unreadable=[str(line) for line in journal.unreadable]
+                        if journal is not None else [])

@@ -1,8 +1,9 @@
 """Which files a run folder holds: its trial files and, where present, its labels.
 
 ``termgrade view DIR`` takes the folder ``termgrade grade -o DIR`` wrote
-(``DIR/trials.jsonl``), a folder holding the ``trials.jsonl`` of ``termgrade ingest`` (or
-several trial files), one trial file, or a staged trajectories repo (``termgrade build
+(``DIR/trials.jsonl``, which may hold several runs), a folder holding the ``trials.jsonl``
+of ``termgrade ingest`` (or several trial files), a folder of run folders (their runs
+combined: ``DIR/*/trials.jsonl``), one trial file, or a staged trajectories repo (``termgrade build
 trajectories -o DIR``: its trials are rebuilt, see :mod:`termgrade.view.trajectories`).
 Labels come from ``--labels``, else from ``DIR/labels.jsonl`` when there is one, else
 they are computed from the trials. Every file is sniffed
@@ -66,6 +67,8 @@ def find_sources(target: Path, labels: Path | None = None, *,
         candidates = [target]
     else:
         candidates = sorted(p for p in target.glob("*.jsonl") if p.is_file())
+        # a folder of run folders (`grade -o runs/a`, `-o runs/b`): their runs, combined
+        candidates += sorted(p for p in target.glob(f"*/{TRIALS_NAME}") if p.is_file())
         if not candidates:
             raise RecordError(str(target), "holds no .jsonl file (no trials.jsonl)", fix=_fix())
     kinds = {path: _kind(path) for path in candidates}

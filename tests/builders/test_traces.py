@@ -5,6 +5,7 @@ both."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from termgrade.builders.card import split_front_matter
 from termgrade.builders.traces import atif_rel, trace_rel
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.records import ChatMessage
-from termgrade.records.trial import ToolCall, ToolFunction
+from termgrade.records.trial import EpisodeStep, ToolCall, ToolFunction, TrialRecord
 from termgrade.validate import validate_repo
 from termgrade.validate.traces_check import sts_problems
 from tests.support.harbor import Harbor
@@ -260,3 +261,138 @@ def test_a_trajectories_repo_with_termgrades_digests_passes_the_secret_gate(
     report = validate_repo(out, load=False, cache=False)
     assert report.ok, [str(f) for f in report.findings]
     assert any("12 known false positive(s) filtered" in n for n in report.notes)
+
+
+INSTRUCTION = "Write hello to /app/out.txt."  # make_task's instruction.md, as grade sends it
+
+
+def _graded_bash_tool_trial() -> TrialRecord:
+    """A bash-tool trial as ``termgrade grade`` records it: its chat (system prompt, the
+    instruction, ``bash`` and ``finish`` calls, tool answers) and its episode (one step
+    per assistant turn, keystrokes = the commands, times and tokens)."""
+    record = trial(7, task_id="alpha")
+    record.scaffold = SCAFFOLD_NAME
+    record.messages = [
+        ChatMessage(role="system", content="You are in a terminal."),
+        ChatMessage(role="user", content=INSTRUCTION),
+        ChatMessage(role="assistant", content="I will write it.", tool_calls=[ToolCall(
+            id="call_a", function=ToolFunction(
+                name="bash", arguments='{"command": "echo hello > /app/out.txt"}'))]),
+        ChatMessage(role="tool", tool_call_id="call_a", name="bash", content="(no output)"),
+        ChatMessage(role="assistant", content=None, tool_calls=[ToolCall(
+            id="call_b", function=ToolFunction(
+                name="finish", arguments='{"summary": "Wrote hello to /app/out.txt."}'))]),
+        ChatMessage(role="tool", tool_call_id="call_b", name="finish",
+                    content="Task marked as finished; it will now be graded."),
+    ]
+    record.episode = [
+        EpisodeStep(index=0, source="agent", message="I will write it.",
+                    keystrokes=["echo hello > /app/out.txt"], observation="(no output)",
+                    input_tokens=300, output_tokens=20,
+                    timestamp=datetime(2026, 12, 4, 12, 0, tzinfo=UTC)),
+        EpisodeStep(index=1, source="agent", message="", keystrokes=[],
+                    observation="Task marked as finished; it will now be graded.",
+                    input_tokens=340, output_tokens=12,
+                    timestamp=datetime(2026, 12, 4, 12, 1, tzinfo=UTC)),
+    ]
+    return record
+
+
+def _read_back(atif: dict) -> list[dict]:  # type: ignore[type-arg]
+    """The OpenAI chat an ATIF trajectory says happened: steps back into messages."""
+    out: list[dict] = []  # type: ignore[type-arg]
+    for step in atif["steps"]:
+        if step["source"] != "agent":
+            out.append({"role": step["source"], "content": step["message"]})
+            continue
+        calls = step.get("tool_calls") or []
+        out.append({"role": "assistant", "content": step["message"] or None,
+                    "tool_calls": [{"id": c["tool_call_id"], "name": c["function_name"],
+                                    "arguments": c["arguments"]} for c in calls]})
+        names = {c["tool_call_id"]: c["function_name"] for c in calls}
+        for result in (step.get("observation") or {}).get("results", []):
+            out.append({"role": "tool", "tool_call_id": result["source_call_id"],
+                        "name": names.get(result["source_call_id"]),
+                        "content": result["content"]})
+    return out
+
+
+def _as_called(record: TrialRecord) -> list[dict]:  # type: ignore[type-arg]
+    out: list[dict] = []  # type: ignore[type-arg]
+    for m in record.messages or []:
+        if m.role == "assistant":
+            out.append({"role": "assistant", "content": m.content, "tool_calls": [
+                {"id": c.id, "name": c.function.name,
+                 "arguments": json.loads(c.function.arguments)} for c in m.tool_calls or []]})
+        elif m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "name": m.name,
+                        "content": m.content})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def test_a_bash_tool_trial_exports_to_atif_as_it_happened(tasks: Path, tmp_path: Path) -> None:
+    """Issue 33, item 8: before, the episode won: ``bash {command}`` became
+    ``bash_command {keystrokes}``, ``finish`` was dropped, observations named no call and
+    the instruction was missing."""
+    record = _graded_bash_tool_trial()
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", [record]),
+                       task_roots=[tasks], atif=True)
+    atif = json.loads((out / atif_rel(record.task_id, record.trial_id)).read_text())
+    assert _read_back(atif) == _as_called(record)  # every turn, call and answer, as called
+    steps = atif["steps"]
+    assert [s["source"] for s in steps] == ["system", "user", "agent", "agent"]
+    assert steps[1]["message"] == INSTRUCTION
+    assert [c["function_name"] for s in steps for c in s.get("tool_calls", [])] == \
+        ["bash", "finish"]
+    assert steps[2]["metrics"] == {"prompt_tokens": 300, "completion_tokens": 20,
+                                   "cached_tokens": None}
+    assert steps[3]["timestamp"].startswith("2026-12-04T12:01")
+    assert atif["extra"]["final_message"] == "Wrote hello to /app/out.txt."
+
+
+def test_an_episode_export_carries_the_instruction(tasks: Path, tmp_path: Path) -> None:
+    record = trial(0, task_id="alpha")  # Terminus-2: keystrokes, no tool calls in the chat
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", [record]),
+                       task_roots=[tasks], atif=True)
+    atif = json.loads((out / atif_rel(record.task_id, record.trial_id)).read_text())
+    users = [s["message"] for s in atif["steps"] if s["source"] == "user"]
+    assert INSTRUCTION in [u.strip() for u in users]
+    assert [s["step_id"] for s in atif["steps"]] == list(range(1, len(atif["steps"]) + 1))
+    assert atif["extra"]["final_message"] == '{"commands": []}'
+
+
+READ_BACK_WITH_HARBOR = """
+import json, sys
+from harbor.models.trajectories.trajectory import Trajectory
+t = Trajectory.model_validate(json.load(open(sys.argv[1])))
+print(json.dumps({
+    "calls": [[c.tool_call_id, c.function_name, c.arguments]
+              for s in t.steps for c in (s.tool_calls or [])],
+    "links": [r.source_call_id for s in t.steps if s.observation
+              for r in s.observation.results],
+    "sources": [s.source for s in t.steps], "user": [s.message for s in t.steps
+                                                    if s.source == "user"],
+    "final": (t.extra or {}).get("final_message")}))
+"""
+
+
+@pytest.mark.harbor
+def test_harbor_reads_back_the_calls_their_links_and_the_instruction(
+        tasks: Path, tmp_path: Path, harbor: Harbor) -> None:
+    record = _graded_bash_tool_trial()
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=write_trials(tmp_path / "t.jsonl", [record]),
+                       task_roots=[tasks], atif=True)
+    done = harbor.python_run(READ_BACK_WITH_HARBOR,
+                             str(out / atif_rel(record.task_id, record.trial_id)), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout)
+    assert seen["calls"] == [["call_a", "bash", {"command": "echo hello > /app/out.txt"}],
+                             ["call_b", "finish", {"summary": "Wrote hello to /app/out.txt."}]]
+    assert seen["links"] == ["call_a", "call_b"]
+    assert seen["sources"] == ["system", "user", "agent", "agent"]
+    assert seen["user"] == [INSTRUCTION] and seen["final"] == "Wrote hello to /app/out.txt."

@@ -24,9 +24,9 @@ TASK = ROOT / "environments" / "word-frequency"
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-
 def _grade(out: Path, url: str, *extra: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT),  # this checkout's code
+           "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
     return subprocess.Popen(
         [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model",
          "scripted-tool-stand-in", "--base-url", url, "-k", "3", "-o", str(out), "-w", "1",
@@ -66,7 +66,7 @@ def test_a_killed_grade_run_resumes_and_feeds_labels(tmp_path: Path) -> None:
     labels = tmp_path / "labels.jsonl"
     done = subprocess.run([sys.executable, "-m", "termgrade", "labels", str(trials), "-o",
                            str(labels)], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     [row] = [json.loads(line) for line in labels.read_text().splitlines()]
     assert (row["task_id"], row["scaffold"], row["pass_rate"], row["n_counted"]) == (
@@ -109,7 +109,8 @@ def test_a_grade_run_where_every_trial_is_lost_exits_1_with_the_cause(tmp_path: 
                       dockerfile="FROM termgrade/base:local\nRUN echo broken-step && exit 3\n")
     out = tmp_path / "run"
     with ScriptedToolEndpoint(replay_solution("echo hello > /app/out.txt\n")) as llm:
-        env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+        env = {**os.environ, "PYTHONPATH": str(ROOT),  # this checkout's code
+               "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
         done = subprocess.run(
             [sys.executable, "-m", "termgrade", "grade", str(task), "--model",
              "scripted-tool-stand-in", "--base-url", llm.url, "-k", "1", "-o", str(out)],
@@ -128,7 +129,8 @@ def test_the_summary_ends_with_a_per_task_table_and_counts_http_retries(
     # every third request is rate limited: the run succeeds, but not as a clean one
     every_third = FaultPlan(when=[(lambda n, body: n % 3 == 0, Fault.rate_limit(0))])
     with ScriptedToolEndpoint(replay_solution(solve), faults=every_third) as llm:
-        env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1",
+        env = {**os.environ, "PYTHONPATH": str(ROOT),  # this checkout's code
+               "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1",
                "COLUMNS": "200"}
         done = subprocess.run(
             [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model",
@@ -151,7 +153,8 @@ def test_adaptive_at_a_k_where_it_cannot_save_says_why(tmp_path: Path) -> None:
     with socket.socket() as sock:  # a closed port: the run stops at the probe, after the word
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT),  # this checkout's code
+           "TERMGRADE_PROGRESS": "0", "COLUMNS": "200"}
     done = subprocess.run(
         [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model", "m", "--base-url",
          f"http://127.0.0.1:{port}/v1", "-k", "4", "--adaptive", "-o", str(tmp_path / "out")],

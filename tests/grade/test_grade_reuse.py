@@ -45,6 +45,7 @@ class Counting:
         now = datetime.now(UTC)
         return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                              retry_index=job.retry_index, started_at=now, finished_at=now,
+                             job_id=job.job_id,
                              outcome=RunOutcome(job.agent.name, VerifierResult(reward=1.0)))
 
 
@@ -90,8 +91,11 @@ def test_regrading_after_one_task_changed_reruns_only_that_task(tasks: Path,
     assert {r.task_digest for r in records if r.task_id == "task-b"} == \
         {task_digest(tasks / "task-b")}
     earlier = {r.trial_id: r for r in _records(tmp_path / "run1")}
-    assert [r for r in records if r.task_id != "task-b"] == \
-        [earlier[r.trial_id] for r in records if r.task_id != "task-b"]
+    run2 = {r.job_id for r in records}  # reused trials join the new run, their ids kept
+    assert len(run2) == 1 and run2 != {r.job_id for r in earlier.values()}
+    assert [r.model_copy(update={"job_id": None}) for r in records if r.task_id != "task-b"] \
+        == [earlier[r.trial_id].model_copy(update={"job_id": None})
+            for r in records if r.task_id != "task-b"]
     # Nothing changed since: a third run reuses everything and grades nothing.
     third = Counting()
     report = grade_model([tasks], AGENT, tmp_path / "run3", k=2, workers=2, progress=False,
@@ -163,7 +167,8 @@ def test_a_real_regrade_reruns_only_the_changed_tasks_trials(make_task: MakeTask
     for name in ("reuse-a", "reuse-b"):
         root = make_task(name)
     tasks = root.parent
-    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1"}
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "NO_PROXY": "127.0.0.1",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout's code
 
     def grade(out: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -198,8 +203,9 @@ def test_a_real_regrade_reruns_only_the_changed_tasks_trials(make_task: MakeTask
     assert len(records) == 4 and all(r.passed for r in records)
     new = [r for r in records if r.started_at is not None and r.started_at >= began]
     assert sorted((r.task_id, r.attempt) for r in new) == [("reuse-b", 0), ("reuse-b", 1)]
-    assert [r for r in records if r.task_id == "reuse-a"] == \
-        [earlier[r.trial_id] for r in records if r.task_id == "reuse-a"]
+    assert [r.model_copy(update={"job_id": None}) for r in records if r.task_id == "reuse-a"] \
+        == [earlier[r.trial_id].model_copy(update={"job_id": None})
+            for r in records if r.task_id == "reuse-a"]  # reused: joined run2, ids kept
     # Labelling the old reuse-b trials with the new ones is refused (trial ids are per
     # run folder, so the old ones are renamed to pass both).
     old = tmp_path / "old-b.jsonl"

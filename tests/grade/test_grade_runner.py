@@ -51,6 +51,7 @@ def scripted(passes: Callable[[TrialJob], bool | None]) -> Callable[[TrialJob], 
                    else RunOutcome(job.agent.name, VerifierResult(reward=float(verdict))))
         return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                              retry_index=job.retry_index, outcome=outcome, started_at=now,
+                             job_id=job.job_id,
                              finished_at=now)
 
     return run
@@ -92,7 +93,8 @@ def test_lost_trials_are_recorded_uncounted_and_rerun_under_the_same_attempt(
     assert len(lost) == 6 and len(counted) == 6 and report.lost == 6
     for record in counted:
         assert record.retry_index == 1
-        assert record.retry_of == trial_id(record.task_id, record.model, record.attempt, 0)
+        assert record.retry_of == trial_id(record.task_id, record.model, record.attempt, 0,
+                                           record.job_id)
     labels = compute_labels(read_trials([out / TRIALS_FILE])).frame
     assert set(labels["n_counted"]) == {2} and set(labels["pass_rate"]) == {1.0}
 
@@ -208,7 +210,8 @@ def test_a_killed_run_resumes_without_redoing_or_duplicating(tasks: Path,
     ran: list[str] = []
 
     def counting(job: TrialJob) -> TrialRecord:
-        ran.append(trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index))
+        ran.append(trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index,
+                            job.job_id))
         return inner(job)
 
     report = grade_model([tasks], AGENT, out, k=4, workers=2, progress=False, run=counting)

@@ -1,0 +1,146 @@
+"""Grading runs as records: each ``termgrade grade`` run has an id, and a name a user gives.
+
+A run's id (``job_id`` on each of its trials, and the start of each ``trial_id``) makes
+trial ids unique across runs, so two runs of one model combine in ``labels``, ``report``
+and ``view``. An output folder may hold several runs (one journal, ``trials.jsonl``):
+
+- ``grade -o DIR`` resumes the last run of that model and scaffold in ``DIR``, or starts one;
+- ``grade -o DIR --run-name NAME`` resumes the run named NAME there, or starts it.
+
+Files written before runs had ids (no ``job_id``) resume under their old trial ids.
+:func:`list_runs` is ``termgrade runs DIR``: what a folder holds, run by run.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from termgrade.core.errors import OptionError
+from termgrade.grade.journal import TRIALS_FILE
+from termgrade.records.journal import UnreadableLine, read_journal
+from termgrade.records.trial import TrialRecord
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class RunId:
+    """Which run a ``grade`` writes: its id (None: a file from before run ids) and name."""
+
+    job_id: str | None
+    name: str | None
+    resumed: bool
+
+
+def check_run_name(name: str) -> str:
+    """``name`` if it can start a trial id; OptionError naming the rule otherwise."""
+    if not _NAME.match(name):
+        raise OptionError(f"--run-name {name!r}: a run name is 1-64 letters, digits, '.', "
+                          "'_' or '-', starting with a letter or digit",
+                          fix="pick a name like baseline or temp-1.0")
+    return name
+
+
+def new_job_id(name: str | None = None, now: datetime | None = None) -> str:
+    """A fresh run id: the UTC start time, the name when given, a random tail."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return "-".join(part for part in (stamp, name, secrets.token_hex(3)) if part)
+
+
+def choose_run(records: Sequence[TrialRecord], *, model: str, scaffold: str,
+               name: str | None) -> RunId:
+    """The run a ``grade`` of ``model`` continues in a journal holding ``records``, or a
+    new one (see the module's doc)."""
+    mine = [r for r in records if r.model == model and r.scaffold == scaffold]
+    if name is not None:
+        check_run_name(name)
+        named = [r for r in mine if r.run_name == name]
+        if named:
+            return RunId(named[-1].job_id, name, True)
+        return RunId(new_job_id(name), name, False)
+    if mine:
+        return RunId(mine[-1].job_id, mine[-1].run_name, True)
+    return RunId(new_job_id(), None, False)
+
+
+@dataclass
+class RunSummary:
+    """One run in an output folder (or the trials of a file from before run ids)."""
+
+    trials_path: Path
+    job_id: str | None
+    name: str | None
+    model: str
+    scaffold: str
+    configs: list[str] = field(default_factory=list)
+    """The scaffold configurations (``scaffold_digest``, first 12 characters) it graded."""
+    tasks: set[str] = field(default_factory=set)
+    trials: int = 0
+    counted: int = 0
+    passed: int = 0
+    reused: int = 0
+    """Trials copied from an earlier run (``--reuse``): their trial id names that run."""
+    started: datetime | None = None
+    finished: datetime | None = None
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.counted if self.counted else None
+
+
+@dataclass
+class FolderRuns:
+    runs: list[RunSummary]
+    unreadable: list[UnreadableLine]
+    files: list[Path]
+
+
+def _files(folder: Path) -> list[Path]:
+    if folder.is_file():
+        return [folder]
+    if not folder.is_dir():
+        raise OptionError(f"{folder}: no such folder",
+                          fix="pass the output folder (-o) of a `termgrade grade` run")
+    return sorted(p for p in folder.rglob(TRIALS_FILE) if p.is_file())
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def list_runs(folder: Path) -> FolderRuns:
+    """The runs in ``folder`` (every ``trials.jsonl`` under it), in the order they
+    started; reads only (a torn tail is reported, not moved)."""
+    files = _files(folder)
+    runs: dict[tuple[Path, str | None, str | None, str, str], RunSummary] = {}
+    digests: dict[tuple[Path, str | None, str | None, str, str], set[str]] = defaultdict(set)
+    unreadable: list[UnreadableLine] = []
+    for path in files:
+        read = read_journal(path, TrialRecord, resume=False)
+        unreadable += read.unreadable
+        for r in read.records:
+            key = (path, r.job_id, r.run_name, r.model, r.scaffold)
+            run = runs.setdefault(key, RunSummary(path, r.job_id, r.run_name, r.model,
+                                                  r.scaffold))
+            run.trials += 1
+            run.tasks.add(r.task_id)
+            run.counted += int(r.counted)
+            run.passed += int(r.counted and r.passed)
+            run.reused += int(bool(r.job_id) and not r.trial_id.startswith(f"{r.job_id}__"))
+            if r.scaffold_digest:
+                digests[key].add(r.scaffold_digest[:12])
+            if r.started_at is not None:
+                run.started = min(filter(None, (run.started, _utc(r.started_at))))
+            if r.finished_at is not None:
+                run.finished = max(filter(None, (run.finished, _utc(r.finished_at))))
+    for key, run in runs.items():
+        run.configs = sorted(digests[key])
+    far = datetime.max.replace(tzinfo=UTC)
+    ordered = sorted(runs.values(), key=lambda r: (r.started or far, str(r.trials_path)))
+    return FolderRuns(ordered, unreadable, files)
