@@ -18,6 +18,7 @@ from termgrade.core.errors import TermGradeError
 from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.ownership import run_scope
+from termgrade.audit.attestable import attestability
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
@@ -68,7 +69,7 @@ def run_job(job: TrialJob) -> TrialRecord:
         outcome = RunOutcome(job.agent.name, None, error=f"before the agent started: {exc}")
     else:
         with run_scope(job.run_id):
-            outcome = run_task(task, image, job.agent)
+            outcome = run_task(task, image, job.agent, attestable=attestability(task))
     return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                          retry_index=job.retry_index, outcome=outcome, started_at=started,
                          finished_at=datetime.now(UTC))

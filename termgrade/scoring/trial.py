@@ -41,16 +41,19 @@ from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.scoring import attestation as attest
+from termgrade.scoring.attestable import Attestability, from_reference
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.reference import reference_for
 from termgrade.scoring.verifier import (
     ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,
     VerifierResult,
     attest_config,
     decide,
+    decide_unattested,
     read_reward,
     read_tests,
     read_weights,
@@ -89,6 +92,9 @@ class RunOutcome:
     known)."""
     agent_run: AgentRun | None = None
     """What the agent phase left: a model agent's transcript is here."""
+    attested: bool = True
+    """The task is attestable: the reward came from the signed record (0 on any alarm).
+    False: an unattestable task, graded by ``test.sh``'s own reward."""
 
     @property
     def reward(self) -> float | None:
@@ -152,11 +158,22 @@ def _closure(image: str, task: Task) -> Closure:
     return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
 
 
-def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
+def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
+             attestable: Attestability | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
+    ``attestable``: the task's attestability (:func:`termgrade.audit.attestable.
+    attestability`); default: what its recorded reference run says, else attestable.
     """
+    attestable = attestable or from_reference(reference_for(task))
+    outcome = _run_task(task, image, agent, keep=keep, attestable=attestable)
+    outcome.attested = attestable.attested
+    return outcome
+
+
+def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
+              attestable: Attestability) -> RunOutcome:
     require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
@@ -193,7 +210,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module))
+                            Scoring(closure, module, attestable))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -210,6 +227,8 @@ class Scoring:
     closure: Closure
     plugin: str
     """This trial's module name of the attestation plugin."""
+    attestable: Attestability
+    """The task's attestability: which decision rule grades the trial."""
 
     @property
     def python(self) -> str | None:
@@ -243,7 +262,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
         return RunOutcome(label, None, durations=durations, agent_run=agent_run,
                           error=f"the model endpoint: {agent_run.infrastructure_error}")
     marked = time.monotonic()
-    result = VerifierResult(reward=None)
+    result = VerifierResult(reward=None, attested=scoring.attestable.attested)
     try:
         exceeded = watch.check_now()
         if exceeded is not None:
@@ -342,7 +361,11 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                              grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
                                            *box.engine_paths()))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
-    decide(result, record, weights)
+    if scoring.attestable.attested:
+        decide(result, record, weights)
+        result.attested = True  # the task's property: a 0 here is an attested 0
+    else:
+        decide_unattested(result, record)
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:
