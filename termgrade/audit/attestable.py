@@ -15,6 +15,8 @@ answer to :func:`termgrade.scoring.trial.run_task`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from termgrade.audit.documents import read_harbor
 from termgrade.audit.static_checks import CheckOptions, agent_code_isolated, verifier_attested
 from termgrade.scoring.attestable import ATTESTED, Attestability, from_reference
@@ -38,3 +40,29 @@ def attestability(task: Task, reference: ReferenceRecord | None = None) -> Attes
         if reason is not None:
             return Attestability(False, f"{name}: {reason}")
     return ATTESTED
+
+
+def unattested_tasks(tasks: Iterable[Task]) -> dict[str, str]:
+    """Task id -> why it is unattestable, for each unattestable task among ``tasks``."""
+    found = {}
+    for task in tasks:
+        verdict = attestability(task)
+        if not verdict.attested:
+            found[task.task_id] = verdict.reason or "unattestable"
+    return found
+
+
+INCLUDE_FLAG = "--include-unattested"
+
+
+def exclusion_note(unattested: Sequence[str], *, included: bool, what: str) -> str:
+    """The one line every stage prints about the unattested tasks it left out (or kept)."""
+    ids = sorted(unattested)
+    shown = ", ".join(ids[:5]) + (f" (+{len(ids) - 5} more)" if len(ids) > 5 else "")
+    if included:
+        return (f"including {len(ids)} unattested task(s) in {what} ({shown}): graded by "
+                "test.sh's own reward, which the grader cannot attest; a policy that games "
+                "such a verifier is not caught")
+    return (f"left out {len(ids)} unattested task(s) from {what} ({shown}): graded by "
+            f"test.sh's own reward, which the grader cannot attest; pass {INCLUDE_FLAG} to "
+            "include them")
