@@ -12,11 +12,13 @@ the same bash-only task graded as attestable scores 0.
 from __future__ import annotations
 
 import textwrap
+from datetime import UTC, datetime
 
 import pytest
 
 from termgrade.agent.kinds import AgentName
 from termgrade.audit.attestable import attestability
+from termgrade.grade.record import graded_record
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.attestable import ATTESTED, Attestability
 from termgrade.scoring.trial import RunOutcome, run_task
@@ -100,6 +102,10 @@ def test_an_honest_unattested_verifier_scores_exactly_one(make_task: MakeTask,
     assert outcome.reward == 1.0, _why(outcome)
     assert outcome.attested is False
     assert outcome.verifier is not None and outcome.verifier.attested is False
+    now = datetime.now(UTC)
+    record = graded_record(task_id=task_id, model="oracle", attempt=0, retry_index=0,
+                           outcome=outcome, started_at=now, finished_at=now)
+    assert record.passed and record.attested is False
 
 
 @pytest.mark.parametrize("task_id", list(TASKS))
@@ -147,6 +153,9 @@ def test_an_attestable_task_is_attested_whether_it_passes_or_not(make_task: Make
     assert attestability(task) == ATTESTED
     passed = _grade(task, AgentName.ORACLE)
     assert passed.reward == 1.0 and passed.attested, _why(passed)
+    now = datetime.now(UTC)
+    assert graded_record(task_id="attestable", model="oracle", attempt=0, retry_index=0,
+                         outcome=passed, started_at=now, finished_at=now).attested is True
     failed = _grade(task, AgentName.NOP)
     assert failed.reward == 0.0 and failed.attested, _why(failed)
     assert failed.verifier is not None and failed.verifier.attested
