@@ -185,13 +185,12 @@ class BashAgentLoop(AgentLoopBase):
                loop: asyncio.AbstractEventLoop) -> RunOutcome:
         try:
             task = task_from_extra(extra)
+            decision = loop_decision(task, include_unattested=self.include_unattested)
+            if decision.refusal is not None:  # refused before any image or episode
+                return RunOutcome(POLICY_LABEL, None, error=decision.refusal, attested=False)
             image = _image_for(task)
         except Exception as exc:  # before the agent acted: unscored, never a 0 it caused
             return RunOutcome(POLICY_LABEL, None, error=f"before the agent started: {exc}")
-        decision = loop_decision(task, include_unattested=self.include_unattested)
-        if decision.refusal is not None:
-            return RunOutcome(POLICY_LABEL, None, error=decision.refusal,
-                              attested=False)
 
         def act(box: Sandbox, task: Task) -> AgentRun:
             began = time.monotonic()
