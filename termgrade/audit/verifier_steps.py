@@ -4,12 +4,15 @@ TermGrade computes the reward from the pytest sessions ``test.sh`` starts (each 
 inside the scoring container); ``test.sh``'s own number can only lower it. Two shapes of
 ``test.sh`` are therefore worth a word before any model is graded:
 
-* no pytest at all: the task can only score 0;
+* no pytest at all: no attested session covers the decision, so the task is
+  unattested (:mod:`termgrade.audit.attestable`): graded by test.sh's own reward, and
+  left out of labels, selection and training by default;
 * a step that runs the agent's program itself, outside pytest (``python3 /app/x.py``,
   ``bash /app/run.sh``, ``/app/build.sh``, ``make -C /app``): that program is a child of
   ``test.sh``, so the grader's broker cannot tell it from a pytest that ``test.sh``
   started, and it could ask for a session key and sign a session of its own. Run it from
-  a test instead (a subprocess inside a test is reaped when the test ends).
+  a test instead (a subprocess inside a test is reaped when the test ends). Such a task
+  is unattested too.
 """
 
 from __future__ import annotations
@@ -48,11 +51,12 @@ def verifier_steps_reason(test_script: str) -> str | None:
     """The ``verifier_attested`` check's reason, or None when test.sh is fully attested."""
     commands = simple_commands(test_script)
     if not any(_runs_pytest(words) for words in commands):
-        return ("test.sh runs no pytest: the reward comes from attested pytest sessions, so "
-                "this task can only score 0; run the checks as pytest tests")
+        return ("test.sh runs no pytest: no attested session covers its decision, so the task "
+                "is unattested (graded by test.sh's own reward, left out of labels, select and "
+                "training by default); run the checks as pytest tests to make it attestable")
     direct = [found for words in commands if (found := _agent_program(words))]
     if direct:
         return (f"test.sh runs the agent's program outside pytest ({direct[0]}): such a step "
-                "is not attested and could ask for a session key; run it inside a test "
-                "(subprocess.run) instead")
+                "is not attested and could ask for a session key, so the task is unattested; "
+                "run it inside a test (subprocess.run) instead")
     return None

@@ -10,6 +10,10 @@ pass rates; ``--model`` / ``--scaffold`` pick one when the labels hold several).
     tasks/<task_id>/..., registry.json         Harbor-runnable task tree
     selection/selection.{json,md,png}          the report of the select run (--selection-report)
     figures/base_pass_rate.png
+
+Unattested tasks (:func:`termgrade.audit.attestable.attestability`, or a base label that
+says ``attested: false``) are left out unless ``include_unattested``; the summary names
+them either way.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from termgrade.audit.attestable import unattested_tasks
 from termgrade.builders.bandcentral_card import render_bandcentral_card
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
@@ -60,6 +65,10 @@ class BandcentralSummary:
     """Each shipped task's license and source, from its task.toml [metadata]."""
     license: str | None = None
     """The tasks' license as this build knows it; None: unknown, the card claims none."""
+    unattested: dict[str, str] = field(default_factory=dict)
+    """Selected tasks that are unattestable: task id -> why."""
+    included_unattested: bool = False
+    """They were shipped (``include_unattested``); otherwise they were left out."""
 
 
 def _base_labels(labels: list[LabelRow], model: str | None,
@@ -108,6 +117,17 @@ def _selected(inputs: Inputs, split_map: dict[str, str]) -> dict[str, list[str]]
     return chosen
 
 
+def _unattested(inputs: Inputs, base: dict[str, LabelRow],
+                chosen: dict[str, list[str]]) -> dict[str, str]:
+    ids = [t for task_ids in chosen.values() for t in task_ids]
+    found = unattested_tasks(inputs.tasks[t] for t in ids)
+    for task_id in ids:
+        label = base.get(task_id)
+        if label is not None and label.attested is False and task_id not in found:
+            found[task_id] = "its base labels say attested: false"
+    return found
+
+
 def build_bandcentral(
     out: Path,
     *,
@@ -125,6 +145,7 @@ def build_bandcentral(
     repo_id: str = DEFAULT_REPO_ID,
     overwrite: bool = False,
     license: str | None = None,
+    include_unattested: bool = False,
 ) -> BandcentralSummary:
     """Stage the bandcentral repo at ``out``: with the base image recipe every task's
     Dockerfile starts FROM, and the reviewed secret findings of the task files placed
@@ -133,13 +154,22 @@ def build_bandcentral(
     that chose the tasks (default: the one beside a ``splits`` file); shipped with its
     markdown and plot under ``selection/`` and linked from the card. ``card_prose``:
     overrides of the card's prose sections. ``license``: the tasks' license when their
-    task.toml files do not state it (:mod:`.licensing`; unknown: the card claims none)."""
+    task.toml files do not state it (:mod:`.licensing`; unknown: the card claims none).
+    ``include_unattested``: ship unattested selected tasks too (left out by default;
+    :attr:`BandcentralSummary.unattested` names them either way)."""
     prose = load_card_prose(card_prose) if card_prose is not None else None
     report_json = find_selection_report(splits, selection_report)
     inputs = load_inputs(task_roots, splits=splits, labels=labels, verify=verify)
     base = _base_labels(inputs.labels, model, scaffold)
     chosen = _selected(inputs, split_map or LEGACY_ROLES)
-    summary = BandcentralSummary(out=Path(out))
+    summary = BandcentralSummary(out=Path(out), included_unattested=include_unattested)
+    summary.unattested = _unattested(inputs, base, chosen)
+    if not include_unattested:
+        chosen = {s: [t for t in ids if t not in summary.unattested] for s, ids in chosen.items()}
+        if not any(chosen.values()):
+            raise BuildError("every selected task is unattested: "
+                             + ", ".join(summary.unattested),
+                             fix="pass --include-unattested to ship them anyway")
     if base:
         first = next(iter(base.values()))
         summary.base_model, summary.base_scaffold = first.model, first.scaffold

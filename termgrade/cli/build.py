@@ -130,15 +130,23 @@ def bandcentral(
     license_id: str | None = typer.Option(
         None, "--license", help="The tasks' license (SPDX id) when their task.toml files "
         "state none; without it the card claims no license."),
+    include_unattested: bool = typer.Option(
+        False, "--include-unattested", help="Ship selected unattested tasks too (graded by "
+        "test.sh's own reward, which the grader cannot attest); left out by default."),
 ) -> None:
     """Selected train + validation tasks with base pass rates, and verl's prompt table."""
+    from termgrade.audit.attestable import exclusion_note
     from termgrade.builders.bandcentral import build_bandcentral
 
     summary = build_bandcentral(out, splits=splits, task_roots=tasks or [Path("environments")],
                                 labels=labels, verify=verify, model=model, scaffold=scaffold,
                                 secrets_baseline=secrets_baseline,
                                 selection_report=selection_report, repo_id=repo_id,
-                                overwrite=force, card_prose=card_prose, license=license_id)
+                                overwrite=force, card_prose=card_prose, license=license_id,
+                                include_unattested=include_unattested)
+    if summary.unattested:
+        STDERR.print("[yellow]warning:[/] " + exclusion_note(
+            list(summary.unattested), included=include_unattested, what="the bandcentral repo"))
     STDERR.print(", ".join(f"{s} {len(r)}" for s, r in summary.rates.items()))
     if summary.secrets_baseline is not None:
         STDERR.print(f"reviewed secret findings placed at {summary.secrets_baseline}")

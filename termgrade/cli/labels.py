@@ -92,6 +92,9 @@ def register(app: typer.Typer) -> None:
         mix_digests: bool = typer.Option(
             False, "--mix-digests", help="Label tasks whose trials graded different versions "
             "of their files (task_digest) instead of refusing them."),
+        include_unattested: bool = typer.Option(
+            False, "--include-unattested", help="Label unattested tasks too (graded by "
+            "test.sh's own reward: the grader cannot attest them); left out by default."),
     ) -> None:
         """One label row per task x model x scaffold: pass_rate, band, n_counted, k, n_passed.
 
@@ -114,7 +117,8 @@ def register(app: typer.Typer) -> None:
         if not mix_digests:
             check_digests(trial_set.frame, ", ".join(str(t) for t in trials))
         label_set = quietly(lambda: compute_labels(trial_set, k=spec, scheme=scheme,
-                                                   mix_digests=True))
+                                                   mix_digests=True,
+                                                   include_unattested=include_unattested))
         print_issues([*trial_set.issues, *label_set.issues])
         if not keep_uncounted:
             require_counted(label_set, ", ".join(str(t) for t in trials))

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from termgrade.agent.kinds import AgentName
+from termgrade.audit.attestable import attestability
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 from termgrade.sandbox.images import build_task_image
@@ -30,7 +31,11 @@ def register(app: typer.Typer) -> None:
         task = load_task(task_dir)
         image = build_task_image(task)
         STDERR.print(f"built {image.tag} in {image.duration_s:.1f} s")
-        outcome = run_task(task, image.tag, agent, keep=keep)
+        attestable = attestability(task)
+        if not attestable.attested:
+            STDERR.print(f"[yellow]unattested task[/] (graded by test.sh's own reward): "
+                         f"{escape(attestable.reason or '')}")
+        outcome = run_task(task, image.tag, agent, keep=keep, attestable=attestable)
         if outcome.agent_error:
             STDERR.print(f"[yellow]agent:[/] {escape(outcome.agent_error)}")
         if outcome.transfer is not None:
@@ -54,7 +59,8 @@ def register(app: typer.Typer) -> None:
             STDERR.print(f"[red]scored 0:[/] {escape(outcome.failure)}")
         if outcome.error:
             STDERR.print(f"[red]error:[/] {escape(outcome.error)}")
-        typer.echo(f"reward: {'unscored' if outcome.reward is None else f'{outcome.reward:g}'}")
+        typer.echo(f"reward: {'unscored' if outcome.reward is None else f'{outcome.reward:g}'}"
+                   f"{'' if outcome.attested else ' (unattested)'}")
         if keep:
             STDERR.print("containers left (label termgrade=sandbox): the scoring one running, "
                          "with the agent's carried work; the agent's stopped")

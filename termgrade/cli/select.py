@@ -45,6 +45,9 @@ def register(app: typer.Typer) -> None:
         rollouts: int = typer.Option(16, "--rollouts", min=1, help="GRPO group size G."),
         output: Path = typer.Option(..., "--output", "-o", help="splits.jsonl to write."),
         plot: bool = typer.Option(True, "--plot/--no-plot"),
+        include_unattested: bool = typer.Option(
+            False, "--include-unattested", help="Select from unattested tasks too (graded by "
+            "test.sh's own reward, which the grader cannot attest); left out by default."),
     ) -> None:
         """Pick the N tasks nearest 0.5 within --range (no hand curation), then VAL_N near
         each validation target from the rest; write one split row per pool task and a
@@ -66,7 +69,8 @@ def register(app: typer.Typer) -> None:
             model=model, scaffold=scaffold, n=n, lo=band[0], hi=band[1], val_n=val_n,
             val_targets=parse_floats(val_targets, "--val-targets"),
             val_max_distance=val_max_distance, tiebreak=tiebreak,
-            rollouts=rollouts, split_names=(names[0], names[1], names[2]) if names else None)
+            rollouts=rollouts, split_names=(names[0], names[1], names[2]) if names else None,
+            include_unattested=include_unattested)
         frame = read_labels(labels)
         extra = [(name, read_labels([path])) for name, path in map(_external, external or [])]
         selection = quietly(lambda: select_band_central(frame, config, extra))

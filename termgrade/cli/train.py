@@ -37,6 +37,9 @@ def register(app: typer.Typer) -> None:
         steps: int | None = typer.Option(None, help="Override total_training_steps (5)."),
         batch_size: int | None = typer.Option(None, help="Prompts per step, also the "
                                               "mini-batch (fully on-policy; paper: 16)."),
+        include_unattested: bool = typer.Option(
+            False, "--include-unattested", help="Train on unattested tasks too (graded by "
+            "test.sh's own reward, which the grader cannot attest); left out by default."),
     ) -> None:
         """Write the parquet, agent-loop config, launch script and run.json for verl."""
         from termgrade.training.prepare import ModelRequest, prepare_run
@@ -50,7 +53,8 @@ def register(app: typer.Typer) -> None:
         recipe = GrpoRecipe.model_validate(changes)
         request = ModelRequest(base_model=base_model, tool_parser=tool_parser,
                                train_other_model=train_other_model, smoke=smoke)
-        done = prepare_run(repo, out, recipe=recipe, revision=revision, model=request)
+        done = prepare_run(repo, out, recipe=recipe, revision=revision, model=request,
+                           include_unattested=include_unattested)
         for warning in done.record.warnings:
             STDERR.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
         splits = ", ".join(f"{n} {s.tasks}" for n, s in done.record.splits.items())

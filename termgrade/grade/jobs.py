@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from termgrade.agent.kinds import ModelAgent
+from termgrade.audit.attestable import attestability
 from termgrade.core.errors import TermGradeError
 from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord
@@ -64,14 +65,17 @@ def image_for(task: Task) -> str:
 
 def run_job(job: TrialJob) -> TrialRecord:
     started = datetime.now(UTC)
+    attestable = None
     try:
         task = load_task(Path(job.task_dir))
+        attestable = attestability(task)
         image = image_for(task)
     except TermGradeError as exc:
-        outcome = RunOutcome(job.agent.name, None, error=f"before the agent started: {exc}")
+        outcome = RunOutcome(job.agent.name, None, error=f"before the agent started: {exc}",
+                             attested=attestable is None or attestable.attested)
     else:
         with run_scope(job.run_id):
-            outcome = run_task(task, image, job.agent)
+            outcome = run_task(task, image, job.agent, attestable=attestable)
     return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                          retry_index=job.retry_index, outcome=outcome, started_at=started,
                          finished_at=datetime.now(UTC), job_id=job.job_id)

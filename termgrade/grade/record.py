@@ -52,7 +52,7 @@ def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
         exception_message=failure,
         retry_of=(trial_id(task_id, model, attempt, retry_index - 1, job_id)
                   if retry_index else None),
-        retry_index=retry_index, source=SOURCE,
+        retry_index=retry_index, source=SOURCE, attested=outcome.attested,
         http_retries=transcript.retries if transcript is not None else None)
     if transcript is not None:
         _add_transcript(record, transcript)

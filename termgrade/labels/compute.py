@@ -11,6 +11,12 @@ Trials of one task graded at different versions do not measure one thing, so
 :func:`compute_labels` refuses them (:class:`MixedDigestsError`) unless ``mix_digests``;
 a label row carries its trials' ``task_digest`` and ``scaffold_digest`` when they agree
 (null when unrecorded or mixed).
+
+Attested tasks: a trial of an unattestable task (``attested: false``: its verifier runs
+no pytest or decides outside it, so it was graded by ``test.sh``'s own reward) makes the
+task unattested. :func:`compute_labels` leaves such tasks out unless
+``include_unattested``, and says so either way (issue kind ``unattested``); a row's
+``attested`` is false for them, true when every trial was attested, null when unrecorded.
 """
 
 from __future__ import annotations
@@ -29,10 +35,11 @@ from termgrade.trialsets.issues import DataIssue, IssueLog, preview
 
 KEYS = ["model", "scaffold", "task_id"]
 LABEL_COLUMNS = ["task_id", "model", "scaffold", "pass_rate", "band", "n_counted", "k",
-                 "n_passed"]
+                 "n_passed", "attested"]
 DIGEST_COLUMNS = ["task_digest", "scaffold_digest"]
 """Label columns the frame carries when its trials recorded them (not every reader's)."""
 MIX_DIGESTS_FLAG = "--mix-digests"
+UNATTESTED_FLAG = "--include-unattested"
 
 
 KSpec = int | Mapping[str, int] | None
@@ -142,10 +149,52 @@ def _digests(frame: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, str | 
             for (model, scaffold, task), row in agreed.iterrows()}
 
 
+def unattested_tasks(frame: pd.DataFrame) -> list[str]:
+    """Task ids of which any trial says ``attested: false`` (sorted)."""
+    if "attested" not in frame or frame.empty:
+        return []
+    return sorted(str(t) for t in frame.loc[frame["attested"].eq(False), "task_id"].unique())
+
+
+def _without_unattested(frame: pd.DataFrame, include: bool, log: IssueLog) -> pd.DataFrame:
+    unattested = unattested_tasks(frame)
+    if not unattested:
+        return frame
+    if include:
+        log.add("unattested", len(unattested),
+                f"including {len(unattested)} unattested task(s) ({preview(unattested)}): "
+                "their rewards are test.sh's own numbers, not computed from the grader's "
+                "signed record; an agent that games such a verifier is not caught")
+        return frame
+    log.add("unattested", len(unattested),
+            f"left out {len(unattested)} unattested task(s) ({preview(unattested)}): their "
+            "verifiers cannot be attested (graded by test.sh's own reward); pass "
+            f"{UNATTESTED_FLAG} to label them")
+    kept = frame[~frame["task_id"].isin(unattested)]
+    if kept.empty:
+        raise RecordError("(input)", f"every task is unattested ({preview(unattested)})",
+                          fix=f"pass {UNATTESTED_FLAG} to label them anyway")
+    return kept
+
+
+def _attested(frame: pd.DataFrame, labels: pd.DataFrame) -> list[bool | None]:
+    """Per label row: False for an unattested task, True when every trial was attested."""
+    unattested = set(unattested_tasks(frame))
+    if "attested" not in frame:
+        return [False if t in unattested else None for t in labels["task_id"]]
+    all_true = frame.assign(_a=frame["attested"].eq(True)).groupby(KEYS)["_a"].all()
+    return [False if task in unattested else (True if all_true.get((m, s, task)) else None)
+            for m, s, task in zip(labels["model"], labels["scaffold"], labels["task_id"],
+                                  strict=True)]
+
+
 def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
-                   scheme: BandScheme = DEFAULT_SCHEME, mix_digests: bool = False) -> LabelSet:
+                   scheme: BandScheme = DEFAULT_SCHEME, mix_digests: bool = False,
+                   include_unattested: bool = False) -> LabelSet:
     """Labels of every task x model x scaffold present in ``trials``. ``mix_digests``:
-    label a task whose trials graded different versions of it (refused otherwise)."""
+    label a task whose trials graded different versions of it (refused otherwise).
+    ``include_unattested``: label unattested tasks too (left out otherwise; an issue of
+    kind ``unattested`` names them either way)."""
     frame = trials.frame if isinstance(trials, TrialSet) else trials
     if frame.empty:
         raise RecordError("(input)", "no trial records to label",
@@ -153,6 +202,7 @@ def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
     if not mix_digests:
         check_digests(frame)
     log = IssueLog()
+    frame = _without_unattested(frame, include_unattested, log)
     counted = _limit_to_k(frame[frame["counted"]], k, log)
     present = frame.groupby(KEYS, sort=True).size().rename("n_trials")
     stats = counted.groupby(KEYS).agg(n_counted=("passed", "size"), n_passed=("passed", "sum"))
@@ -167,6 +217,7 @@ def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
         labels["pass_rate"] = np.where(labels["n_counted"] > 0,
                                        labels["n_passed"] / labels["n_counted"], np.nan)
     labels["band"] = scheme.assign(labels["pass_rate"].to_numpy())
+    labels["attested"] = pd.Series(_attested(frame, labels), index=labels.index, dtype=object)
     _warn_short(labels, log)
     _warn_missing(labels, log)
     return LabelSet(frame=labels[LABEL_COLUMNS].reset_index(drop=True), scheme=scheme,

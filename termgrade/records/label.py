@@ -39,6 +39,11 @@ class LabelRow(BaseModel):
     scaffold_digest: str | None = Field(
         None, description="sha256 of the scaffold configuration of its trials; null when "
         "unrecorded or mixed.")
+    attested: bool | None = Field(
+        None, description="The task is attestable: every trial of it was graded from the "
+        "grader's signed record. False when any trial of the task was graded unattested "
+        "(test.sh's own reward; `termgrade labels` leaves such tasks out unless "
+        "--include-unattested); null when its trials did not record it (Harbor ingests).")
     schema_version: Annotated[str, LABEL_FORMAT] = Field(LABEL_SCHEMA_VERSION,
                                                          description="Format version.")
 

@@ -141,6 +141,12 @@ class TrialRecord(_Record):
         None, description="Where messages came from: 'chat' (the agent's own message log), "
         "'episodes' (prompt/response files), 'atif' (trajectory, exact) or 'atif-rebuilt' "
         "(trajectory; assistant turns re-serialized from analysis/plan/commands).")
+    attested: bool | None = Field(
+        None, description="The task is attestable and the reward was computed from the "
+        "grader's signed per-test record (an alarm scores 0). False: an unattestable task "
+        "(its test.sh runs no pytest, or decides outside it), graded by test.sh's own reward "
+        "as Harbor reads it; labels, select, bandcentral and training leave such trials out "
+        "by default. Null when not recorded (Harbor ingests, older files).")
     task_digest: str | None = Field(
         None, description="sha256 of the graded task's files (the environments rows' "
         "task_digest); `grade --reuse` reruns a trial whose task changed. Null when not "

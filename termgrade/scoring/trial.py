@@ -41,6 +41,7 @@ from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.scoring import attestation as attest
+from termgrade.scoring.attestable import Attestability, from_reference
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
@@ -54,6 +55,7 @@ from termgrade.scoring.verifier import (
     VerifierResult,
     attest_config,
     decide,
+    decide_unattested,
     read_reward,
     read_tests,
     read_weights,
@@ -100,6 +102,9 @@ class RunOutcome:
     """The top-most paths the agent changed (``verify`` records the reference's)."""
     left_out: str | None = None
     """What the agent changed outside the transfer set (not carried), in one line."""
+    attested: bool = True
+    """The task is attestable: the reward came from the signed record (0 on any alarm).
+    False: an unattestable task, graded by ``test.sh``'s own reward."""
 
     @property
     def reward(self) -> float | None:
@@ -201,19 +206,31 @@ def transfer_set_for(task: Task, image: str, closure: Closure,
 
 
 def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
-             reference: ReferenceRecord | None = None) -> RunOutcome:
+             reference: ReferenceRecord | None = None,
+             attestable: Attestability | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
     ``reference``: the reference solution's recorded run (default: the one ``verify``
     recorded for this task's content, if any).
+    ``attestable``: the task's attestability (:func:`termgrade.audit.attestable.
+    attestability`); default: what its recorded reference run says, else attestable.
     """
+    if reference is None:
+        reference = reference_for(task)
+    attestable = attestable or from_reference(reference)
+    outcome = _run_task(task, image, agent, keep=keep, attestable=attestable,
+                        reference=reference)
+    outcome.attested = attestable.attested
+    return outcome
+
+
+def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
+              attestable: Attestability, reference: ReferenceRecord | None) -> RunOutcome:
     require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
     durations: dict[str, float] = {}
-    if reference is None:
-        reference = reference_for(task)
     try:
         score_image = scoring_image(task, image)
         closure = _closure(score_image, task)
@@ -248,7 +265,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module, transfer))
+                            Scoring(closure, module, attestable, transfer))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -265,6 +282,8 @@ class Scoring:
     closure: Closure
     plugin: str
     """This trial's module name of the attestation plugin."""
+    attestable: Attestability
+    """The task's attestability: which decision rule grades the trial."""
     transfer: TransferSet | None = None
     """What of the agent's work is carried (None: everything outside the closure)."""
 
@@ -300,7 +319,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
         return RunOutcome(label, None, durations=durations, agent_run=agent_run,
                           error=f"the model endpoint: {agent_run.infrastructure_error}")
     marked = time.monotonic()
-    result = VerifierResult(reward=None)
+    result = VerifierResult(reward=None, attested=scoring.attestable.attested)
     seen = RunOutcome(label, None, transfer=scoring.transfer)
     try:
         exceeded = watch.check_now()
@@ -414,7 +433,11 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                              grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
                                            *box.engine_paths()))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
-    decide(result, record, weights)
+    if scoring.attestable.attested:
+        decide(result, record, weights)
+        result.attested = True  # the task's property: a 0 here is an attested 0
+    else:
+        decide_unattested(result, record)
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:

@@ -108,7 +108,9 @@ class VerifierResult:
     raw_reward: float | None = None
     """What test.sh wrote, before findings, failures or the attestation forced 0."""
     attested: bool = False
-    """The signed per-test record shows a complete pytest run with every test passed."""
+    """The reward was computed from the signed per-test record: true on every trial of an
+    attestable task (set by the trial), false when the task is unattestable and
+    ``test.sh``'s own reward was taken (:func:`decide_unattested`)."""
 
     @property
     def passed(self) -> bool:
@@ -244,6 +246,26 @@ def decide(result: VerifierResult, attestation: Attestation,
     if result.raw_reward > earned and why is not None:
         result.failure = (f"attestation: test.sh reported {result.raw_reward:g}, the attested "
                           f"record earns {earned:g}: {why}")
+    return result
+
+
+def decide_unattested(result: VerifierResult, attestation: Attestation) -> VerifierResult:
+    """The reward of an unattestable task's trial: ``test.sh``'s own number, as Harbor
+    reads it (clamped to [0, 1]), with ``attested`` false.
+
+    Integrity findings, a forged or broken attestation channel and any failure to score
+    still give 0; alarms about agent code in pytest do not (loading it is how such a task's
+    tests work, which is why the task is unattestable).
+    """
+    result.attested = False
+    if result.tampered:
+        return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
+    if result.failure is not None or result.raw_reward is None:
+        return result.fail(result.failure or "no reward")
+    if attestation.problems:
+        result.tampered.extend(attestation.problems)
+        return result.fail("attestation: " + attestation.problems[0])
+    result.reward = min(1.0, max(0.0, result.raw_reward))
     return result
 
 

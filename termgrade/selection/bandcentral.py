@@ -7,6 +7,10 @@ hand curation. Validation takes, from what is left, ``val_n`` tasks nearest each
 training). Ties in distance are broken by the sha256 of the task id (or by the id), so the
 choice is deterministic and does not favour any prefix of names. Every other pool task is
 ``unseen``.
+
+Unattested tasks (label ``attested`` false: graded by ``test.sh``'s own reward, which the
+grader cannot attest) are left out of the pool unless ``include_unattested``; an issue of
+kind ``unattested`` names them either way.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class SelectionConfig:
     """Group size G for the expected share of all-equal groups."""
     split_names: tuple[str, str, str] | None = None
     """(unseen, train, validation); default ("unseen", f"train{n}", f"heldout{val total}")."""
+    include_unattested: bool = False
+    """Keep unattested tasks in the pool (left out by default, with an issue)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.lo <= self.hi <= 1:
@@ -115,7 +121,8 @@ def _one_config(labels: pd.DataFrame, config: SelectionConfig, where: str) -> pd
     elif len(scaffolds) > 1:
         raise OptionError(f"{where}: model {config.model!r} was graded under several scaffolds",
                           fix=f"pass --scaffold, one of: {', '.join(scaffolds)}")
-    return rows[["task_id", "pass_rate", "n_counted", "k"]]
+    columns = ["task_id", "pass_rate", "n_counted", "k"]
+    return rows[columns + (["attested"] if "attested" in rows else [])]
 
 
 def build_pool(labels: pd.DataFrame, config: SelectionConfig,
@@ -142,10 +149,30 @@ def _order(pool: pd.DataFrame, target: float, tiebreak: str) -> pd.DataFrame:
     return ordered.sort_values(["_distance", "_tie", "_id"], kind="mergesort")
 
 
+def _drop_unattested(pool: pd.DataFrame, include: bool, log: IssueLog) -> pd.DataFrame:
+    if "attested" not in pool:
+        return pool
+    unattested = pool["attested"].eq(False)
+    ids = sorted(str(t) for t in pool.loc[unattested, "task_id"])
+    if not ids:
+        return pool.drop(columns="attested")
+    if include:
+        log.add("unattested", len(ids),
+                f"including {len(ids)} unattested task(s) ({preview(ids)}): their pass rates "
+                "rest on test.sh's own rewards, which the grader cannot attest")
+        return pool.drop(columns="attested")
+    log.add("unattested", len(ids),
+            f"left out {len(ids)} unattested task(s) ({preview(ids)}): graded by test.sh's "
+            "own reward, which the grader cannot attest; pass --include-unattested to "
+            "select from them")
+    return pool[~unattested].drop(columns="attested").reset_index(drop=True)
+
+
 def select_band_central(labels: pd.DataFrame, config: SelectionConfig,
                         external: Sequence[tuple[str, pd.DataFrame]] = ()) -> Selection:
     log = IssueLog()
-    pool = build_pool(labels, config, external)
+    pool = _drop_unattested(build_pool(labels, config, external), config.include_unattested,
+                            log)
     pool["role"] = None
     pool["val_target"] = np.nan
     pool["rank"] = -1

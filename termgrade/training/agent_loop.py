@@ -7,7 +7,9 @@ limits (:mod:`termgrade.agent.scaffold`), and the task's tests then run in a fre
 container. ``reward_score`` is the grader's reward, 1.0 or 0.0; the grader's failure
 reason rides in ``extra_fields``. A trial the infrastructure lost (an engine failure
 before the agent acted) is unscored: it gets reward 0.0, ``unscored`` = 1 and an all-zero
-response mask, so none of its tokens carry gradient.
+response mask, so none of its tokens carry gradient. So is a trial of an unattested task
+the run did not include (``train prepare --include-unattested``): it is refused before any
+episode (:mod:`termgrade.training.attested`).
 
 Tokens: the prompt and every later message go through verl's Continuous Token builder
 (the same path as verl's own ``ToolAgentLoop``), the model's tokens get mask 1 and tool
@@ -55,6 +57,7 @@ from termgrade.core.settings import RUN_DIR_VAR, SETTINGS
 from termgrade.sandbox.base import Sandbox
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
+from termgrade.training.attested import loop_decision
 
 POLICY_LABEL = "policy"
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -149,7 +152,7 @@ class BashAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, max_tokens_per_turn: int = 8192,
                  max_concurrent_trajectories: int = 64, tool_format: str = "hermes",
                  command_timeout_s: float | None = None, max_output_chars: int | None = None,
-                 **kwargs: Any) -> None:
+                 include_unattested: bool = False, **kwargs: Any) -> None:
         kwargs.pop("name", None)  # the config file's registry key
         kwargs.pop("tools", None)  # verl's tool list: this loop has its own bash tool
         super().__init__(*args, **kwargs)
@@ -163,6 +166,7 @@ class BashAgentLoop(AgentLoopBase):
         self.response_length = int(self.rollout_config.response_length)
         self.parser = ToolParser.get_tool_parser(tool_format, self.tokenizer)
         self.pool = _pool(int(max_concurrent_trajectories))
+        self.include_unattested = bool(include_unattested)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         messages = [dict(m) for m in kwargs["raw_prompt"]]
@@ -181,6 +185,9 @@ class BashAgentLoop(AgentLoopBase):
                loop: asyncio.AbstractEventLoop) -> RunOutcome:
         try:
             task = task_from_extra(extra)
+            decision = loop_decision(task, include_unattested=self.include_unattested)
+            if decision.refusal is not None:  # refused before any image or episode
+                return RunOutcome(POLICY_LABEL, None, error=decision.refusal, attested=False)
             image = _image_for(task)
         except Exception as exc:  # before the agent acted: unscored, never a 0 it caused
             return RunOutcome(POLICY_LABEL, None, error=f"before the agent started: {exc}")
@@ -191,7 +198,8 @@ class BashAgentLoop(AgentLoopBase):
             state.tools_s = time.monotonic() - began - state.generate_s
             return AgentRun(result=None)
 
-        return run_task(task, image, PolicyAgent(POLICY_LABEL, act))
+        return run_task(task, image, PolicyAgent(POLICY_LABEL, act),
+                        attestable=decision.attestable)
 
     def _episode(self, box: Sandbox, task: Task, state: Trajectory, params: dict[str, Any],
                  loop: asyncio.AbstractEventLoop) -> None:

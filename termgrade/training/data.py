@@ -14,19 +14,25 @@ names what the agent loop needs:
   (relative to the run directory, which launch.sh exports as ``TERMGRADE_RUN_DIR``, so
   the run can move to the node), ``image`` (the tag the grader builds),
   ``archive_sha256``, ``base_pass_rate``, ``domain``, ``difficulty``.
+
+Unattested tasks (:func:`termgrade.audit.attestable.attestability`: graded by test.sh's
+own reward, which the grader cannot attest) get no prompt row unless
+``include_unattested``; :attr:`SplitData.unattested` names them either way.
 """
 
 from __future__ import annotations
 
 import io
+import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from termgrade.audit.attestable import attestability
 from termgrade.builders.row_buffer import rows_to_table
 from termgrade.builders.rows import schema_for
 from termgrade.builders.verl_prompts import VerlPromptRow, task_dir_for, verl_prompt_row
@@ -47,6 +53,8 @@ OPTIONAL = ["domain", "difficulty"]
 class SplitData:
     split: str
     rows: list[dict[str, Any]]
+    unattested: dict[str, str] = field(default_factory=dict)
+    """Unattestable tasks of the split: task id -> why (left out unless included)."""
 
     @property
     def task_ids(self) -> list[str]:
@@ -188,23 +196,36 @@ def prompt_row(task: dict[str, Any], *, split: str, index: int) -> dict[str, Any
         difficulty=task.get("difficulty")).model_dump()
 
 
-def prepare_split(repo: Path, paths: RunPaths, split: str) -> SplitData:
-    """Unpack the split's tasks into the run and build its prompt rows."""
+def prepare_split(repo: Path, paths: RunPaths, split: str, *,
+                  include_unattested: bool = False) -> SplitData:
+    """Unpack the split's tasks into the run and build its prompt rows (an unattested
+    task's only with ``include_unattested``)."""
     tasks = read_tasks(repo, split)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    unattested: dict[str, str] = {}
     with track(f"{split}: unpacking tasks", len(tasks)) as progress:
-        for index, task in enumerate(tasks):
+        for task in tasks:
             task_id = str(task["task_id"])
             target = paths.root / task_dir_for(task_id)
-            if not target.exists():
+            unpacked = not target.exists()
+            if unpacked:
                 unpack_row(find_row(str(repo), task_id), target)
-            row = prompt_row(task, split=split, index=index)
-            if load_task(target).image_tag != row["extra_info"]["image"]:
+            row = prompt_row(task, split=split, index=len(rows))
+            loaded = load_task(target)
+            if loaded.image_tag != row["extra_info"]["image"]:
                 raise BuildError(f"{target}: loads as another task than {task_id}",
                                  fix="rebuild the repo with `termgrade build bandcentral`")
+            verdict = attestability(loaded)
+            if not verdict.attested:
+                unattested[task_id] = verdict.reason or "unattestable"
+                if not include_unattested:
+                    if unpacked:
+                        shutil.rmtree(target)
+                    progress.advance()
+                    continue
             rows.append(row)
             progress.advance()
-    return SplitData(split, rows)
+    return SplitData(split, rows, unattested)
 
 
 def write_split(path: Path, data: SplitData) -> None:

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from termgrade.audit.attestable import exclusion_note
 from termgrade.builders.verl_prompts import AGENT_NAME
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import OptionError
@@ -129,14 +130,17 @@ def run_places(recipe: GrpoRecipe) -> RunPlaces:
                      checkpoints="$RUN_DIR/checkpoints")
 
 
-def agent_loop_config(recipe: GrpoRecipe) -> list[dict[str, Any]]:
-    """verl's agent-loop config file: registers :class:`BashAgentLoop` under its name."""
+def agent_loop_config(recipe: GrpoRecipe, *,
+                      include_unattested: bool = False) -> list[dict[str, Any]]:
+    """verl's agent-loop config file: registers :class:`BashAgentLoop` under its name.
+    ``include_unattested``: the loop grades unattested tasks (refuses them otherwise)."""
     return [{
         "name": AGENT_NAME,
         "_target_": "termgrade.training.agent_loop.BashAgentLoop",
         "max_tokens_per_turn": recipe.max_tokens_per_turn,
         "max_concurrent_trajectories": recipe.max_concurrent_trajectories,
         "tool_format": recipe.tool_format,
+        "include_unattested": include_unattested,
     }]
 
 
@@ -199,11 +203,20 @@ class ModelRequest:
     smoke: bool = False
 
 
+def _unattested_note(splits: dict[str, SplitData], include: bool) -> str | None:
+    found = sorted({t for data in splits.values() for t in data.unattested})
+    if not found:
+        return None
+    return exclusion_note(found, included=include, what="the run")
+
+
 def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
-                revision: str | None = None, model: ModelRequest | None = None) -> Prepared:
+                revision: str | None = None, model: ModelRequest | None = None,
+                include_unattested: bool = False) -> Prepared:
     """Write the run directory ``out`` from the bandcentral repo ``source``: the model the
     repo was selected for (``model`` may ask for another), verl's run-time limits checked
-    before anything is written."""
+    before anything is written. Unattested tasks get no prompt row (and the agent loop
+    refuses them) unless ``include_unattested``; run.json's warnings name them."""
     recipe = recipe or GrpoRecipe()
     model = model or ModelRequest()
     paths = RunPaths(out)
@@ -227,12 +240,21 @@ def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
     warnings = [*choice.warnings, *checks.warnings]
     if not checked:
         warnings.append(UNCHECKED_WITHOUT_VERL)
-    splits: dict[str, SplitData] = {split: prepare_split(repo, paths, split)
-                                    for split in SPLITS}
+    splits: dict[str, SplitData] = {
+        split: prepare_split(repo, paths, split, include_unattested=include_unattested)
+        for split in SPLITS}
+    note = _unattested_note(splits, include_unattested)
+    if note is not None:
+        warnings.append(note)
+        if not include_unattested:  # fewer tasks than the repo rows checked above
+            preflight(recipe, n_train=len(splits["train"].rows),
+                      n_val=len(splits["validation"].rows)).raise_errors()
     for split, data in splits.items():
         write_split(paths.split_file(split), data)
     atomic_write_text(paths.agent_loop_config,
-                      yaml.safe_dump(agent_loop_config(recipe), sort_keys=False))
+                      yaml.safe_dump(agent_loop_config(recipe,
+                                                       include_unattested=include_unattested),
+                                     sort_keys=False))
     _check_run_files(paths, splits)
     atomic_write_text(paths.launch_script, render_launch_script(overrides))
     paths.launch_script.chmod(0o755)

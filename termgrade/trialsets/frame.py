@@ -4,7 +4,8 @@ Columns (nullable numbers are float with NaN): trial_id, task_id, model, scaffol
 retry_index, retry_of, reward, reward_nan (the reward was a NaN float, not null), passed,
 counted, n_tests_passed, n_tests_failed, failed_test (the one failed test's name when
 exactly one failed), input_tokens, output_tokens, turns, duration_s, task_digest,
-scaffold_digest (null when unrecorded), job_id (the run; null in older files), file, line.
+scaffold_digest (null when unrecorded), job_id (the run; null in older files), attested
+(True, False or None when unrecorded), file, line.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from termgrade.records import TrialRecord
 FAILED_OUTCOMES = ("failed", "error")
 PLAIN_COLUMNS = ("trial_id", "task_id", "model", "scaffold", "attempt", "retry_index",
                  "retry_of", "reward", "passed", "counted", "input_tokens", "output_tokens",
-                 "turns", "duration_s", "task_digest", "scaffold_digest", "job_id")
+                 "turns", "duration_s", "task_digest", "scaffold_digest", "job_id", "attested")
 COLUMNS = (*PLAIN_COLUMNS, "reward_nan", "n_tests_passed", "n_tests_failed", "failed_test",
            "file", "line")
 _FLOATS = ("reward", "input_tokens", "output_tokens", "turns", "duration_s",
@@ -42,6 +43,7 @@ def _finish(frame: pd.DataFrame) -> pd.DataFrame:
         frame[column] = frame[column].astype("int64")
     for column in ("passed", "counted", "reward_nan"):
         frame[column] = frame[column].astype(bool)
+    frame["attested"] = frame["attested"].astype(object).where(frame["attested"].notna(), None)
     return frame[list(COLUMNS)]
 
 

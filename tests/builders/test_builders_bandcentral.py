@@ -226,3 +226,63 @@ def test_the_card_claims_no_license_it_does_not_know(inputs: dict[str, Path],
                       overwrite=True, license="MIT")
     meta, body = split_front_matter((out / "README.md").read_text())
     assert meta["license"] == "mit" and "`mit`, as stated" in body
+
+
+BASH_ONLY_TEST_SH = ("#!/usr/bin/env bash\nmkdir -p /logs/verifier\n"
+                     "grep -qx hello /app/out.txt && echo 1 > /logs/verifier/reward.txt "
+                     "|| echo 0 > /logs/verifier/reward.txt\n")
+
+
+def test_unattested_tasks_are_left_out_unless_included(make_task: MakeTask,
+                                                       tmp_path: Path) -> None:
+    make_task("plain")
+    make_task("held")
+    make_task("bash-only", test_sh=BASH_ONLY_TEST_SH)
+    make_task("bash-only-held", test_sh=BASH_ONLY_TEST_SH)
+    make_task("labelled-off")
+    held = SplitRow(task_id="held", split="heldout1", pass_rate=0.25, role="validation")
+    splits = write_jsonl(tmp_path / "splits.jsonl", [
+        *(SplitRow(task_id=t, split="train3", pass_rate=0.5, role="train")
+          for t in ("plain", "bash-only", "labelled-off")), held])
+    labels = write_jsonl(tmp_path / "labels.jsonl", [
+        label("plain", "gemma", 0.5), label("bash-only", "gemma", 0.5),
+        label("labelled-off", "gemma", 0.5).model_copy(update={"attested": False}),
+        label("held", "gemma", 0.25), label("bash-only-held", "gemma", 0.5)])
+    summary = build_bandcentral(tmp_path / "bc", splits=splits, labels=labels,
+                                task_roots=[tmp_path / "tasks"])
+    assert sorted(summary.unattested) == ["bash-only", "labelled-off"]
+    assert "runs no pytest" in summary.unattested["bash-only"]
+    assert sorted(p.name for p in (tmp_path / "bc" / "tasks").iterdir()) == ["held", "plain"]
+    assert summary.rates == {"train": [0.5], "validation": [0.25]}
+    summary = build_bandcentral(tmp_path / "bc-all", splits=splits, labels=labels,
+                                task_roots=[tmp_path / "tasks"], include_unattested=True)
+    assert summary.included_unattested and len(summary.rates["train"]) == 3
+    only = write_jsonl(tmp_path / "only.jsonl", [
+        SplitRow(task_id="bash-only", split="train1", pass_rate=0.5, role="train"),
+        SplitRow(task_id="bash-only-held", split="heldout1", pass_rate=0.5,
+                 role="validation")])
+    with pytest.raises(BuildError, match="every selected task is unattested: bash-only"):
+        build_bandcentral(tmp_path / "bc-none", splits=only, task_roots=[tmp_path / "tasks"])
+
+
+def test_build_bandcentral_cli_says_what_it_left_out(make_task: MakeTask,
+                                                     tmp_path: Path) -> None:
+    from termgrade.cli.app import app
+
+    make_task("plain")
+    make_task("held")
+    make_task("bash-only", test_sh=BASH_ONLY_TEST_SH)
+    splits = write_jsonl(tmp_path / "splits.jsonl", [
+        *(SplitRow(task_id=t, split="train2", pass_rate=0.5, role="train")
+          for t in ("plain", "bash-only")),
+        SplitRow(task_id="held", split="heldout1", pass_rate=0.25, role="validation")])
+    args = ["build", "bandcentral", "-o", str(tmp_path / "bc"), "--splits", str(splits),
+            "-t", str(tmp_path / "tasks")]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())
+    assert "left out 1 unattested task(s)" in text and "bash-only" in text
+    done = CliRunner().invoke(app, [*args[:3], str(tmp_path / "bc2"), *args[4:],
+                                    "--include-unattested"])
+    assert done.exit_code == 0, done.output
+    assert "including 1 unattested task(s)" in " ".join(done.output.split())

@@ -54,7 +54,7 @@ def test_rows_to_table_refuses_nulls_in_required_columns() -> None:
     schema = schema_for(SCHEMAS["label"])
     row = {"task_id": None, "model": "m", "scaffold": "s", "pass_rate": None, "band": None,
            "n_counted": 0, "k": 8, "n_passed": 0, "split": None, "task_digest": None,
-           "scaffold_digest": None, "schema_version": "1.0"}
+           "scaffold_digest": None, "attested": None, "schema_version": "1.0"}
     with pytest.raises(ValueError, match="task_id is not nullable"):
         rows_to_table([row], schema)
     assert rows_to_table([{**row, "task_id": "t"}], schema).num_rows == 1

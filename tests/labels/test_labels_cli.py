@@ -135,3 +135,19 @@ def test_synth_from_tasks_draws_trials_for_the_real_task_ids(make_task: MakeTask
                                         "--from-tasks", str(empty)])
     assert refused.exit_code == 1
     assert "no task dir there" in " ".join(refused.output.split())
+
+
+def test_labels_says_which_unattested_tasks_it_leaves_out(tmp_path: Path) -> None:
+    rows = [trial("plain", attested=True), trial("bash-only", passed=True, attested=False)]
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
+    out = tmp_path / "l.jsonl"
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "unattested" in done.output and "bash-only" in done.output
+    assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == ["plain"]
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(out),
+                                     "--include-unattested"])
+    assert done.exit_code == 0, done.output
+    assert "including 1 unattested" in " ".join(done.output.split())
+    kept = {r["task_id"]: r["attested"] for r in map(json.loads, out.read_text().splitlines())}
+    assert kept == {"bash-only": False, "plain": True}

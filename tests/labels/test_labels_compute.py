@@ -151,3 +151,33 @@ def test_no_trials_is_an_error(tmp_path: Path) -> None:
         trials = read_trials([tmp_path / "empty.jsonl"])
     with pytest.raises(RecordError, match="no trial records"):
         compute_labels(trials)
+
+
+def test_unattested_tasks_are_left_out_unless_included(tmp_path: Path) -> None:
+    rows = [trial("plain", attempt=i, passed=i < 2, attested=True) for i in range(4)]
+    rows += [trial("bash", attempt=i, passed=True, attested=False) for i in range(4)]
+    rows += [trial("old", attempt=i, passed=i < 1) for i in range(4)]  # no field: unknown
+    labels = labels_of(tmp_path, rows)
+    assert sorted(labels.frame["task_id"]) == ["old", "plain"]
+    assert row(labels, "plain")["attested"] is True and row(labels, "old")["attested"] is None
+    [issue] = [i for i in labels.issues if i.kind == "unattested"]
+    assert issue.count == 1 and "left out 1 unattested task(s) (bash)" in issue.message
+    assert "--include-unattested" in issue.message
+    with pytest.warns(DataWarning, match="including 1 unattested task"):
+        included = compute_labels(read_trials([tmp_path / "trials.jsonl"]),
+                                  include_unattested=True)
+    assert row(included, "bash")["attested"] is False
+    assert row(included, "bash")["pass_rate"] == 1.0
+    path = tmp_path / "labels.jsonl"
+    write_labels(path, included)
+    back = read_labels([path]).set_index("task_id")["attested"].to_dict()
+    assert back == {"bash": False, "old": None, "plain": True}
+
+
+def test_one_unattested_trial_makes_its_task_unattested_for_every_model(tmp_path: Path) -> None:
+    rows = [trial("t", "m1", attested=True), trial("t", "m2", attested=False),
+            trial("u", "m1", attested=True)]
+    labels = labels_of(tmp_path, rows)
+    assert list(labels.frame["task_id"]) == ["u"]
+    with pytest.raises(RecordError, match="every task is unattested"):
+        labels_of(tmp_path, [trial("t", attested=False)])

@@ -181,3 +181,35 @@ def test_select_cli(tmp_path: Path) -> None:
     assert (tmp_path / "splits.selection.md").exists()
     done = CliRunner().invoke(cli_app(), ["select", str(path), "--model", "zzz", "-o", str(out)])
     assert done.exit_code == 1 and "no labels for model 'zzz'" in done.output
+
+
+def test_unattested_tasks_are_left_out_of_the_pool_unless_included() -> None:
+    frame = labels({"plain": 0.5, "bash-only": 0.5, "old": 0.5})
+    frame["attested"] = pd.Series([True, False, None], dtype=object)
+    with pytest.warns(DataWarning, match=r"left out 1 unattested task\(s\) \(bash-only\)"):
+        selection = select_band_central(frame, SelectionConfig("base", n=3, val_n=0))
+    assert sorted(selection.pool["task_id"]) == ["old", "plain"]
+    assert sorted(selection.chosen("train")["task_id"]) == ["old", "plain"]
+    with pytest.warns(DataWarning, match="including 1 unattested task"):
+        included = select_band_central(
+            frame, SelectionConfig("base", n=3, val_n=0, include_unattested=True))
+    assert sorted(included.chosen("train")["task_id"]) == ["bash-only", "old", "plain"]
+
+
+def test_select_cli_leaves_unattested_tasks_out(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    rows = [{"task_id": t, "model": "base", "scaffold": "bash", "pass_rate": 0.5,
+             "band": "central", "n_counted": 2, "k": 2, "n_passed": 1, "attested": a}
+            for t, a in (("plain", True), ("bash-only", False))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "splits.jsonl"
+    args = ["select", str(path), "--model", "base", "--n", "2", "--val-n", "0", "-o", str(out),
+            "--no-plot"]
+    done = CliRunner().invoke(cli_app(), args)
+    assert done.exit_code == 0, done.output
+    assert "unattested" in done.output and "bash-only" in done.output
+    assert [json.loads(line)["task_id"] for line in out.read_text().splitlines()] == ["plain"]
+    done = CliRunner().invoke(cli_app(), [*args, "--include-unattested"])
+    assert done.exit_code == 0, done.output
+    assert "including 1 unattested" in " ".join(done.output.split())
+    assert len(out.read_text().splitlines()) == 2

@@ -23,15 +23,17 @@ RECIPE = GrpoRecipe(max_prompt_length=2048, max_response_length=3072, max_tokens
 
 
 def run_loop(config: Any, policy: ScriptedPolicy, task_dir: Path, *,
-             recipe: GrpoRecipe = RECIPE) -> Any:
+             recipe: GrpoRecipe = RECIPE, include_unattested: bool = False) -> Any:
     """One trajectory of the loop on ``task_dir`` under verl config ``config``: verl's
-    ``AgentLoopOutput`` (the task's containers are real: needs Docker)."""
+    ``AgentLoopOutput`` (the task's containers are real: needs Docker).
+    ``include_unattested``: as ``train prepare --include-unattested`` writes the config."""
     import hydra
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
-    entry = OmegaConf.create(agent_loop_config(recipe)[0])
+    entry = OmegaConf.create(
+        agent_loop_config(recipe, include_unattested=include_unattested)[0])
     row = prompt_row({"task_id": task_dir.name, "instruction": "Write hello to /app/out.txt.",
                       "archive_sha256": "0" * 64, "base_pass_rate": 0.5},
                      split="train", index=0)

@@ -118,6 +118,35 @@ def test_a_task_that_cannot_load_is_unscored_with_no_gradient(config: Any,
     assert "before the agent started" in out.extra_fields["termgrade_failure"]
 
 
+BASH_ONLY = ("#!/usr/bin/env bash\nmkdir -p /logs/verifier\n"
+             "grep -qx hello /app/out.txt && echo 1 > /logs/verifier/reward.txt "
+             "|| echo 0 > /logs/verifier/reward.txt\n")
+
+
+def test_an_unattested_task_is_refused_unless_the_run_includes_it(config: Any,
+                                                                  make_task: MakeTask) -> None:
+    task = make_task("tg31-loop-bash-only", test_sh=BASH_ONLY)
+    policy = ScriptedPolicy(tiny_tokenizer(), [FINISH])
+    out = run_loop(config, policy, task)
+    assert policy.requests == []  # refused before any episode
+    assert out.extra_fields["reward_extra_info"]["unscored"] == 1.0
+    assert out.reward_score == 0.0 and set(out.response_mask) <= {0}
+    failure = out.extra_fields["termgrade_failure"]
+    assert "unattested task tg31-loop-bash-only left out" in failure
+    assert "--include-unattested" in failure
+
+
+@pytest.mark.docker
+def test_an_included_unattested_task_is_graded_by_its_own_reward(config: Any,
+                                                                 make_task: MakeTask) -> None:
+    task = make_task("tg31-loop-bash-included", test_sh=BASH_ONLY)
+    policy = ScriptedPolicy(tiny_tokenizer(), [bash_call("echo hello > /app/out.txt"), FINISH])
+    out = run_loop(config, policy, task, include_unattested=True)
+    assert out.reward_score == 1.0, out.extra_fields["termgrade_failure"]
+    assert out.extra_fields["reward_extra_info"]["unscored"] == 0.0
+    _assert_removed("tg31-loop-bash-included")
+
+
 @pytest.mark.docker
 def test_the_tasks_agent_timeout_bounds_the_commands(config: Any, make_task: MakeTask) -> None:
     """[agent] timeout_sec = 3: a `sleep 30` is killed at the budget, and the episode ends
