@@ -45,6 +45,7 @@ from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.verifier import (
     ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,
@@ -152,11 +153,15 @@ def _closure(image: str, task: Task) -> Closure:
     return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
 
 
-def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
+def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
+             reference: ReferenceRecord | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
+    ``reference``: the reference solution's recorded run that the decision rule judges
+    skips against (default: :func:`~termgrade.scoring.reference.reference_for` the task).
     """
+    reference = reference if reference is not None else reference_for(task)
     require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
@@ -193,7 +198,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module))
+                            Scoring(closure, module, reference))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -210,6 +215,8 @@ class Scoring:
     closure: Closure
     plugin: str
     """This trial's module name of the attestation plugin."""
+    reference: ReferenceRecord | None = None
+    """The reference solution's recorded run (the decision rule's yardstick), if any."""
 
     @property
     def python(self) -> str | None:
@@ -342,7 +349,7 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                              grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
                                            *box.engine_paths()))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
-    decide(result, record, weights)
+    decide(result, record, weights, scoring.reference)
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:
