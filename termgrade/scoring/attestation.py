@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from termgrade.records.verdict import Outcome, TestVerdict
-
 from termgrade.sandbox.channel import ChannelLines
 
 PREFIX = b"TERMGRADE-ATTEST"
