@@ -49,6 +49,8 @@ CODE_GENERATORS = ("/dataclasses.py", "/collections/__init__.py", "/typing.py", 
                    "/numpy/", "/pandas/", "/pluggy/")
 """Library code that compiles and runs generated source (dataclasses, namedtuple, ...).
 Not ``doctest`` or ``timeit``: they run the text they are given (see :func:`_generated`)."""
+TIMEIT_CALLS = ("pass", "_stmt()", "_setup()")
+"""What ``timeit.Timer`` compiles for callables (and its default ``pass``): nothing else."""
 MAX_IDS_JSON = 2500
 """Bytes of node ids in one ``deselected`` line (each line stays below PIPE_BUF)."""
 SAFE_PICKLE_MODULES = ("collections", "datetime", "decimal", "fractions", "uuid", "array",
@@ -210,9 +212,9 @@ def _generated(caller: str, frame: Any = None) -> bool:
         where = getattr(test, "filename", None)
         return isinstance(where, str) and os.path.isabs(where) and os.path.lexists(where) \
             and _trusted(os.path.realpath(where))
-    if caller.endswith("/timeit.py") and frame is not None:
-        given = [frame.f_locals.get(name, "pass") for name in ("stmt", "setup")]
-        return all(not isinstance(text, str) or text.strip() == "pass" for text in given)
+    if caller.endswith("/timeit.py") and frame is not None:  # a callable reads "_stmt()"
+        given = [frame.f_locals.get(name) for name in ("stmt", "setup")]
+        return all(text in TIMEIT_CALLS for text in given)
     return any(part in caller for part in CODE_GENERATORS)
 
 
@@ -468,10 +470,23 @@ def _cause(item: Any, call: Any, report: Any) -> str:
         marked = _stash_get(item, "_pytest.skipping", "xfailed_key") is not None
         return "marker" if marked and not imperative \
             and _marked_by_source(item, ("xfail",)) else "runtime"
-    if _stash_get(item, "_pytest.skipping", "skipped_by_mark_key") \
-            and _marked_by_source(item, ("skip", "skipif")):
+    if _raised_by_marks(call) and _marked_by_source(item, ("skip", "skipif")):
         return "marker"
     return "runtime"
+
+
+def _raised_by_marks(call: Any) -> bool:
+    """The skip was raised where pytest evaluates skip marks (``_pytest/skipping.py``), not
+    by ``pytest.skip()`` in a fixture, a test or a hook."""
+    raised = getattr(getattr(call, "excinfo", None), "value", None)
+    trace = getattr(raised, "__traceback__", None)
+    last = ""
+    while trace is not None:
+        name = trace.tb_frame.f_code.co_filename
+        if not name.endswith("/_pytest/outcomes.py"):
+            last = name
+        trace = trace.tb_next
+    return last.endswith("/_pytest/skipping.py") and _trusted(last)
 
 
 def pytest_runtest_logreport(report: Any) -> None:
