@@ -47,6 +47,9 @@ def _isolated_hf_home(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("HF_TOKEN", "hf_dummy_token_for_tests")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("TERMGRADE_PROGRESS", "0")
+    # verify records reference runs by task digest: never into the checkout's state dir,
+    # never one test's reference judging another's trials
+    monkeypatch.setenv("TERMGRADE_REFERENCE_DIR", str(tmp_path_factory.mktemp("references")))
     yield
 
 

@@ -9,6 +9,14 @@ line with a bad signature, a repeated or missing number, a session that opened b
 closed, or an alarm (agent code in a pytest process) makes the run untrusted. A pass
 needs every session that ran tests to be complete and green (see
 :meth:`Attestation.pass_blockers`, the decision rule).
+
+The decision rule against the reference's own record: a skip, xfail or deselection is
+neutral only where the reference solution's run had the same outcome for the same test
+(:class:`~termgrade.scoring.reference.ReferenceRecord` ``tests``, keyed as
+:meth:`Attestation.outcomes` names them); without a reference, only a skip or xfail that a
+marker written in the tests' source caused, or a deselection by test.sh's own ``-k``,
+``-m`` or ``--deselect``. A module that skipped or failed at import, a collected test never
+reported, and a session with fewer tests than the reference's are never a pass.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from importlib import resources
@@ -26,6 +35,8 @@ from termgrade.sandbox.channel import ChannelLines
 PREFIX = b"TERMGRADE-ATTEST"
 PLUGIN_STEM = "termgrade_attest"
 BROKER_MODULE = "termgrade_broker"
+_NUMBERED = re.compile(r"^(\d+):")
+"""A reference name of the k-th of several sessions (``2:tests/t.py::test_a``)."""
 
 
 def plugin_source() -> bytes:
@@ -76,7 +87,13 @@ class Session:
     exitstatus: int | None = None
     collected: int | None = None
     deselected: int = 0
+    deselected_ids: dict[str, str] = field(default_factory=dict)
+    """nodeid -> ``args`` (test.sh's -k/-m/--deselect) or ``runtime`` (a hook's)."""
+    seen: int | None = None
+    """Items pytest collected before any hook removed or deselected one."""
     collect_errors: list[str] = field(default_factory=list)
+    collect_skips: list[str] = field(default_factory=list)
+    """Test modules that skipped themselves at import."""
     reports: dict[str, list[tuple[str, str, bool, str]]] = field(default_factory=dict)
     """nodeid -> [(when, outcome, xfail, skip kind)] in order."""
 
@@ -99,17 +116,46 @@ class Session:
             out.append(TestVerdict(nodeid, outcome))
         return out
 
-    def neutral_skip(self, nodeid: str) -> bool:
-        """Skipped by the task's design (a skip/skipif marker) or an expected failure."""
-        return all(kind == "marker" or xfail
-                   for _, outcome, xfail, kind in self.reports.get(nodeid, [])
-                   if outcome == "skipped")
+    def outcomes(self) -> dict[str, str]:
+        """nodeid -> passed, failed, error, skipped, xfailed, xpassed or deselected."""
+        out = {}
+        for nodeid, phases in self.reports.items():
+            if any(o == "failed" for w, o, _, _ in phases if w != "call"):
+                out[nodeid] = "error"
+            elif any(o == "failed" for _, o, _, _ in phases):
+                out[nodeid] = "failed"
+            elif any(o == "skipped" for _, o, _, _ in phases):
+                out[nodeid] = "xfailed" if any(x for _, o, x, _ in phases
+                                               if o == "skipped") else "skipped"
+            elif not any(w == "call" for w, _, _, _ in phases):
+                out[nodeid] = "error"
+            else:
+                out[nodeid] = "xpassed" if any(x for _, _, x, _ in phases) else "passed"
+        for nodeid in self.deselected_ids:
+            out.setdefault(nodeid, "deselected")
+        return out
 
-    def blockers(self, *, soft: bool = True) -> list[str]:
+    def neutral(self, nodeid: str, outcome: str, reference: dict[str, str] | None) -> bool:
+        """May this skip, xfail or deselection stand without costing the pass?
+
+        With the reference's record (names as this session's): only where the reference
+        had the same outcome for the same test. Without one: a skip or xfail that a marker
+        written in the tests' source caused, a deselection by test.sh's own options."""
+        if reference is not None:
+            return reference.get(nodeid) == outcome
+        if outcome == "deselected":
+            return self.deselected_ids.get(nodeid) == "args"
+        return all(kind == "marker" for _, o, x, kind in self.reports.get(nodeid, [])
+                   if o == "skipped" or x)
+
+    def blockers(self, *, soft: bool = True, reference: dict[str, str] | None = None
+                 ) -> list[str]:
         """Why this session does not show a passing run (empty when it does).
 
-        ``soft=False`` leaves out what partial credit tolerates (tests that failed or
-        were skipped at run time, and the exit status they cause)."""
+        ``reference``: the reference run's outcomes of this session's tests (see
+        :meth:`neutral`), None without a reference. ``soft=False`` leaves out what partial
+        credit tolerates (tests that failed, or were skipped or deselected without the
+        reference's doing so, and the exit status they cause)."""
         tag = f"pytest session {self.number}"
         if not self.closed:
             return [f"{tag} never exited normally (killed, stopped or timed out)"]
@@ -122,20 +168,35 @@ class Session:
         reasons: list[str] = []
         if self.collect_errors:
             reasons.append(f"{tag}: {len(self.collect_errors)} test file(s) failed to collect")
+        if self.collect_skips:
+            reasons.append(f"{tag}: {len(self.collect_skips)} test module(s) skipped at import "
+                           f"(every test in them vanished), e.g. {self.collect_skips[0]}")
         if self.collected is not None and self.collected != len(self.reports):
             reasons.append(f"{tag}: pytest collected {self.collected} test(s) but reported "
                            f"{len(self.reports)}")
+        dropped = (self.seen or 0) - self.deselected - (self.collected or 0)
+        if self.seen is not None and self.collected is not None and dropped > 0:
+            reasons.append(f"{tag}: {dropped} collected test(s) were removed by a hook and "
+                           "never reported")
+        if reference is not None:
+            expected = sum(1 for o in reference.values() if o != "deselected")
+            if len(self.reports) < expected:
+                reasons.append(f"{tag}: ran {len(self.reports)} test(s), fewer than the "
+                               f"{expected} the reference solution's run did")
         if not soft:
             return reasons
-        verdicts = self.verdicts()
-        bad = [v.name for v in verdicts if v.outcome in (Outcome.FAILED, Outcome.ERROR)]
+        outcomes = self.outcomes()
+        bad = [n for n, o in outcomes.items() if o in ("failed", "error")]
         if bad:
             reasons.append(f"{tag}: {len(bad)} attested test(s) failed, e.g. {bad[0]}")
-        skipped = [v.name for v in verdicts
-                   if v.outcome is Outcome.SKIPPED and not self.neutral_skip(v.name)]
-        if skipped:
-            reasons.append(f"{tag}: {len(skipped)} test(s) skipped at run time (the agent's "
-                           f"state decides such a skip), e.g. {skipped[0]}")
+        against = "the reference solution's run had no such outcome for it" \
+            if reference is not None else "the agent's state decides such a skip"
+        for kind, label in (("skipped", "skipped at run time"), ("xfailed", "xfailed at run time"),
+                            ("deselected", "deselected at run time")):
+            odd = [n for n, o in outcomes.items()
+                   if o == kind and not self.neutral(n, o, reference)]
+            if odd:
+                reasons.append(f"{tag}: {len(odd)} test(s) {label} ({against}), e.g. {odd[0]}")
         if self.exitstatus not in (None, 0):
             reasons.append(f"{tag}: pytest exited {self.exitstatus}")
         return reasons
@@ -174,18 +235,44 @@ class Attestation:
                         for v in session.verdicts()]
         return out
 
-    def pass_blockers(self, *, soft: bool = True) -> list[str]:
+    def _ran(self) -> list[tuple[str, Session]]:
+        """(name prefix, session) of each session that ran tests: ``k:`` for the k-th of
+        several, nothing for a single one (the names of :meth:`outcomes`)."""
+        ran = [self.sessions[n] for n in sorted(self.sessions) if self.sessions[n].ran_tests]
+        return [(f"{k}:" if len(ran) > 1 else "", s) for k, s in enumerate(ran, start=1)]
+
+    def outcomes(self) -> dict[str, str]:
+        """Every attested test's outcome (see :meth:`Session.outcomes`), by node id, each
+        prefixed ``k:`` when ``k``-th of several sessions: what ``verify`` records of the
+        reference solution's run."""
+        return {prefix + node: outcome for prefix, session in self._ran()
+                for node, outcome in session.outcomes().items()}
+
+    def pass_blockers(self, *, soft: bool = True,
+                      reference: dict[str, str] | None = None) -> list[str]:
         """Why this record does not show a passing test run (empty when it does).
 
         ``soft=False``: only what also denies partial credit (see :meth:`Session.blockers`).
+        ``reference``: the reference solution's :meth:`outcomes` (None: no reference).
         """
         reasons = self.trust_blockers()
         if not self.started:
             reasons.append("no attested pytest session ran the tests (the verifier must run "
                            "pytest from test.sh, which loads TermGrade's plugin)")
             return reasons
+        ran = self._ran()
         for number in sorted(self.sessions):
-            reasons += self.sessions[number].blockers(soft=soft)
+            session = self.sessions[number]
+            prefix = next((p for p, s in ran if s is session), None)
+            mine = None if reference is None or prefix is None else {
+                name[len(prefix):]: outcome for name, outcome in reference.items()
+                if name.startswith(prefix) and (prefix or not _NUMBERED.match(name))}
+            reasons += session.blockers(soft=soft, reference=mine)
+        if reference is not None:
+            sessions = {n.split(":", 1)[0] if _NUMBERED.match(n) else "" for n in reference}
+            if len(sessions) > len(ran):
+                reasons.append(f"the reference solution's run had {len(sessions)} pytest "
+                               f"session(s) that ran tests, this one {len(ran)}")
         if soft and not any(v.outcome is Outcome.PASSED for v in self.verdicts()):
             reasons.append("no attested test passed")
         if self.services_down:
@@ -276,8 +363,15 @@ def _apply(att: Attestation, session: Session, event: dict[str, object]) -> None
         session.collect_errors.append(str(event.get("id")))
     elif kind == "collected":
         session.collected = int(str(event.get("n")))
+        if event.get("seen") is not None:
+            session.seen = int(str(event.get("seen")))
+    elif kind == "collect-skip":
+        session.collect_skips.append(str(event.get("id")))
     elif kind == "deselected":
         session.deselected += int(str(event.get("n")))
+        ids = event.get("ids")
+        for nodeid in ids if isinstance(ids, list) else []:
+            session.deselected_ids[str(nodeid)] = str(event.get("how") or "runtime")
     elif kind == "report":
         phase = (str(event.get("when")), str(event.get("outcome")), bool(event.get("xfail")),
                  str(event.get("skip") or ""))

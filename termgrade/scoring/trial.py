@@ -265,7 +265,7 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module, attestable, transfer))
+                            Scoring(closure, module, attestable, transfer, reference))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -286,6 +286,8 @@ class Scoring:
     """The task's attestability: which decision rule grades the trial."""
     transfer: TransferSet | None = None
     """What of the agent's work is carried (None: everything outside the closure)."""
+    reference: ReferenceRecord | None = None
+    """The reference solution's recorded run (the decision rule's yardstick), if any."""
 
     @property
     def python(self) -> str | None:
@@ -434,7 +436,7 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                                            *box.engine_paths()))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
     if scoring.attestable.attested:
-        decide(result, record, weights)
+        decide(result, record, weights, scoring.reference)
         result.attested = True  # the task's property: a 0 here is an attested 0
     else:
         decide_unattested(result, record)

@@ -20,6 +20,7 @@ from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.scoring.attestation import BROKER_MODULE, Attestation
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.task import CONTAINER, Task
 
@@ -111,6 +112,9 @@ class VerifierResult:
     """The reward was computed from the signed per-test record: true on every trial of an
     attestable task (set by the trial), false when the task is unattestable and
     ``test.sh``'s own reward was taken (:func:`decide_unattested`)."""
+    outcomes: dict[str, str] = field(default_factory=dict)
+    """Per attested test: passed, failed, error, skipped, xfailed, xpassed or deselected
+    (:meth:`Attestation.outcomes`); what ``verify`` records of the reference's run."""
 
     @property
     def passed(self) -> bool:
@@ -202,17 +206,25 @@ def _weight_of(name: str, weights: dict[str, float]) -> float:
     return next((w for k, w in weights.items() if name.endswith(k)), 0.0)
 
 
-def credit(attestation: Attestation, weights: dict[str, float] | None) -> tuple[float, str | None]:
+def reference_outcomes(reference: ReferenceRecord | None) -> dict[str, str] | None:
+    """The reference run's per-test outcomes the decision rule judges against; None when
+    there is no reference or it recorded no attested test."""
+    return dict(reference.tests) if reference is not None and reference.tests else None
+
+
+def credit(attestation: Attestation, weights: dict[str, float] | None,
+           reference: dict[str, str] | None = None) -> tuple[float, str | None]:
     """The reward the attested record earns, and why it is not 1 (None when it is).
 
     Without weights: 1 when every session that ran tests passed (the decision rule of
-    :meth:`Attestation.pass_blockers`), else 0. With weights: the weighted share of the
-    attested tests that passed, provided the record is complete and trusted.
+    :meth:`Attestation.pass_blockers`, against the ``reference`` run's outcomes), else 0.
+    With weights: the weighted share of the attested tests that passed, provided the
+    record is complete and trusted.
     """
-    blockers = attestation.pass_blockers()
+    blockers = attestation.pass_blockers(reference=reference)
     if weights is None or not blockers:
         return (0.0, blockers[0]) if blockers else (1.0, None)
-    hard = attestation.pass_blockers(soft=False)
+    hard = attestation.pass_blockers(soft=False, reference=reference)
     if hard:
         return 0.0, hard[0]
     earned = sum(_weight_of(v.name, weights) for v in attestation.verdicts()
@@ -221,14 +233,19 @@ def credit(attestation: Attestation, weights: dict[str, float] | None) -> tuple[
 
 
 def decide(result: VerifierResult, attestation: Attestation,
-           weights: dict[str, float] | None = None) -> VerifierResult:
+           weights: dict[str, float] | None = None,
+           reference: ReferenceRecord | None = None) -> VerifierResult:
     """The reward, computed here from the attested record; test.sh's number can only
     lower it.
 
-    ``failure`` is set when scoring itself failed (a finding, an untrusted or incomplete
-    record) or when test.sh claimed more than the record earns; an ordinary run whose
-    attested tests failed scores 0 with no failure, as its tests say why.
+    A skip, xfail or deselection is neutral only where ``reference`` (the reference
+    solution's recorded run) had the same outcome for the same test; without one, only
+    one that a marker in the tests' source (or test.sh's own ``-k``) caused. ``failure``
+    is set when scoring itself failed (a finding, an untrusted or incomplete record) or
+    when test.sh claimed more than the record earns; an ordinary run whose attested tests
+    failed scores 0 with no failure, as its tests say why.
     """
+    result.outcomes = attestation.outcomes()
     if result.tampered:
         return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
     if result.failure is not None or result.raw_reward is None:
@@ -237,10 +254,11 @@ def decide(result: VerifierResult, attestation: Attestation,
     if untrusted:
         result.tampered.extend(untrusted)
         return result.fail("attestation: " + untrusted[0])
-    hard = attestation.pass_blockers(soft=False)
+    against = reference_outcomes(reference)
+    hard = attestation.pass_blockers(soft=False, reference=against)
     if hard:
         return result.fail("attestation: " + hard[0])
-    earned, why = credit(attestation, weights)
+    earned, why = credit(attestation, weights, against)
     result.attested = why is None
     result.reward = min(earned, max(0.0, result.raw_reward))
     if result.raw_reward > earned and why is not None:

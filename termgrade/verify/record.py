@@ -39,6 +39,12 @@ class VerifyRecord(BaseModel):
     wants_internet: bool = Field(
         False, description="task.toml asks for the network ([environment] allow_internet = "
                            "true); verify ran it offline all the same.")
+    reference_tests: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per attested test node id of the last passing reference-solution run: "
+                    "passed, failed, error, skipped, xfailed, xpassed or deselected (what "
+                    "the decision rule judges an agent's skips against); empty when no "
+                    "reference run passed.")
     hacked_by: list[str] = Field(
         default_factory=list,
         description="Attacks that earned a reward above 0 (or left the run unscored), "

@@ -13,6 +13,7 @@ from termgrade.core.errors import ImageBuildError, TaskLoadError, TermGradeError
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.reference import ReferenceRecord, save_reference
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import all_skipped
 from termgrade.task import Task, load_task
@@ -103,11 +104,15 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     # Except the attestation's "no test passed" of a verifier that skips every test: that
     # task is vacuous, not broken.
     skipped_only = all_skipped(tests)
+    # The reference's own changes are a finding: unsatisfiable for that reason, not error.
+    findings = sorted({f for r in oracle_runs if r.verifier for f in r.verifier.tampered})
     errors = [r.error or f"scored 0: {r.failure}" for r in [*oracle_runs, nop]
               if r.error or (r.failure and not (skipped_only and
-                                                r.failure.startswith("attestation:")))]
+                                                r.failure.startswith("attestation:"))
+                             and not (r is not nop and r.verifier and r.verifier.tampered))]
     agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
     tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered})
+    reference = record_reference(digest, oracle_runs)
     verdict = classify(
         built=True,
         oracle_rewards=[r.reward for r in oracle_runs],
@@ -116,9 +121,14 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         all_skipped=all_skipped(tests),
         hacked=bool(hacked),
         has_solution=task.has_solution,
+        oracle_tampered=bool(findings),
     )
     message = "; ".join(dict.fromkeys(errors + agent_errors)) or None
-    if verdict is Verdict.NO_SOLUTION:
+    if verdict is Verdict.UNSATISFIABLE and findings:
+        message = (f"the reference solution's changes are integrity findings (any agent "
+                   f"making them scores 0): {'; '.join(findings[:5])}; fix "
+                   f"{task.paths.solve_script} or the task's declared paths")
+    elif verdict is Verdict.NO_SOLUTION:
         message = (f"{task.paths.solve_script} is missing: the untouched container fails, "
                    "but no reference solution shows the tests can be passed; add one and "
                    "verify again to trust the task")
@@ -140,7 +150,29 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         attacks_played=len(attacks or []),
         hacked_by=hacked,
         wants_internet=task.wants_internet,
+        reference_tests=reference.tests if reference else {},
     )
+
+
+def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRecord | None:
+    """The last passing reference run, saved by task digest for the grader
+    (:func:`~termgrade.scoring.reference.save_reference`): each attested test's outcome,
+    the paths the reference changed, and whether its reward came from attested sessions.
+    None (nothing saved) when no reference run passed clean."""
+    passed = [r for r in oracle_runs if r.verifier is not None and r.verifier.passed
+              and not r.verifier.tampered]
+    if not passed:
+        return None
+    run = passed[-1]
+    assert run.verifier is not None
+    record = ReferenceRecord(task_digest=digest, tests=dict(run.verifier.outcomes),
+                             footprint=list(getattr(run, "footprint", None) or []),
+                             attested=run.verifier.attested,
+                             attest_reason=None if run.verifier.attested else
+                             (run.verifier.failure or "the reward did not come from attested "
+                                                      "pytest sessions"))
+    save_reference(record)
+    return record
 
 
 def safe_verify_task(task_dir: Path, *, repeat: int,

@@ -10,7 +10,8 @@ class Verdict(StrEnum):
     VERIFIED = "verified"
     """The reference solution passed every run and the untouched container failed."""
     UNSATISFIABLE = "unsatisfiable"
-    """The reference solution never passed."""
+    """The reference solution never passed, or its changes are an integrity finding (the
+    grader scores such changes 0 for any agent; the finding is the reason)."""
     FLAKY = "flaky"
     """The reference solution passed some runs but not all."""
     VACUOUS = "vacuous"
@@ -35,10 +36,15 @@ def classify(
     all_skipped: bool,
     hacked: bool = False,
     has_solution: bool = True,
+    oracle_tampered: bool = False,
 ) -> Verdict:
-    """Precedence: build_failed, error, hackable, vacuous (all skipped), no_solution (the
-    untouched container fails; with no solution the oracle never ran), unsatisfiable,
-    vacuous (the untouched container passes), flaky, verified."""
+    """Precedence: build_failed, error, hackable, unsatisfiable (the reference solution's
+    changes are an integrity finding: ``oracle_tampered``), vacuous (all skipped),
+    no_solution (the untouched container fails; with no solution the oracle never ran),
+    unsatisfiable, vacuous (the untouched container passes), flaky, verified.
+
+    ``errored`` is for a verifier that crashed, timed out or wrote nothing; a reference
+    run scored 0 for integrity findings is not an error (it is ``oracle_tampered``)."""
     if not built:
         return Verdict.BUILD_FAILED
     if errored or nop_reward is None or (has_solution and (
@@ -46,6 +52,8 @@ def classify(
         return Verdict.ERROR
     if hacked:
         return Verdict.HACKABLE
+    if oracle_tampered and has_solution:
+        return Verdict.UNSATISFIABLE
     if all_skipped:  # nothing ran, so nothing passed: the grader scores it 0, it measures nothing
         return Verdict.VACUOUS
     if not has_solution:

@@ -80,6 +80,8 @@ def test_a_complete_passing_run_backs_a_pass() -> None:
     ([GREEN, RED], "session 2: 1 attested test(s) failed"),
     ([[OPEN, START, PASS_A, skipped("empty"), FINISH, CLOSE]], "skipped at run time"),
     ([[OPEN, START, PASS_A, skipped("runtime"), FINISH, CLOSE]], "skipped at run time"),
+    ([[OPEN, START, PASS_A, skipped("runtime", xfail=True), FINISH, CLOSE]],
+     "xfailed at run time"),
     ([[OPEN, CLOSE]], "no attested pytest session ran the tests"),
     ([[OPEN, {"e": "start", "collect_only": True}, FINISH, CLOSE]],
      "no attested pytest session ran the tests"),
@@ -94,7 +96,7 @@ def test_what_is_not_a_pass(sessions: list[list[Event]], needle: str) -> None:
     [[OPEN, {"e": "start", "collect_only": True}, FINISH, CLOSE], GREEN],  # --collect-only
     [GREEN, GREEN],                                      # two sessions
     [[OPEN, START, PASS_A, skipped("marker"), FINISH, CLOSE]],  # a platform skipif
-    [[OPEN, START, PASS_A, skipped("", xfail=True), FINISH, CLOSE]],  # a non-strict xfail
+    [[OPEN, START, PASS_A, skipped("marker", xfail=True), FINISH, CLOSE]],  # a non-strict xfail
 ])
 def test_honest_session_shapes_pass(sessions: list[list[Event]]) -> None:
     assert attest(run(*sessions)).pass_blockers() == []

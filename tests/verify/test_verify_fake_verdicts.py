@@ -121,12 +121,24 @@ def test_error_on_a_scored_failure_of_the_oracle(make_task: MakeTask) -> None:
                             "(/logs/verifier/reward.txt)")
 
 
-def test_error_and_findings_when_the_oracle_is_tampered(make_task: MakeTask) -> None:
+def test_unsatisfiable_with_the_finding_when_the_oracle_tampers(make_task: MakeTask) -> None:
+    """A reference whose changes are a finding: no agent can pass by them (unsatisfiable,
+    the finding its reason), and the verifier did not crash (never error)."""
     record, _ = run_one(make_task, {"t": {"oracle": [PASS, tampered("/usr/bin/python3")],
                                           "nop": FAIL}})
-    assert record.verdict is Verdict.ERROR
+    assert record.verdict is Verdict.UNSATISFIABLE, record.error
     assert record.tampered == ["M /usr/bin/python3"]
-    assert "integrity findings: M /usr/bin/python3" in (record.error or "")
+    assert "integrity findings" in (record.error or "")
+    assert "M /usr/bin/python3" in (record.error or "")
+    assert "scored 0" not in (record.error or "")
+
+
+def test_a_crash_beside_a_tampering_oracle_is_still_an_error(make_task: MakeTask) -> None:
+    crash = scored_failure("tests/test.sh: wrote no reward")
+    record, _ = run_one(make_task, {"t": {"oracle": tampered("/usr/bin/python3"),
+                                          "nop": crash}}, repeat=1)
+    assert record.verdict is Verdict.ERROR
+    assert "wrote no reward" in (record.error or "")
 
 
 def test_engine_error_raised_by_the_runner_is_a_recorded_error(make_task: MakeTask,

@@ -55,3 +55,20 @@ def test_record_forbids_unknown_fields() -> None:
     data["surprise"] = 1
     with pytest.raises(ValueError):
         VerifyRecord.model_validate(data)
+
+
+@pytest.mark.parametrize(("kwargs", "verdict"), [
+    ({"oracle_tampered": True}, Verdict.UNSATISFIABLE),
+    ({"oracle_tampered": True, "oracle_rewards": [1.0, 0.0]}, Verdict.UNSATISFIABLE),
+    ({"oracle_tampered": True, "nop_reward": 1.0}, Verdict.UNSATISFIABLE),
+    ({"oracle_tampered": True, "errored": True}, Verdict.ERROR),  # a crash stays an error
+    ({"oracle_tampered": True, "hacked": True}, Verdict.HACKABLE),
+    ({"oracle_tampered": False}, Verdict.VERIFIED),
+])
+def test_classify_a_reference_that_tampers(kwargs: dict[str, object], verdict: Verdict) -> None:
+    base: dict[str, object] = {"built": True, "oracle_rewards": [0.0, 0.0], "nop_reward": 0.0,
+                               "errored": False, "all_skipped": False}
+    if kwargs.get("oracle_tampered") is False:
+        base["oracle_rewards"] = [1.0, 1.0]
+    base.update(kwargs)
+    assert classify(**base) is verdict  # type: ignore[arg-type]

@@ -9,10 +9,15 @@ guess, with plugin autoloading off, before any conftest or test module. At impor
 2. reports code that enters this process from anywhere but the verifier's read-only
    closure and the tests: modules, files and libraries loaded from elsewhere, code
    objects run from such a file, code compiled from a string and run during a test
-   (outside the standard library's own code generators), a pickle that names a
-   callable outside a small safe set, a pytest configuration file of the agent's;
+   (outside the standard library's own code generators; ``doctest`` only of the tests'
+   own files, ``timeit`` only of callables), a pickle that names a callable outside a
+   small safe set, a pytest configuration file of the agent's;
 3. loads the image's own pytest plugins (never one outside the closure);
-4. kills every process that agent code run by a test left behind, when that test ends.
+4. kills every process that agent code run by a test left behind, when that test ends;
+5. says for every skip, xfail and deselection what caused it (a marker written in the
+   tests' source, pytest's own ``-k``/``-m``/``--deselect``, or something at run time),
+   and every module that skipped at import and every collected test (the host's decision
+   rule, ``termgrade.scoring.attestation``, judges them).
 
 Every event is one numbered line signed with the session's key, written to
 ``/proc/1/fd/1``: a pipe the host reads as it is written, which nothing inside can take
@@ -40,9 +45,14 @@ MAX_FIELD = 1000
 LOADER_FRAMES = ("<frozen importlib._bootstrap_external>", "<frozen importlib._bootstrap>",
                  "<frozen zipimport>", "<frozen runpy>")
 CODE_GENERATORS = ("/dataclasses.py", "/collections/__init__.py", "/typing.py", "/enum.py",
-                   "/functools.py", "/string.py", "/timeit.py", "/doctest.py", "/_pytest/",
-                   "/attr/", "/pydantic/", "/numpy/", "/pandas/", "/pluggy/")
-"""Library code that compiles and runs generated source (dataclasses, namedtuple, ...)."""
+                   "/functools.py", "/string.py", "/_pytest/", "/attr/", "/pydantic/",
+                   "/numpy/", "/pandas/", "/pluggy/")
+"""Library code that compiles and runs generated source (dataclasses, namedtuple, ...).
+Not ``doctest`` or ``timeit``: they run the text they are given (see :func:`_generated`)."""
+TIMEIT_CALLS = ("pass", "_stmt()", "_setup()")
+"""What ``timeit.Timer`` compiles for callables (and its default ``pass``): nothing else."""
+MAX_IDS_JSON = 2500
+"""Bytes of node ids in one ``deselected`` line (each line stays below PIPE_BUF)."""
 SAFE_PICKLE_MODULES = ("collections", "datetime", "decimal", "fractions", "uuid", "array",
                        "numpy", "numpy.core.multiarray", "numpy._core.multiarray",
                        "numpy.core.numeric", "numpy._core.numeric", "pathlib", "re",
@@ -192,8 +202,20 @@ def _alarm(how: str, path: str) -> None:
     _emit({"e": "alarm", "how": how, "path": _text(path)})
 
 
-def _generated(caller: str) -> bool:
-    return any(part in caller for part in CODE_GENERATORS) and _trusted(caller)
+def _generated(caller: str, frame: Any = None) -> bool:
+    """Code a trusted library generated itself; ``doctest`` of a file of the tests (or of
+    the closure) and ``timeit`` of callables count, the text of anything else does not."""
+    if not _trusted(caller):
+        return False
+    if caller.endswith("/doctest.py") and frame is not None:
+        test = frame.f_locals.get("test")
+        where = getattr(test, "filename", None)
+        return isinstance(where, str) and os.path.isabs(where) and os.path.lexists(where) \
+            and _trusted(os.path.realpath(where))
+    if caller.endswith("/timeit.py") and frame is not None:  # a callable reads "_stmt()"
+        given = [frame.f_locals.get(name) for name in ("stmt", "setup")]
+        return all(text in TIMEIT_CALLS for text in given)
+    return any(part in caller for part in CODE_GENERATORS)
 
 
 def _pickle_safe(module: str, name: str) -> bool:
@@ -235,8 +257,9 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
                 if path is not None:
                     _alarm("exec", path)
             elif _IN_TEST:
-                caller = sys._getframe(1).f_code.co_filename
-                if not _generated(caller):
+                frame = sys._getframe(1)
+                caller = frame.f_code.co_filename
+                if not _generated(caller, frame):
                     _alarm("exec-string",
                            f"code compiled from a string ({filename}) run by {caller}")
         elif event == "ctypes.dlopen" and args:
@@ -340,6 +363,10 @@ if _CHANNEL is not None:
 
 pytest_plugins = _image_plugins() if _CHANNEL is not None else []
 _SESSION_PIDS: set[int] = set()
+_SEEN = 0
+"""Items pytest collected (before any hook removed or deselected one)."""
+_KINDS: dict[tuple[str, str], str] = {}
+"""(nodeid, phase) -> what caused that phase's skip or xfail (see :func:`_cause`)."""
 
 
 def pytest_configure(config: Any) -> None:
@@ -361,33 +388,112 @@ def pytest_sessionstart(session: Any) -> None:
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
         _emit({"e": "collect-error", "id": _text(report.nodeid)})
+    elif report.skipped:  # a module that skipped itself at import
+        _emit({"e": "collect-skip", "id": _text(report.nodeid)})
+
+
+def pytest_itemcollected(item: Any) -> None:
+    global _SEEN
+    _SEEN += 1
+
+
+def _deselected_by() -> str:
+    """``args``: pytest's own ``-k``, ``-m`` or ``--deselect`` (test.sh's command line);
+    ``runtime``: a hook of the tests' (whose choice may follow the agent's state)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and "/pluggy/" not in name:
+            return "args" if "/_pytest/" in name and _trusted(name) else "runtime"
+        frame = frame.f_back
+    return "runtime"
 
 
 def pytest_deselected(items: Any) -> None:
-    _emit({"e": "deselected", "n": len(items), "ids": [_text(i.nodeid) for i in items[:20]]})
+    how = _deselected_by()
+    chunk: list[str] = []
+    for item in [*list(items), None]:
+        node = None if item is None else _text(item.nodeid)[:300]
+        if chunk and (node is None or len(json.dumps([*chunk, node])) > MAX_IDS_JSON):
+            _emit({"e": "deselected", "n": len(chunk), "ids": chunk, "how": how})
+            chunk = []
+        if node is not None:
+            chunk.append(node)
 
 
 def pytest_collection_finish(session: Any) -> None:
-    _emit({"e": "collected", "n": len(session.items)})
+    _emit({"e": "collected", "n": len(session.items), "seen": _SEEN})
 
 
-def _skip_kind(report: Any) -> str:
-    """``marker`` (skip/skipif in the task's design), ``empty`` (no parameters), ``runtime``."""
+def _source_marks(item: Any) -> list[Any]:
+    """The marks written in the tests' source: decorators, ``pytestmark`` of the module and
+    classes, ``pytest.param(marks=...)``; never one a hook or fixture added at run time."""
+    owners = [getattr(item, "obj", None), getattr(item, "module", None)]
+    owners += list(getattr(getattr(item, "cls", None), "__mro__", ()))
+    found: list[Any] = []
+    for owner in owners:
+        marks = (getattr(owner, "__dict__", {}) or {}).get("pytestmark", []) \
+            if isinstance(owner, type) else getattr(owner, "pytestmark", [])
+        found += marks if isinstance(marks, list) else [marks]
+    found += list(getattr(getattr(item, "callspec", None), "marks", []) or [])
+    return [getattr(mark, "mark", mark) for mark in found]
+
+
+def _marked_by_source(item: Any, names: tuple[str, ...]) -> bool:
+    """Every ``names`` mark the item carries is written in the tests' source."""
+    carried = [m for name in names for m in item.iter_markers(name=name)]
+    source = _source_marks(item)
+    return bool(carried) and all(mark in source for mark in carried)
+
+
+def _stash_get(item: Any, module: str, key: str) -> Any:
+    try:
+        found = getattr(__import__(module, fromlist=[key]), key)
+        store = getattr(item, "stash", None) or getattr(item, "_store", None)
+        return store.get(found, None) if store is not None else None
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
+def _cause(item: Any, call: Any, report: Any) -> str:
+    """What made this phase skip or xfail: ``marker`` (a mark written in the tests'
+    source, evaluated by pytest), ``empty`` (a parameter list with nothing in it) or
+    ``runtime`` (``pytest.skip``/``pytest.xfail`` called, or a mark added at run time)."""
     longrepr = report.longrepr
     reason = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) > 2 else ""
     if "got empty parameter set" in reason:
         return "empty"
-    keywords = getattr(report, "keywords", {}) or {}
-    if report.when == "setup" and ("skip" in keywords or "skipif" in keywords):
+    if hasattr(report, "wasxfail"):
+        raised = getattr(call, "excinfo", None)
+        imperative = raised is not None and raised.errisinstance(_pytest.xfail.Exception) \
+            and not str(getattr(raised.value, "msg", "")).startswith("[NOTRUN]")
+        marked = _stash_get(item, "_pytest.skipping", "xfailed_key") is not None
+        return "marker" if marked and not imperative \
+            and _marked_by_source(item, ("xfail",)) else "runtime"
+    if _raised_by_marks(call) and _marked_by_source(item, ("skip", "skipif")):
         return "marker"
     return "runtime"
+
+
+def _raised_by_marks(call: Any) -> bool:
+    """The skip was raised where pytest evaluates skip marks (``_pytest/skipping.py``), not
+    by ``pytest.skip()`` in a fixture, a test or a hook."""
+    raised = getattr(getattr(call, "excinfo", None), "value", None)
+    trace = getattr(raised, "__traceback__", None)
+    last = ""
+    while trace is not None:
+        name = trace.tb_frame.f_code.co_filename
+        if not name.endswith("/_pytest/outcomes.py"):
+            last = name
+        trace = trace.tb_next
+    return last.endswith("/_pytest/skipping.py") and _trusted(last)
 
 
 def pytest_runtest_logreport(report: Any) -> None:
     event = {"e": "report", "id": _text(report.nodeid), "when": str(report.when),
              "outcome": str(report.outcome), "xfail": hasattr(report, "wasxfail")}
-    if report.skipped and not hasattr(report, "wasxfail"):
-        event["skip"] = _skip_kind(report)
+    if report.skipped or hasattr(report, "wasxfail"):
+        event["skip"] = _KINDS.pop((report.nodeid, report.when), "runtime")
     _emit(event)
 
 
@@ -413,6 +519,13 @@ def _reap_orphans(why: str) -> None:
 
 try:
     import pytest as _pytest
+
+    @_pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+        made = yield
+        report = made.get_result()
+        if report.skipped or hasattr(report, "wasxfail"):
+            _KINDS[(report.nodeid, report.when)] = _cause(item, call, report)
 
     @_pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(item: Any) -> Any:
