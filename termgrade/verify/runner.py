@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -9,11 +10,12 @@ from pathlib import Path
 
 from termgrade.agent.kinds import Agent, AgentName, ScriptAgent
 from termgrade.attacks import Attack
+from termgrade.audit.attestable import attestability
 from termgrade.core.errors import ImageBuildError, TaskLoadError, TermGradeError
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.reference import ReferenceRecord, save_reference
+from termgrade.scoring.reference import ReferenceRecord, reference_for, save_reference
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import all_skipped
 from termgrade.task import Task, load_task
@@ -66,7 +68,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     :func:`~termgrade.sandbox.images.build_task_image`), e.g. with test stand-ins."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
-    run_trial = run_trial or run_task
+    custom_runner = run_trial is not None
     build_image = build_image or build_task_image
     durations: dict[str, float] = defaultdict(float)
     try:
@@ -86,11 +88,15 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
                                 dict(durations))
         return record.model_copy(update={"wants_internet": task.wants_internet})
     durations["build"] = image.duration_s
+    if run_trial is None:  # the task's own attestability decides how its runs are graded
+        run_trial = functools.partial(run_task, attestable=attestability(task))
 
     # No reference solution: the oracle cannot run; the nop check still can.
-    oracle_runs: list[RunOutcome] = []
-    for _ in range(repeat if task.has_solution else 0):
-        oracle_runs.append(run_trial(task, image.tag, AgentName.ORACLE))
+    if custom_runner:
+        oracle_runs = [run_trial(task, image.tag, AgentName.ORACLE)
+                       for _ in range(repeat if task.has_solution else 0)]
+    else:
+        oracle_runs = _reference_runs(task, image.tag, repeat, digest)
     nop = run_trial(task, image.tag, AgentName.NOP)
     for run in [*oracle_runs, nop]:
         for key, value in run.durations.items():
@@ -152,6 +158,24 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         wants_internet=task.wants_internet,
         reference_tests=reference.tests if reference else {},
     )
+
+
+def _reference_runs(task: Task, image: str, repeat: int, digest: str) -> list[RunOutcome]:
+    """The reference solution's runs. A first verify knows no footprint of it: work it
+    left outside the derived transfer set (a deliverable the task's text never names) is
+    not carried. When a run fails so and left work out, the runs are made again with that
+    run's own footprint as the reference's (what ``verify`` then records); an agent is
+    then graded with it. Nothing else of the first runs is kept."""
+    judged = attestability(task)
+    runs = [run_task(task, image, AgentName.ORACLE, attestable=judged)
+            for _ in range(repeat if task.has_solution else 0)]
+    first = runs[0] if runs else None
+    if first is None or first.left_out is None or (first.reward or 0) >= 1.0 \
+            or reference_for(task) is not None:
+        return runs
+    provisional = ReferenceRecord(task_digest=digest, footprint=first.footprint)
+    return [run_task(task, image, AgentName.ORACLE, attestable=judged, reference=provisional)
+            for _ in range(repeat)]
 
 
 def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRecord | None:

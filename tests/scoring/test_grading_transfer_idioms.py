@@ -185,3 +185,39 @@ def test_an_nsswitch_edit_with_the_images_modules(tmp_path: Path) -> None:
     task_dir = _task(tmp_path, "nss-edit", "Make /etc/nsswitch.conf resolve hosts from files "
                      "only.", NSS_TESTS, "sed -i 's/^hosts:.*/hosts: files/' /etc/nsswitch.conf\n")
     _passes(_run(task_dir))
+
+
+def test_verify_records_the_footprint_an_unnamed_deliverable_needs(tmp_path: Path) -> None:
+    """A first ``verify`` knows no footprint: its reference run leaves the unnamed work out,
+    so the runs are made again with that run's own footprint, the task is verified, and
+    the recorded reference carries an honest agent's later trial."""
+    from termgrade.scoring.reference import reference_for
+    from termgrade.verify import Verdict, verify_task
+
+    task_dir = _task(tmp_path, "unnamed-verify", "Provide a `greet` command on the PATH "
+                     "that prints hello.", UNNAMED_TESTS, UNNAMED_SOLVE)
+    record = verify_task(task_dir, repeat=1)
+    assert record.verdict is Verdict.VERIFIED, record
+    reference = reference_for(load_task(task_dir))
+    assert reference is not None and "/usr/local/bin/greet" in reference.footprint
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/usr/bin/env bash\n" + UNNAMED_SOLVE)
+    _passes(_run(task_dir, ScriptAgent("honest", script)))
+
+
+BASH_ONLY_TEST_SH = textwrap.dedent("""\
+    #!/usr/bin/env bash
+    mkdir -p /logs/verifier
+    if [ "$(cat /app/out.txt)" = hello ]; then r=1; else r=0; fi
+    echo $r > /logs/verifier/reward.txt
+    """)
+
+
+def test_verify_grades_a_bash_only_verifier_as_its_author_meant(tmp_path: Path) -> None:
+    from termgrade.verify import Verdict, verify_task
+
+    task_dir = write_task(tmp_path, "bash-only", test_sh=BASH_ONLY_TEST_SH, toml=TOML)
+    build_task_image(load_task(task_dir))
+    record = verify_task(task_dir, repeat=1)
+    assert record.verdict is Verdict.VERIFIED, record
+    assert record.oracle_rewards == [1.0] and record.nop_reward == 0.0

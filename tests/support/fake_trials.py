@@ -140,7 +140,9 @@ class ScriptedTrials:
                 return where[ATTACKS]
         raise KeyError(f"no scripted outcome for {task_id}/{label}")
 
-    def __call__(self, task: Task, image: str, agent: Agent) -> RunOutcome:
+    def __call__(self, task: Task, image: str, agent: Agent, *, keep: bool = False,
+                 reference: object = None, attestable: object = None) -> RunOutcome:
+        """``run_task``'s signature; the keyword arguments change nothing here."""
         label = agent_label(agent)
         call = Call(task.task_id, label, image)
         with self._lock:
