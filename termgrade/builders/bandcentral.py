@@ -181,7 +181,7 @@ def build_bandcentral(
         selected = [inputs.tasks[t] for ids in chosen.values() for t in ids]
         summary.origins = [Origin.of(t.config.metadata) for t in selected]
         summary.license = known_license(summary.origins, license)
-        write_task_tree(paths, selected)
+        write_task_tree(paths, selected, inputs.verify)
         write_registry(paths, [registry_entries(paths, f"termgrade-bandcentral-{s}", "1.0",
                                                 f"Band-central {s} tasks", ids)
                                for s, ids in chosen.items() if ids])

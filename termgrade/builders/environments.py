@@ -179,7 +179,7 @@ def build_environments(
             _write_labels(paths, inputs, summary)
         summary.license = corpus_license(summary.tasks, license)
         tasks = list(inputs.tasks.values())
-        write_task_tree(paths, tasks)
+        write_task_tree(paths, tasks, inputs.verify)
         datasets = [registry_entries(paths, "termgrade-environments", "1.0",
                                      "Every TermGrade task", [t.task_id for t in tasks])]
         for split in summary.split_counts:

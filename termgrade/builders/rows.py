@@ -85,6 +85,11 @@ class TaskRow(RowModel):
     archive: bytes = Field(description="The task directory as a deterministic .tar.gz "
                                        "(sorted PAX tar, uid/gid 0, mtime 0, modes kept).")
     archive_sha256: str = Field(description="sha256 of archive, hex.")
+    reference_json: LargeStr | None = Field(
+        None, description="The reference solution's recorded run as JSON (verify's "
+        "footprint, per-test outcomes and attestability: what an agent's trial of this task "
+        "is graded against; `materialize` writes it beside the task); null when not "
+        "verified.")
 
 
 # -- bandcentral: config "tasks" ----------------------------------------------------------

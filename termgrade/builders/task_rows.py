@@ -6,12 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import FileRow, TaskRow
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import BuildError
+from termgrade.scoring.reference import write_reference_file
 from termgrade.task import Task
 from termgrade.task.archive import pack_tree
 from termgrade.task.digest import iter_task_files, manifest_digest, read_tree, write_modes
@@ -63,14 +65,18 @@ def task_row(task: Task, split: str, verify: VerifyRecord | None) -> TaskRow:
                for e in manifest],
         archive=archive,
         archive_sha256=hashlib.sha256(archive).hexdigest(),
+        reference_json=(verify.reference.model_dump_json()
+                        if verify is not None and verify.reference is not None else None),
     )
 
 
-def write_task_tree(paths: RepoPaths, tasks: list[Task]) -> None:
+def write_task_tree(paths: RepoPaths, tasks: list[Task],
+                    verify: Mapping[str, VerifyRecord] | None = None) -> None:
     """Write each task dir to ``tasks/<task_id>/`` (modes kept, empty dirs too, caches
     skipped), so the tree re-packs to exactly the row's archive, with the modes recorded
     in :data:`~termgrade.task.digest.MODES_FILE`: the Hub drops them, the record keeps
-    the digest of a downloaded copy equal to the row's."""
+    the digest of a downloaded copy equal to the row's. A task ``verify`` recorded a
+    reference run for ships it (:data:`~termgrade.task.digest.REFERENCE_FILE`)."""
     for task in tasks:
         tree = read_tree(task.paths.root)
         dest = paths.task_dir(task.task_id)
@@ -84,6 +90,9 @@ def write_task_tree(paths: RepoPaths, tasks: list[Task]) -> None:
         for name, mode in sorted(tree.dirs, reverse=True):
             os.chmod(dest / name, mode)
         write_modes(dest, tree)
+        record = (verify or {}).get(task.task_id)
+        if record is not None and record.reference is not None:
+            write_reference_file(dest, record.reference)
 
 
 def registry_entries(paths: RepoPaths, name: str, version: str, description: str,

@@ -21,7 +21,7 @@ from pathlib import Path
 from termgrade.core.errors import MaterializeError, UnsafeArchiveError
 from termgrade.materialize.rows import TaskArchiveRow, find_row
 from termgrade.materialize.safe_tar import ArchiveLimits, extract_archive
-from termgrade.task.digest import FileEntry
+from termgrade.task.digest import REFERENCE_FILE, FileEntry
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,8 @@ def unpack_row(row: TaskArchiveRow, to: Path, limits: ArchiveLimits | None = Non
         if problems:
             raise UnsafeArchiveError(f"{row.source}: archive of {row.task_id} does not match "
                                      "its files manifest:\n  " + "\n  ".join(problems[:20]))
+        if row.reference_json:  # what the task was verified with, for a regrade
+            (stage / REFERENCE_FILE).write_text(row.reference_json, encoding="utf-8")
         if to.exists():
             to.rmdir()
         os.replace(stage, to)

@@ -19,7 +19,9 @@ import pyarrow.parquet as pq
 from termgrade.core.errors import MaterializeError
 from termgrade.task.digest import FileEntry
 
-COLUMNS = ["task_id", "archive", "archive_sha256", "files"]
+COLUMNS = ["task_id", "archive", "archive_sha256", "files", "reference_json"]
+OPTIONAL = ("archive_sha256", "reference_json")
+"""Columns older repos lack."""
 TASKS_DIR = "data/tasks"
 """Where a staged or published environments repo keeps its ``tasks`` config."""
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -33,6 +35,8 @@ class TaskArchiveRow:
     files: list[FileEntry]
     source: str
     """Where the row was read (file path or ``repo@revision:path``)."""
+    reference_json: str | None = None
+    """The reference solution's recorded run the row ships (written beside the task)."""
 
 
 def _row_from(table_row: dict[str, Any], source: str) -> TaskArchiveRow:
@@ -46,7 +50,7 @@ def _row_from(table_row: dict[str, Any], source: str) -> TaskArchiveRow:
         raise MaterializeError(f"{source}: malformed row for {table_row.get('task_id')!r} "
                                f"({exc})", fix="rebuild the repo with `termgrade build`") from exc
     return TaskArchiveRow(str(table_row["task_id"]), archive, table_row.get("archive_sha256"),
-                          files, source)
+                          files, source, table_row.get("reference_json"))
 
 
 def find_in_parquet(path: Path, task_id: str) -> TaskArchiveRow | None:
@@ -61,7 +65,7 @@ def find_in_parquet(path: Path, task_id: str) -> TaskArchiveRow | None:
 
 def _find_in_parquet(path: Path, task_id: str) -> TaskArchiveRow | None:
     schema = pq.read_schema(path)
-    missing = [c for c in COLUMNS if c not in schema.names and c != "archive_sha256"]
+    missing = [c for c in COLUMNS if c not in schema.names and c not in OPTIONAL]
     if missing:
         raise MaterializeError(f"{path}: no column(s) {', '.join(missing)}; not a tasks table",
                                fix="point at data/tasks/*.parquet of an environments repo")

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.settings import SETTINGS
 from termgrade.task import Task
-from termgrade.task.digest import task_digest
+from termgrade.task.digest import REFERENCE_FILE, task_digest
 
 REFERENCE_FORMAT = "1.0"
 
@@ -49,13 +49,30 @@ def reference_dir() -> Path:
     return SETTINGS.reference_dir
 
 
-def reference_for(task: Task) -> ReferenceRecord | None:
-    """The recorded reference run of ``task``'s current content, or None."""
-    path = reference_dir() / f"{task_digest(task.paths.root)}.json"
+def _read(path: Path) -> ReferenceRecord | None:
     try:
         return ReferenceRecord.model_validate(json.loads(path.read_text()))
     except (OSError, ValueError):
         return None
+
+
+def reference_for(task: Task) -> ReferenceRecord | None:
+    """The recorded reference run of ``task``'s current content, or None: the one shipped
+    in the task's folder (:data:`~termgrade.task.digest.REFERENCE_FILE`, from a published
+    repo), else the one ``verify`` saved here. A record of other content is never used."""
+    digest = task_digest(task.paths.root)
+    for path in (task.paths.root / REFERENCE_FILE, reference_dir() / f"{digest}.json"):
+        found = _read(path)
+        if found is not None and found.task_digest == digest:
+            return found
+    return None
+
+
+def write_reference_file(root: Path, record: ReferenceRecord) -> Path:
+    """Ship ``record`` in the task folder ``root`` (a staged or materialized copy)."""
+    path = Path(root) / REFERENCE_FILE
+    atomic_write_text(path, record.model_dump_json(indent=1) + "\n")
+    return path
 
 
 def save_reference(record: ReferenceRecord) -> Path:

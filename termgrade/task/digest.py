@@ -18,9 +18,14 @@ MODES_FILE = ".termgrade-modes.json"
 download`` writes every file 0o644 or so), so a task read back from a download takes its
 modes from this record: its digest, manifest and archive equal the published row's."""
 MODES_VERSION = 1
+REFERENCE_FILE = ".termgrade-reference.json"
+"""The reference solution's recorded run (``verify``'s footprint and per-test outcomes),
+shipped in each staged task's folder and written by ``materialize``: a task regraded from
+a published repo is graded against the reference its rows were verified with. Not part
+of the task's content (its digest leaves it out); it names the digest it is for."""
 
 IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".mypy_cache",
-                           MODES_FILE})
+                           MODES_FILE, REFERENCE_FILE})
 
 
 @dataclass(frozen=True)

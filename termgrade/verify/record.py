@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade.records.verdict import TestVerdict
 from termgrade.records.version import RecordFormat
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.verify.verdict import Verdict
 
 VERIFY_SCHEMA_VERSION = "1.0"
@@ -39,12 +40,12 @@ class VerifyRecord(BaseModel):
     wants_internet: bool = Field(
         False, description="task.toml asks for the network ([environment] allow_internet = "
                            "true); verify ran it offline all the same.")
-    reference_tests: dict[str, str] = Field(
-        default_factory=dict,
-        description="Per attested test node id of the last passing reference-solution run: "
-                    "passed, failed, error, skipped, xfailed, xpassed or deselected (what "
-                    "the decision rule judges an agent's skips against); empty when no "
-                    "reference run passed.")
+    reference: ReferenceRecord | None = Field(
+        None,
+        description="The last clean passing reference-solution run: per attested test node "
+                    "id its outcome (what the decision rule judges an agent's skips "
+                    "against), the paths it changed (the transfer set's footprint) and "
+                    "whether the task is attestable; null when no reference run passed.")
     hacked_by: list[str] = Field(
         default_factory=list,
         description="Attacks that earned a reward above 0 (or left the run unscored), "

@@ -156,7 +156,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         attacks_played=len(attacks or []),
         hacked_by=hacked,
         wants_internet=task.wants_internet,
-        reference_tests=reference.tests if reference else {},
+        reference=reference,
     )
 
 

@@ -401,14 +401,16 @@ def test_honest_skips_xfails_and_deselection_stay_one_with_and_without_a_referen
                           test_sh=HONEST_TEST_SH)
     record = verify_task(task_dir, repeat=1)
     assert record.verdict is Verdict.VERIFIED, record.error
-    recorded = {name.split("::")[-1]: outcome for name, outcome in record.reference_tests.items()}
+    assert record.reference is not None
+    recorded = {name.split("::")[-1]: outcome
+                for name, outcome in record.reference.tests.items()}
     assert recorded == {"test_output_exists": "passed", "test_output_content": "passed",
                         "test_windows_line_endings": "skipped",
                         "test_no_trailing_newline": "xfailed", "test_slow_soak": "deselected",
                         "test_reading_is_fast": "passed"}
     task = load_task(task_dir)
     saved = reference_for(task)
-    assert saved is not None and saved.tests == record.reference_tests and saved.attested
+    assert saved is not None and saved.tests == record.reference.tests and saved.attested
     honest = tmp_path / "honest.sh"
     honest.write_text("#!/usr/bin/env bash\nprintf 'hello\\n' > /app/out.txt\n")
     runs = {"oracle": run_task(task, task.image_tag, AgentName.ORACLE),
@@ -428,4 +430,4 @@ def test_verify_calls_a_reference_that_tampers_unsatisfiable_with_the_finding(
     assert record.verdict is Verdict.UNSATISFIABLE, (record.verdict, record.error)
     assert record.tampered and "/opt/venv" in " ".join(record.tampered)
     assert record.error and "integrity findings" in record.error and "/opt/venv" in record.error
-    assert reference_for(load_task(task_dir)) is None and record.reference_tests == {}
+    assert reference_for(load_task(task_dir)) is None and record.reference is None
