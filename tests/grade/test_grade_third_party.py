@@ -73,6 +73,12 @@ def test_a_third_party_solution_scores_one(tmp_path: Path, with_reference: bool)
     from termgrade.task import load_task
 
     build_task_image(load_task(task_dir))
+    if with_reference:  # verify records the reference run the grader then judges with
+        from termgrade.scoring.reference import reference_for
+        from termgrade.verify import Verdict, verify_task
+
+        assert verify_task(task_dir, repeat=1).verdict is Verdict.VERIFIED
+        assert reference_for(load_task(task_dir)) is not None
     with ScriptedToolEndpoint(replay_solution(THIRD_PARTY)) as endpoint:
         agent = ModelAgent(Endpoint(endpoint.url, endpoint.model, api_key_env=None),
                            ScaffoldConfig())
