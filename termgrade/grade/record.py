@@ -53,6 +53,7 @@ def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
         retry_of=(trial_id(task_id, model, attempt, retry_index - 1, job_id)
                   if retry_index else None),
         retry_index=retry_index, source=SOURCE, attested=outcome.attested,
+        left_out=outcome.left_out,
         http_retries=transcript.retries if transcript is not None else None)
     if transcript is not None:
         _add_transcript(record, transcript)

@@ -147,6 +147,10 @@ class TrialRecord(_Record):
         "(its test.sh runs no pytest, or decides outside it), graded by test.sh's own reward "
         "as Harbor reads it; labels, select, bandcentral and training leave such trials out "
         "by default. Null when not recorded (Harbor ingests, older files).")
+    left_out: str | None = Field(
+        None, description="What the agent changed outside the task's transfer set, which "
+        "never reached the verifier: how many entries and the top-most paths. Null when "
+        "nothing was left out or not recorded.")
     task_digest: str | None = Field(
         None, description="sha256 of the graded task's files (the environments rows' "
         "task_digest); `grade --reuse` reruns a trial whose task changed. Null when not "

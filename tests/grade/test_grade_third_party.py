@@ -87,3 +87,5 @@ def test_a_third_party_solution_scores_one(tmp_path: Path, with_reference: bool)
     [trial] = [json.loads(line) for line in
                (tmp_path / "graded" / TRIALS_FILE).read_text().splitlines() if line.strip()]
     assert trial["reward"] == 1.0, (trial.get("exception_message"), trial.get("tests"))
+    # its own junk stayed behind, said in the record
+    assert "/usr/local/bin/my-helper" in trial["left_out"] and "/root" in trial["left_out"]
