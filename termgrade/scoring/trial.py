@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import posixpath
 import shutil
+import stat
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -43,11 +44,17 @@ from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.scoring import attestation as attest
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
+from termgrade.scoring.grader_procs import (
+    GraderProcs,
+    grader_procs,
+    image_config,
+    image_openssl_config,
+)
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.verifier import (
-    ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,
+    OPENSSL_FILE,
     VerifierResult,
     attest_config,
     decide,
@@ -56,6 +63,7 @@ from termgrade.scoring.verifier import (
     read_weights,
     verifier_command,
     verifier_env,
+    verifier_path,
 )
 from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
@@ -99,10 +107,12 @@ class RunOutcome:
         return self.verifier.failure if self.verifier else None
 
 
-def _stage(task: Task, closure: Closure | None = None) -> tuple[Path, str]:
+def _stage(task: Task, closure: Closure | None = None,
+           procs: GraderProcs | None = None) -> tuple[Path, str]:
     """A private copy of the task's tests (no host caches) and this trial's grader dir
     (the plugin under a fresh module name, the broker, the ``sitecustomize`` that puts
-    the closure first, the closure's directories), both mounted read-only in B."""
+    the closure first, the closure's directories, the broker's random socket name, the
+    image's own OpenSSL configuration), both mounted read-only in B."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
     shutil.copytree(task.paths.tests_dir, where / "tests",
                     ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
@@ -114,6 +124,8 @@ def _stage(task: Task, closure: Closure | None = None) -> tuple[Path, str]:
     (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
     trusted = [*closure.dirs, *closure.files] if closure else []
     (grader / "closure.json").write_text(json.dumps(trusted))
+    (grader / "broker-socket").write_text(procs.socket if procs else "")
+    (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
     for path in (where, where / "tests", grader):
         path.chmod(0o755)
     return where, module
@@ -129,7 +141,7 @@ def _engine_alive() -> bool:
 
 
 def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
-           run: str | None = None) -> Sandbox:
+           run: str | None = None, command: list[str] | None = None) -> Sandbox:
     """The agent's container A, started; or (``read_only`` given) the scoring container B,
     created but not started: its writable layer is filled on the host after the review.
     ``run``: the run id the container carries (the caller's thread's: this one is a
@@ -145,11 +157,11 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
         return DockerSandbox.create(
             image, limits=task_limits(task), env=task.config.environment.env,
             workdir=task.config.environment.workdir, label=label, read_only=read_only,
-            seccomp=scoring_profile())
+            seccomp=scoring_profile(), command=command)
 
 
-def _closure(image: str, task: Task) -> Closure:
-    return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
+def _closure(image: str, task: Task, path: str = VERIFIER_PATH) -> Closure:
+    return find_closure(image, path=task.config.verifier.env.get("PATH", path))
 
 
 def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> RunOutcome:
@@ -161,13 +173,19 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     label = agent_label(agent)
     started = time.monotonic()
     durations: dict[str, float] = {}
+    from docker.errors import DockerException
+
     try:
-        closure = _closure(image, task)
-    except SandboxError as exc:
+        image_env, _workdir = image_config(image)
+        path = task.config.verifier.env.get("PATH", verifier_path(image_env))
+        closure = _closure(image, task, path)
+    except (SandboxError, DockerException) as exc:
         return RunOutcome(label, None, error=f"finding the verifier's closure: {exc}",
                           durations={"total": time.monotonic() - started})
-    staged, module = _stage(task, closure)
-    mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
+    procs = grader_procs(closure, path)
+    staged, module = _stage(task, closure, procs)
+    mounts = {**closure.mounts(), **(procs.mounts(closure.view) if procs else {}),
+              str(CONTAINER.tests_dir): str(staged / "tests"),
               GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None
     score_box: Sandbox | None = None
@@ -176,7 +194,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
             run = current_run()
             want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
             want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score",
-                                 mounts, run)
+                                 mounts, run, procs.init_command() if procs else None)
             errors = []
             for future in (want_a, want_b):
                 try:
@@ -193,7 +211,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module))
+                            Scoring(closure, module, procs, path))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -210,10 +228,16 @@ class Scoring:
     closure: Closure
     plugin: str
     """This trial's module name of the attestation plugin."""
+    procs: GraderProcs | None = None
+    """What the grader runs in B, by the image's absolute paths; None without a Python."""
+    path: str = VERIFIER_PATH
+    """test.sh's PATH: the image's, then the grader's fixed directories."""
 
     @property
     def python(self) -> str | None:
         """The closure's interpreter that runs the broker (any of the image's)."""
+        if self.procs is not None:
+            return self.procs.python
         found = [f for f in self.closure.files if PYTHON_NAME.match(posixpath.basename(f))]
         return found[0] if found else None
 
@@ -257,10 +281,11 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                 result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
             else:
-                _carry(score_box, layer, review, task, scoring, key := attest.new_key())
+                _carry(score_box, layer, review)
                 _hand_over(agent_box, score_box)
                 durations["snapshot"] = time.monotonic() - marked
-                _verify(score_box, task, policy, scoring, key, result, limit)
+                _verify(score_box, task, policy, scoring, attest.new_key(), result, limit,
+                        transfer_roots(review))
             durations["verify"] = result.duration_s
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
@@ -273,11 +298,21 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run)
 
 
-def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview, task: Task,
-           scoring: Scoring, key: bytes) -> None:
+def transfer_roots(review: LayerReview) -> list[str]:
+    """Where B holds files the agent wrote: the broker refuses a key to a process that
+    maps one (outside the closure). The transfer set's roots once it is declared or
+    derived; until then every path the review carried."""
+    roots = getattr(review, "transfer_roots", None)
+    if roots is not None:
+        return [str(r) for r in roots]
+    return [entry.path for entry in review.carried
+            if stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)]
+
+
+def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview) -> None:
     """The agent's reviewed work (deletions as whiteouts, files moved out of A's frozen
-    layer), then the grader's own paths and the attestation config, into B's layer
-    before B starts."""
+    layer), then the grader's own paths into B's layer before B starts. The attestation
+    config and the key go to the broker's standard input, never into this layer."""
     layer = box.writable_layer()
     if layer is None:
         raise SandboxError("the scoring container's writable layer is not readable here")
@@ -285,7 +320,6 @@ def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview
     writer.directory(str(CONTAINER.logs_dir), 0o755, 0, 0)
     writer.directory(str(CONTAINER.verifier_dir), 0o777, 0, 0)
     writer.directory(GRADER_RUN_DIR, 0o700, 0, 0)
-    writer.file(ATTEST_CONFIG, attest_config(task, key, scoring.closure), mode=0o600)
     writer.finish()
 
 
@@ -301,9 +335,11 @@ def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
-            result: VerifierResult, limit: int) -> None:
-    if scoring.python is None:
-        result.fail("the image has no Python on the verifier's PATH: pytest cannot run")
+            result: VerifierResult, limit: int, roots: list[str] | None = None) -> None:
+    procs = scoring.procs
+    if procs is None:
+        result.fail("the image has no Python or bash on the verifier's PATH: pytest cannot "
+                    "run")
         return
     weights = read_weights(task)
     channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
@@ -312,8 +348,13 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
     try:
-        run = box.exec(verifier_command(task, scoring.python), timeout_s=timeout,
-                       env=verifier_env(task, scoring.plugin), workdir=str(CONTAINER.tests_dir))
+        config = attest_config(task, key, scoring.closure, socket=procs.socket,
+                               launchers=procs.launchers, transfer_roots=roots)
+        # test.sh runs in the container's working directory (the image's WORKDIR, or the
+        # task's [environment] workdir), as Harbor runs it.
+        run = box.exec(verifier_command(task, procs.python, procs.bash), timeout_s=timeout,
+                       env=verifier_env(task, scoring.plugin, path=scoring.path,
+                                        shell=procs.bash), stdin=config)
     finally:
         exceeded = watch.stop() if watch else None
     result.duration_s = time.monotonic() - began

@@ -3,15 +3,21 @@
 The grader starts it (``python -I -S``, from the read-only closure) before ``test.sh``,
 while no agent process exists in the container. It:
 
-1. reads and deletes the run's one-time master key, and makes itself non-dumpable;
+1. reads its configuration and the run's one-time master key from its standard input
+   (a pipe from the host: the key never touches the container's filesystem), makes
+   itself non-dumpable, binds the trial's random socket name (nothing of the agent's has
+   run in the container yet, so nothing can hold that name), and checks its own
+   mappings;
 2. starts the task's declared services and waits until each is ready;
 3. forks into the background, prints its pid and returns, so ``test.sh`` starts;
 4. hands each pytest session of ``test.sh`` its own key, over an abstract unix socket.
    The kernel names the asking process (``SO_PEERCRED``); a key goes only to a Python
    of the image's closure whose parents up to ``test.sh`` are ``test.sh`` itself, its
-   subshells, other scripts in ``/tests``, or ``timeout``/``env`` of the closure. A
-   session started by agent code (a test that runs pytest, an agent program, a
-   service) gets none and stays silent;
+   subshells, other scripts in ``/tests`` (shell or Python), or launchers of the image
+   (``timeout``, ``env``, ``make``, ``uv``...). A session started by agent code (a test
+   that runs pytest, an agent program, a service) gets none and stays silent. Nor does
+   a process that maps a file the agent wrote (a deleted file, a memfd, a file under the
+   task's transfer roots that is not the verifier's closure): that one raises an alarm;
 5. on ``SIGUSR1`` from the grader's shell (the sender is checked), writes the end
    marker, which is derived from the key, so no command line or file ever shows it.
 
@@ -33,11 +39,10 @@ import sys
 import time
 from typing import Any
 
-CONFIG = "/run/termgrade/attest.json"
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
-SOCKET = "\0termgrade-attest"
 SHELLS = ("bash", "sh", "dash")
+MAX_CONFIG = 64 << 20
 MAX_FIELD = 1000
 
 
@@ -70,15 +75,53 @@ def no_dump() -> bool:
 
 
 def take_config() -> dict[str, Any]:
-    fd = os.open(CONFIG, os.O_RDONLY | os.O_NOFOLLOW)
-    try:
-        data = os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-        os.unlink(CONFIG)
+    """One JSON line from standard input (the host's pipe), which is then closed."""
+    data = b""
+    while not data.endswith(b"\n") and len(data) < MAX_CONFIG:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     config: dict[str, Any] = json.loads(data.decode("utf-8"))
     return config
 
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def foreign_mappings(pid: str, config: dict[str, Any]) -> list[str] | None:
+    """Files mapped by ``pid`` that the agent may have written: deleted or memfd files,
+    and files under the transfer roots that are not the closure's. None: unreadable."""
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    return foreign_in_maps(raw.decode("utf-8", "replace"), config)
+
+
+def foreign_in_maps(text: str, config: dict[str, Any]) -> list[str]:
+    trusted = list(config.get("trusted") or [])
+    roots = list(config.get("transfer_roots") or [])
+    found: list[str] = []
+    for line in text.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) < 6:
+            continue
+        path = fields[5]
+        if path.startswith("[") or path.startswith("anon_inode:"):
+            continue
+        if path.endswith(" (deleted)") or path.startswith("/memfd:") or not path.startswith("/"):
+            bad = True
+        else:
+            bad = _under(path, roots) and not _under(path, trusted)
+        if bad and path not in found:
+            found.append(path)
+    return found
 
 def proc_stat(pid: int) -> tuple[int, str] | None:
     """(ppid, exe) of ``pid``, or None when it is gone or unreadable."""
@@ -126,6 +169,7 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
         return "unreadable"
     if here[1] not in config["pythons"]:
         return f"not the image's Python: {here[1]}"
+    roots = list(config.get("transfer_roots") or [])
     parent = here[0]
     hops = 0
     while parent != root:
@@ -136,12 +180,29 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
         if step is None:
             return "a parent vanished"
         name = os.path.basename(step[1])
-        if step[1] not in config["tools"]:
+        if step[1] in config["pythons"]:
+            if not python_runs_tests(parent, argv_of(parent)):
+                return "started by a Python running agent code"
+        elif step[1] not in config["tools"] or (
+                _under(step[1], roots) and not _under(step[1], config["trusted"])):
             return f"started by {step[1]}"
-        if name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
+        elif name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
             return "started by a shell running agent code"
         parent = step[0]
     return None
+
+
+def python_runs_tests(pid: int, argv: list[str]) -> bool:
+    """The image's Python running a script of the tests (a runner in /tests)."""
+    for arg in argv[1:]:
+        if arg in ("-c", "-m") or (arg.startswith("-") and arg[-1:] in ("c", "m")
+                                   and not arg.startswith("--")):
+            return False
+        if arg.startswith("-"):
+            continue
+        path = arg if arg.startswith("/") else os.path.join(cwd_of(pid), arg)
+        return os.path.realpath(path).startswith("/tests/")
+    return False
 
 
 def start_services(config: dict[str, Any], signer: Signer) -> list[int]:
@@ -193,6 +254,13 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             pid = struct.unpack("3i", creds)[0]
             why = why_refused(pid, root, config)
+            mapped = foreign_mappings(str(pid), config) if why is None else []
+            if mapped is None:
+                why = "its mappings are unreadable"
+            elif mapped:
+                why = "it maps a file the agent wrote: " + ", ".join(mapped[:5])
+                signer.emit({"e": "alarm", "how": "mapping", "pid": pid,
+                             "path": ", ".join(mapped[:5])[:MAX_FIELD]})
             if why is not None:
                 signer.emit({"e": "refused", "pid": pid, "why": why[:MAX_FIELD],
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
@@ -203,7 +271,8 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
                 reply = {"ok": True, "n": sessions,
                          "key": derive(master, f"session {sessions}").hex(),
-                         "trusted": config["trusted"], "services": services}
+                         "trusted": config["trusted"], "services": services,
+                         "transfer_roots": config.get("transfer_roots") or []}
             with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(reply).encode() + b"\n")
 
@@ -215,9 +284,13 @@ def main() -> None:
     root = os.getppid()
     signer = Signer(derive(master, "session 0"), 0)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-    listener.bind(SOCKET)
+    listener.bind("\0" + str(config["socket"]))
     listener.listen(64)
     signer.emit({"e": "broker", "pid": os.getpid()})
+    mapped = foreign_mappings("self", config)
+    if mapped:
+        signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),
+                     "path": ", ".join(mapped[:5])[:MAX_FIELD]})
     services = start_services(config, signer)
     ready_r, ready_w = os.pipe()
     child = os.fork()
