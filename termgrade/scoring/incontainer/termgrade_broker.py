@@ -42,6 +42,7 @@ from typing import Any
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
 SHELLS = ("bash", "sh", "dash")
+MAKES = ("make", "gmake")
 MAX_CONFIG = 64 << 20
 MAX_FIELD = 1000
 
@@ -188,8 +189,23 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
             return f"started by {step[1]}"
         elif name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
             return "started by a shell running agent code"
+        elif name in MAKES and not make_runs_tests(parent, argv_of(parent)):
+            return "started by make running a Makefile outside /tests"
         parent = step[0]
     return None
+
+
+def make_runs_tests(pid: int, argv: list[str]) -> bool:
+    """make reading a Makefile of the tests: ``-f`` one under /tests, or (``-C``, which
+    make has already entered) its working directory is under /tests."""
+    for at, arg in enumerate(argv):
+        named = argv[at + 1] if arg in ("-f", "--file", "--makefile") and at + 1 < len(argv) \
+            else arg[2:] if arg.startswith("-f") and len(arg) > 2 else None
+        if named is not None:
+            path = named if named.startswith("/") else os.path.join(cwd_of(pid), named)
+            return os.path.realpath(path).startswith("/tests/")
+    cwd = os.path.realpath(cwd_of(pid))
+    return cwd == "/tests" or cwd.startswith("/tests/")
 
 
 def python_runs_tests(pid: int, argv: list[str]) -> bool:
