@@ -51,6 +51,9 @@ class ContainerOptions(TypedDict, total=False):
     container cannot remount them: CAP_SYS_ADMIN is dropped)."""
     seccomp: str | None
     """A seccomp profile's JSON text, in place of the engine's default."""
+    tmpfs: dict[str, int] | None
+    """Container paths to fresh, writable in-memory filesystems of at most so many bytes
+    (counted against the container's memory)."""
     command: list[str] | None
     """What the engine's init runs (``sleep infinity`` by PATH when absent). The scoring
     container passes an absolute path of the image's own, so its first process owes
@@ -93,6 +96,8 @@ class DockerSandbox(Sandbox):
         seccomp = options.get("seccomp")
         mounts = [Mount(target, source, type="bind", read_only=True)
                   for target, source in (options.get("read_only") or {}).items()]
+        mounts += [Mount(target, None, type="tmpfs", tmpfs_size=size, tmpfs_mode=0o755)
+                   for target, size in (options.get("tmpfs") or {}).items()]
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
         try:
             container = docker_client().containers.create(

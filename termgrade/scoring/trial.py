@@ -69,6 +69,10 @@ from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
 
 DEFAULT_STORAGE_MB = 4096
+TESTS_SOURCE = "tests"
+"""The tests' staged copy inside the grader's read-only directory."""
+TESTS_TMPFS_BYTES = 1 << 30
+"""B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
 
 
 def task_limits(task: Task) -> Limits:
@@ -114,11 +118,12 @@ def _stage(task: Task, closure: Closure | None = None,
     the closure first, the closure's directories, the broker's random socket name, the
     image's own OpenSSL configuration), both mounted read-only in B."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
-    shutil.copytree(task.paths.tests_dir, where / "tests",
-                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
     module = attest.plugin_module()
     grader = where / "grader"
     grader.mkdir()
+    # The broker copies these into B's private, writable /tests before test.sh starts.
+    shutil.copytree(task.paths.tests_dir, grader / TESTS_SOURCE,
+                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
     (grader / f"{module}.py").write_bytes(attest.plugin_source())
     (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
     (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
@@ -126,7 +131,7 @@ def _stage(task: Task, closure: Closure | None = None,
     (grader / "closure.json").write_text(json.dumps(trusted))
     (grader / "broker-socket").write_text(procs.socket if procs else "")
     (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
-    for path in (where, where / "tests", grader):
+    for path in (where, grader / TESTS_SOURCE, grader):
         path.chmod(0o755)
     return where, module
 
@@ -157,7 +162,8 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
         return DockerSandbox.create(
             image, limits=task_limits(task), env=task.config.environment.env,
             workdir=task.config.environment.workdir, label=label, read_only=read_only,
-            seccomp=scoring_profile(), command=command)
+            seccomp=scoring_profile(), command=command,
+            tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
 
 
 def _closure(image: str, task: Task, path: str = VERIFIER_PATH) -> Closure:
@@ -185,7 +191,6 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
     procs = grader_procs(closure, path)
     staged, module = _stage(task, closure, procs)
     mounts = {**closure.mounts(), **(procs.mounts(closure.view) if procs else {}),
-              str(CONTAINER.tests_dir): str(staged / "tests"),
               GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None
     score_box: Sandbox | None = None

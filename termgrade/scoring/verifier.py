@@ -118,7 +118,9 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
     pythons = [f for f in closure.files if PYTHON_NAME.match(posixpath.basename(f))]
     return json.dumps({"key": key.hex(), "socket": socket, "trusted": trusted,
                        "services": services, "tools": tools, "pythons": pythons,
-                       "transfer_roots": list(transfer_roots or [])}).encode() + b"\n"
+                       "transfer_roots": list(transfer_roots or []),
+                       "tests_source": f"{GRADER_DIR}/tests",
+                       "tests_dir": str(CONTAINER.tests_dir)}).encode() + b"\n"
 
 
 @dataclass

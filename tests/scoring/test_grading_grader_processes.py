@@ -350,3 +350,44 @@ def test_each_defence_is_load_bearing(tmp_path: Path, monkeypatch: pytest.Monkey
     outcome, _ = grade(tmp_path, "off", solve, tests)
     assert outcome.reward == 1.0, (outcome.failure, outcome.verifier and outcome.verifier.output)
     assert outcome.verifier is not None and outcome.verifier.attested
+
+
+# 4. The writable /tests: agent code test.sh runs before pytest rewrites the tests, or agent
+#    code the tests run drops a file there. test.sh here runs the agent's prepare step.
+PREPARE_TEST_SH = """\
+#!/usr/bin/env bash
+mkdir -p /logs/verifier
+bash /app/prepare.sh
+cd /tests
+/opt/venv/bin/python -m pytest -c /dev/null --rootdir=/tests --confcutdir=/tests \\
+  -p no:cacheprovider -rA /tests/test_outputs.py
+if [ $? -eq 0 ]; then r=1; else r=0; fi
+echo $r > /logs/verifier/reward.txt
+"""
+REWRITE = ("cat > /app/prepare.sh <<'SH'\nprintf 'def test_preimage():\\n    pass\\n' "
+           "> {target}\nSH\n")
+DROP_FROM_TESTS = ("cat > /app/answer.py <<'PY'\nopen('/tests/{name}', 'w').write('x')\n"
+                   "print('nothing')\nPY\n")
+
+
+@pytest.mark.parametrize(("name", "solve", "alarm"), [
+    ("rewrite", REWRITE.format(target="/tests/test_outputs.py"), "a file of the tests changed"),
+    ("rewrite-defanged", REWRITE.format(target="/app/test_outputs.py"), None),
+    ("drop", "echo true > /app/prepare.sh\n" + DROP_FROM_TESTS.format(name="zz.py"),
+     "written while the tests ran"),
+    ("drop-defanged", "echo true > /app/prepare.sh\n"
+     + DROP_FROM_TESTS.format(name="").replace("/tests/", "/tmp/zz"), None),
+])
+def test_agent_code_cannot_rewrite_the_writable_tests(tmp_path: Path, name: str, solve: str,
+                                                      alarm: str | None) -> None:
+    task = load_task(write_task(tmp_path, f"grader-tests-{name}", tests=PREIMAGE_TESTS,
+                                toml=TOML, test_sh=PREPARE_TEST_SH,
+                                solve="echo nothing > /app/answer.py\n"))
+    agent_script = tmp_path / "agent.sh"
+    agent_script.write_text("#!/usr/bin/env bash\nset -e\n" + solve)
+    outcome = run_task(task, build_task_image(task).tag, ScriptAgent(name, agent_script))
+    assert outcome.error is None and outcome.reward == 0.0, outcome.failure
+    if alarm is None:
+        assert outcome.failure is None or "verifier-changed" not in outcome.failure
+    else:
+        assert outcome.failure and alarm in outcome.failure, outcome.failure

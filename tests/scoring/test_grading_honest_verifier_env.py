@@ -12,7 +12,9 @@ machine's CA bundle; without PyPI those idioms are skipped, naming why.
 from __future__ import annotations
 
 import shutil
+import tarfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +215,35 @@ def test_control_a_pytest_started_by_agent_code_gets_no_key(make_task: MakeTask)
     }
     outcome = grade(make_task, "env-agent-make", pieces)
     assert outcome.error is None and outcome.reward == 0.0
+
+
+# (e) Private tests shipped as an archive in tests/ and unpacked into /tests by test.sh.
+PRIVATE_TESTS = CHECKS_HELLO.replace("def test_output_exists", "def test_private_exists")
+UNPACK_TEST_SH = START + "cd /tests\ntar xzf /tests/private.tar.gz -C /tests || exit 1\n" + (
+    f"python -m pytest {FLAGS} -rA /tests/test_outputs.py /tests/private/test_private.py\n"
+    ) + REWARD
+
+
+def _with_archive(task_dir: Path) -> Path:
+    source = task_dir / "private-src" / "private"
+    source.mkdir(parents=True)
+    (source / "test_private.py").write_text(PRIVATE_TESTS)
+    with tarfile.open(task_dir / "tests" / "private.tar.gz", "w:gz") as archive:
+        archive.add(source, arcname="private")
+    shutil.rmtree(task_dir / "private-src")
+    return task_dir
+
+
+def test_private_tests_unpacked_at_verify_time_score_exactly_one(make_task: MakeTask) -> None:
+    task = load_task(_with_archive(make_task("env-unpack", toml=TOML, test_sh=UNPACK_TEST_SH)))
+    outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
+    assert_one(outcome)
+    assert outcome.verifier is not None and len(outcome.verifier.tests) == 4
+
+
+def test_a_wheel_from_tests_pip_installed_at_verify_time() -> None:
+    pytest.skip("not supported: pip installs into the image's site-packages, which the "
+                "scoring container mounts read-only from the image (the verifier's closure); "
+                "a PIP_TARGET on the verifier's path would make `pip install <installed>` "
+                "download again offline. Fix: install the wheel in environment/Dockerfile, "
+                "or add it to the tests' sys.path (PYTHONPATH=/tests/wheel.whl)")
