@@ -224,7 +224,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     _IN_HOOK = True
     try:
         if event in SPAWNS:
-            return  # a daemon the test started lives until the test ends (then reaped)
+            # A daemon the test started lives until the test ends (then it is reaped),
+            # except that none meets the task's own helper: a program of /tests a test
+            # runs (its verdict on stdout is what a daemon of agent code would forge).
+            if _IN_TEST and _CHANNEL is not None and _runs_tests_helper(args):
+                _reap_orphans("spawn")
         elif event == "open" and args:
             mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
             if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
@@ -276,6 +280,25 @@ class _AgentCodeFinder:
                 if where is not None:
                     _alarm("import", f"{fullname} from {where}")
         return spec
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fsdecode(value)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def _runs_tests_helper(args: tuple[Any, ...]) -> bool:
+    """Does this spawn run a program of the tests (a path under /tests)?"""
+    texts = _strings(args)
+    if any("/tests/" in text for text in texts):
+        return True
+    cwd = os.path.realpath(os.getcwd())
+    return (cwd == "/tests" or cwd.startswith("/tests/")) and any(
+        not text.startswith("-") and "/" not in text and os.path.isfile(text)
+        for text in texts)
 
 
 def _check_mappings() -> None:
