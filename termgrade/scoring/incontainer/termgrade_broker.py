@@ -227,8 +227,13 @@ PIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
 IN_WRITES = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
 """inotify: modify, attrib, close-write, moved from/to, create, delete, delete/move self."""
 IN_ISDIR = 0x40000000
-CACHES = (".pytest_cache",)
-"""pytest's cache of the last run (under the rootdir): written by every honest session."""
+CACHES = (".pytest_cache", "pytest-cache-files-")
+"""pytest's cache of the last run under the rootdir (and the temporary directory it is
+made in): written by every honest session that keeps the cache provider."""
+
+
+def is_cache(name: str) -> bool:
+    return name == CACHES[0] or name.startswith(CACHES[1])
 MAX_WATCHED = 256 << 20
 
 
@@ -244,7 +249,7 @@ def manifest(root: str) -> dict[str, str]:
     """Relative path -> sha256 of every file under ``root`` (a symlink: its target)."""
     out: dict[str, str] = {}
     for here, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in CACHES]
+        dirs[:] = [d for d in dirs if not is_cache(d)]
         for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
             path = os.path.join(here, name)
             relative = os.path.relpath(path, root)
@@ -348,7 +353,7 @@ class Writable:
                 path = os.path.join(self.watches.get(wd, "?"), name)
                 if mask & IN_ISDIR and mask & 0x100:
                     self._watch(path)
-                if self.sealed and not any(f"/{c}" in path for c in CACHES):
+                if self.sealed and not any(is_cache(part) for part in path.split("/")):
                     self._alarm(path, "written while the tests ran")
 
     def check(self) -> None:
