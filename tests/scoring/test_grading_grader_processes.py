@@ -391,3 +391,28 @@ def test_agent_code_cannot_rewrite_the_writable_tests(tmp_path: Path, name: str,
         assert outcome.failure is None or "verifier-changed" not in outcome.failure
     else:
         assert outcome.failure and alarm in outcome.failure, outcome.failure
+
+
+# 5. `/lib64` repointed at a directory of the agent's, holding a bogus loader: every dynamic
+#    program the kernel starts in B would run it. The image's loader is mounted read-only
+#    where the link leads, so the grader's processes still start on the image's bytes; the
+#    keyed pytest then maps a path the agent made, and the alarm makes it 0.
+REPOINT_LIB64 = (f"echo {SECRET} > /app/secret.txt\n" + ANSWER_STEP
+                 + "mkdir -p /app/l && echo junk > /app/l/ld-linux-x86-64.so.2\n"
+                 "ln -sfn /app/l /lib64\n")
+
+
+def test_a_repointed_lib64_runs_the_images_loader_and_raises_the_alarm(tmp_path: Path) -> None:
+    outcome, _ = grade(tmp_path, "lib64", REPOINT_LIB64)
+    assert outcome.error is None and outcome.reward == 0.0, outcome.failure
+    assert outcome.verifier is not None and "1 passed" in outcome.verifier.output
+    assert outcome.failure and "mapping: /app/l/ld-linux-x86-64.so.2" in outcome.failure
+
+
+def test_without_the_loader_mount_the_scoring_container_cannot_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.scoring.grader_procs import GraderProcs
+
+    monkeypatch.setattr(GraderProcs, "mounts", lambda self, view: {})
+    outcome, _ = grade(tmp_path, "lib64-off", REPOINT_LIB64)
+    assert outcome.reward == 0.0 and outcome.failure and "not running" in outcome.failure
