@@ -21,8 +21,12 @@ from dataclasses import dataclass
 from termgrade.sandbox import pristine
 from termgrade.scoring.closure import PYTHON_NAME, Closure
 
-PAUSE = "import signal\nwhile True:\n    signal.pause()\n"
-"""B's first process under the engine's init: the image's Python, isolated (``-I -S``)."""
+PAUSE = "read -r _ <> <(:)"
+"""B's first process under the engine's init: the image's bash, blocked for good reading
+a pipe it holds both ends of (builtins only: no file of the agent's is read)."""
+FIXED_ENV = ("USER", "LOGNAME", "HOME", "SHELL", "BASH_ENV")
+"""Set in B's own environment (and so in every exec there), so that neither its first
+process nor any shell asks NSS who runs it or reads a startup file."""
 OPENSSL_CONFIGS = ("/usr/lib/ssl/openssl.cnf", "/etc/ssl/openssl.cnf",
                    "/usr/local/ssl/openssl.cnf", "/etc/pki/tls/openssl.cnf")
 """Where images keep OpenSSL's default configuration (Debian's first)."""
@@ -45,7 +49,18 @@ class GraderProcs:
     launchers: tuple[str, ...]
 
     def init_command(self) -> list[str]:
-        return [self.python, "-I", "-S", "-c", PAUSE]
+        return [self.bash, "-c", PAUSE]
+
+    def container_env(self) -> dict[str, str]:
+        return {"USER": "root", "LOGNAME": "root", "HOME": "/root", "SHELL": self.bash,
+                "BASH_ENV": ""}
+
+    @property
+    def python_home(self) -> str:
+        """The interpreter's installation prefix (``/usr`` for ``/usr/bin/python3.11``):
+        passed as ``PYTHONHOME`` so that no ``pyvenv.cfg`` or stdlib landmark the agent put
+        beside the executable or above it decides where the standard library is."""
+        return posixpath.dirname(posixpath.dirname(self.python))
 
     def mounts(self, view: str) -> dict[str, str]:
         """The image's loader, read-only at the path every dynamic program names."""

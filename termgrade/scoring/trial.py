@@ -146,7 +146,8 @@ def _engine_alive() -> bool:
 
 
 def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
-           run: str | None = None, command: list[str] | None = None) -> Sandbox:
+           run: str | None = None, command: list[str] | None = None,
+           env: dict[str, str] | None = None) -> Sandbox:
     """The agent's container A, started; or (``read_only`` given) the scoring container B,
     created but not started: its writable layer is filled on the host after the review.
     ``run``: the run id the container carries (the caller's thread's: this one is a
@@ -160,7 +161,7 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
                 image, limits=task_limits(task), env=task.config.environment.env,
                 workdir=task.config.environment.workdir, label=label)
         return DockerSandbox.create(
-            image, limits=task_limits(task), env=task.config.environment.env,
+            image, limits=task_limits(task), env={**task.config.environment.env, **(env or {})},
             workdir=task.config.environment.workdir, label=label, read_only=read_only,
             seccomp=scoring_profile(), command=command,
             tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
@@ -199,7 +200,8 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False) -> Run
             run = current_run()
             want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
             want_b = pool.submit(_start, image, task, f"{task.safe_name}-{label}-score",
-                                 mounts, run, procs.init_command() if procs else None)
+                                 mounts, run, procs.init_command() if procs else None,
+                                 procs.container_env() if procs else None)
             errors = []
             for future in (want_a, want_b):
                 try:
@@ -357,7 +359,8 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                                launchers=procs.launchers, transfer_roots=roots)
         # test.sh runs in the container's working directory (the image's WORKDIR, or the
         # task's [environment] workdir), as Harbor runs it.
-        run = box.exec(verifier_command(task, procs.python, procs.bash), timeout_s=timeout,
+        run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
+                       timeout_s=timeout,
                        env=verifier_env(task, scoring.plugin, path=scoring.path,
                                         shell=procs.bash), stdin=config)
     finally:

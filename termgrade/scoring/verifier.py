@@ -83,7 +83,8 @@ def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
     }
 
 
-def verifier_command(task: Task, python: str, bash: str = "/bin/bash") -> list[str]:
+def verifier_command(task: Task, python: str, bash: str = "/bin/bash",
+                     python_home: str | None = None) -> list[str]:
     """The broker (by the closure's ``python``, reading its configuration and the key
     from this command's standard input), then ``bash test.sh`` by absolute paths of the
     image's own (``python``, ``bash``, ``tee``, ``head`` resolved in its view: no ``PATH``
@@ -91,8 +92,12 @@ def verifier_command(task: Task, python: str, bash: str = "/bin/bash") -> list[s
     signal to the broker, which writes the end marker. No secret appears in this command
     line, and none in any file."""
     broker = f"{GRADER_DIR}/{BROKER_MODULE}.py"
+    # -I would ignore PYTHONHOME: -s -S and an explicit home and path instead (the script's
+    # own directory, first on sys.path, is the grader's read-only one).
+    home = python_home or posixpath.dirname(posixpath.dirname(python))
     script = (
-        f"broker=$({python} -I -S {broker}) || {{ echo 'termgrade: the attestation broker "
+        f"broker=$(PYTHONHOME={home} PYTHONPATH= {python} -s -S {broker}) || "
+        "{ echo 'termgrade: the attestation broker "
         "did not start' >&2; exit 97; }; exec </dev/null; "
         f"{bash} {CONTAINER.tests_dir}/test.sh 2>&1 | /usr/bin/tee -p "
         f">(/usr/bin/head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout}); "

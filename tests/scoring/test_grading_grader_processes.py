@@ -14,6 +14,8 @@ Classes closed here:
 - **a PATH-found init**: a ``/usr/local/bin/sleep`` that, as B's first process, reads
   the run's key from the broker's standard input before the broker does and signs a
   passing record itself;
+- **a standard library of the agent's for the broker**: a ``/usr/bin/pyvenv.cfg`` whose
+  ``home`` leads Python (even ``-I -S``) to a stdlib the agent wrote;
 - **a squatted socket**: a process that binds the broker's name before the broker;
 - **NSS lookups**: an NSS module named in ``/etc/nsswitch.conf``, loaded into the grader's
   bash when ``SHELL`` is unset (and into pytest by ``tmp_path`` when ``USER`` is);
@@ -38,7 +40,7 @@ from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.attestation import broker_source
 from termgrade.scoring.closure import find_closure
-from termgrade.scoring.grader_procs import grader_procs
+from termgrade.scoring.grader_procs import PAUSE, grader_procs
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import verifier_env
 from termgrade.task import load_task
@@ -212,7 +214,7 @@ def test_a_planted_sleep_never_runs_as_the_scoring_containers_init(tmp_path: Pat
         box = scoring_container(name)
         box.reload()
         command = box.attrs["Config"]["Cmd"]
-        assert command[0].startswith("/") and command[1:3] == ["-I", "-S"], command
+        assert command[0].startswith("/") and command[1:] == ["-c", PAUSE], command
         assert box.attrs["HostConfig"]["Init"] is True
     finally:
         remove_kept(name)
@@ -314,6 +316,50 @@ def test_a_squatter_cannot_take_the_brokers_name(tmp_path: Path, knows_name: boo
         box.close()
 
 
+# 6. A pyvenv.cfg beside the image's Python: `python -I -S` takes its stdlib from `home`.
+#    The agent's copy of the stdlib answers, when the broker imports hmac.
+PLANTED_HMAC = textwrap.dedent(f"""\
+
+    import os as _os, sys as _sys
+    if ARMED and _os.path.isdir("{B_ONLY}") and _sys.argv[0].endswith("termgrade_broker.py"):
+        with open("/app/secret.txt", "w") as _out:
+            _out.write("{SECRET}\\n")
+    """)
+
+
+def planted_stdlib(armed: bool) -> str:
+    return (ANSWER_STEP + "mkdir -p /app/evil/bin /app/evil/lib\n"
+            "cp -r /usr/lib/python3.11 /app/evil/lib/\n"
+            # the image's own extension modules: no mapping of a file the agent wrote
+            "rm -r /app/evil/lib/python3.11/lib-dynload\n"
+            "ln -s /usr/lib/python3.11/lib-dynload /app/evil/lib/python3.11/lib-dynload\n"
+            f"cat >> /app/evil/lib/python3.11/hmac.py <<'PY'\n"
+            f"{PLANTED_HMAC.replace('ARMED', str(armed))}PY\n"
+            "echo 'home = /app/evil/bin' > /usr/bin/pyvenv.cfg\n")
+
+
+@pytest.mark.parametrize("armed", [True, False], ids=["attack", "defanged"])
+def test_a_pyvenv_cfg_gives_the_broker_no_stdlib_of_the_agents(tmp_path: Path,
+                                                               armed: bool) -> None:
+    outcome, _ = grade(tmp_path, f"pyvenv-{armed}".lower(), planted_stdlib(armed))
+    assert outcome.error is None and outcome.reward == 0.0, outcome.failure
+    assert outcome.verifier is not None and "1 failed" in outcome.verifier.output
+
+
+def _isolated_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    import termgrade.scoring.trial as trial
+
+    home_set = trial.verifier_command
+
+    def isolated(task: object, python: str, bash: str, home: str) -> list[str]:
+        command = home_set(task, python, bash, home)  # type: ignore[arg-type]
+        command[-1] = command[-1].replace(f"PYTHONHOME={home} PYTHONPATH= {python} -s -S",
+                                          f"{python} -I -S")
+        return command
+
+    monkeypatch.setattr(trial, "verifier_command", isolated)
+
+
 def _init_by_path(monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.scoring.grader_procs import GraderProcs
 
@@ -340,9 +386,10 @@ def _no_mapping_check(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(("defence_off", "solve", "tests"), [
     (_init_by_path, planted_init(True), PREIMAGE_TESTS),
+    (_isolated_broker, planted_stdlib(True), PREIMAGE_TESTS),
     (_nss_asking_env, planted_nss(True), PREIMAGE_TESTS),
     (_no_mapping_check, planted_nss(True), PWD_TESTS),
-], ids=["init-by-path", "env-asks-nss", "no-mapping-check"])
+], ids=["init-by-path", "broker-python-I", "env-asks-nss", "no-mapping-check"])
 def test_each_defence_is_load_bearing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       defence_off: object, solve: str, tests: str) -> None:
     """With one defence taken out of the grader, its attack above forges an attested 1."""

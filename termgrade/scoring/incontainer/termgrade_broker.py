@@ -1,6 +1,8 @@
 """TermGrade's key broker in the scoring container; copied in at scoring time.
 
-The grader starts it (``python -I -S``, from the read-only closure) before ``test.sh``,
+The grader starts it (the closure's Python by absolute path, ``-s -S`` with ``PYTHONHOME``
+set to the interpreter's own prefix, so no ``pyvenv.cfg`` or stdlib landmark of the
+agent's decides its standard library) before ``test.sh``,
 while no agent process exists in the container. It:
 
 1. reads its configuration and the run's one-time master key from its standard input
