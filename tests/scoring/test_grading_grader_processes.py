@@ -376,6 +376,7 @@ def _nss_asking_env(monkeypatch: pytest.MonkeyPatch) -> None:
         return {k: v for k, v in env.items() if k not in ("USER", "LOGNAME", "SHELL")}
 
     monkeypatch.setattr(trial, "verifier_env", asking)
+    monkeypatch.setattr(trial.GraderProcs, "container_env", lambda self: {})
 
 
 def _no_mapping_check(monkeypatch: pytest.MonkeyPatch) -> None:
