@@ -103,9 +103,11 @@ class Sandbox(abc.ABC):
         env: dict[str, str] | None = None,
         workdir: str | None = None,
         user: str = "0:0",
+        stdin: bytes | None = None,
     ) -> ExecResult:
         """Run a command (as uid:gid 0:0 by default, never resolved through the container's
-        own /etc/passwd); a timeout kills it and returns ``timed_out=True``.
+        own /etc/passwd); a timeout kills it and returns ``timed_out=True``. ``stdin``, when
+        given, is written to the command's standard input, which is then closed.
 
         Raises SandboxError when the container itself is gone or unusable.
         """

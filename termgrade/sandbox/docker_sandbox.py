@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import socket
 import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, TypedDict, Unpack
@@ -49,6 +51,13 @@ class ContainerOptions(TypedDict, total=False):
     container cannot remount them: CAP_SYS_ADMIN is dropped)."""
     seccomp: str | None
     """A seccomp profile's JSON text, in place of the engine's default."""
+    tmpfs: dict[str, int] | None
+    """Container paths to fresh, writable in-memory filesystems of at most so many bytes
+    (counted against the container's memory)."""
+    command: list[str] | None
+    """What the engine's init runs (``sleep infinity`` by PATH when absent). The scoring
+    container passes an absolute path of the image's own, so its first process owes
+    nothing to a file the agent put on a PATH."""
 
 
 class DockerSandbox(Sandbox):
@@ -62,8 +71,8 @@ class DockerSandbox(Sandbox):
 
     @classmethod
     def start(cls, image: str, **options: Unpack[ContainerOptions]) -> DockerSandbox:
-        """Start ``sleep infinity`` under an init in a new container of ``image``
-        (:class:`ContainerOptions`)."""
+        """Start ``sleep infinity`` (or ``command``) under the engine's init in a new
+        container of ``image`` (:class:`ContainerOptions`)."""
         box = cls.create(image, **options)
         try:
             box.begin()
@@ -87,12 +96,14 @@ class DockerSandbox(Sandbox):
         seccomp = options.get("seccomp")
         mounts = [Mount(target, source, type="bind", read_only=True)
                   for target, source in (options.get("read_only") or {}).items()]
+        mounts += [Mount(target, None, type="tmpfs", tmpfs_size=size, tmpfs_mode=0o755)
+                   for target, size in (options.get("tmpfs") or {}).items()]
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
         try:
             container = docker_client().containers.create(
                 image,
                 **quota,
-                command=["sleep", "infinity"],
+                command=options.get("command") or ["sleep", "infinity"],
                 name=f"termgrade-{label or 'run'}-{uuid.uuid4().hex[:10]}",
                 detach=True,
                 init=True,
@@ -138,6 +149,7 @@ class DockerSandbox(Sandbox):
         env: dict[str, str] | None = None,
         workdir: str | None = None,
         user: str = "0:0",
+        stdin: bytes | None = None,
     ) -> ExecResult:
         from docker.errors import DockerException
 
@@ -146,11 +158,13 @@ class DockerSandbox(Sandbox):
         cap = OutputCap(self._limits.output_bytes)
         started = time.monotonic()
         try:
-            exec_id = api.exec_create(
-                self.id, wrapped, environment=env, workdir=workdir, user=user
-            )["Id"]
-            stream = api.exec_start(exec_id, stream=True, demux=False)
-        except DockerException as exc:
+            exec_id = api.exec_create(self.id, wrapped, environment=env, workdir=workdir,
+                                      user=user, stdin=stdin is not None)["Id"]
+            if stdin is None:
+                stream = api.exec_start(exec_id, stream=True, demux=False)
+            else:
+                stream = _with_stdin(api.exec_start(exec_id, socket=True), stdin)
+        except (DockerException, OSError) as exc:
             raise SandboxError(f"exec in {self.id[:12]} failed: {exc}") from exc
         failure: list[BaseException] = []
 
@@ -323,6 +337,28 @@ class DockerSandbox(Sandbox):
     def close_later(self) -> Future[None]:
         """Remove the container off the critical path (the run's result is already read)."""
         return _REAPER.submit(self.close)
+
+
+def _with_stdin(sock: Any, data: bytes) -> Iterator[bytes]:
+    """Write ``data`` to an exec's stdin over its hijacked socket, close that side, and
+    yield what the command prints (stdout and stderr, unframed). The bytes pass through
+    the engine's pipe only: nothing in the container's filesystem ever holds them."""
+    from docker.utils.socket import frames_iter
+
+    raw = getattr(sock, "_sock", sock)
+    raw.sendall(data)
+    with contextlib.suppress(OSError):
+        raw.shutdown(socket.SHUT_WR)
+
+    def _frames() -> Iterator[bytes]:
+        try:
+            for _stream, chunk in frames_iter(sock, tty=False):
+                yield chunk
+        finally:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    return _frames()
 
 
 def _dir_entry(name: str) -> tarfile.TarInfo:

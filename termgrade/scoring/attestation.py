@@ -342,6 +342,8 @@ def _apply_broker(att: Attestation, event: dict[str, object]) -> None:
         att.sessions[number] = Session(number)
     elif kind == "refused":
         att.refused.append(f"{event.get('argv')}: {event.get('why')}")
+    elif kind == "alarm":  # a process the broker checked maps a file the agent wrote
+        att.alarms.append(f"{event.get('how')}: {event.get('path')} (pid {event.get('pid')})")
     elif kind == "service" and not event.get("ready"):
         att.services_down.append(int(str(event.get("n"))))
     elif kind == "end":

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import posixpath
 import shutil
+import stat
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -44,14 +45,20 @@ from termgrade.scoring import attestation as attest
 from termgrade.scoring.attestable import Attestability, from_reference
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
+from termgrade.scoring.grader_procs import (
+    GraderProcs,
+    grader_procs,
+    image_config,
+    image_openssl_config,
+)
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
 from termgrade.scoring.verifier import (
-    ATTEST_CONFIG,
     MAX_VERIFIER_OUTPUT,
+    OPENSSL_FILE,
     VerifierResult,
     attest_config,
     decide,
@@ -61,12 +68,17 @@ from termgrade.scoring.verifier import (
     read_weights,
     verifier_command,
     verifier_env,
+    verifier_path,
 )
 from termgrade.task import CONTAINER, Task
 from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
 
 DEFAULT_STORAGE_MB = 4096
+TESTS_SOURCE = "tests"
+"""The tests' staged copy inside the grader's read-only directory."""
+TESTS_TMPFS_BYTES = 1 << 30
+"""B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
 
 
 def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Limits:
@@ -115,22 +127,27 @@ class RunOutcome:
         return self.verifier.failure if self.verifier else None
 
 
-def _stage(task: Task, closure: Closure | None = None) -> tuple[Path, str]:
+def _stage(task: Task, closure: Closure | None = None,
+           procs: GraderProcs | None = None) -> tuple[Path, str]:
     """A private copy of the task's tests (no host caches) and this trial's grader dir
     (the plugin under a fresh module name, the broker, the ``sitecustomize`` that puts
-    the closure first, the closure's directories), both mounted read-only in B."""
+    the closure first, the closure's directories, the broker's random socket name, the
+    image's own OpenSSL configuration), both mounted read-only in B."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
-    shutil.copytree(task.paths.tests_dir, where / "tests",
-                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
     module = attest.plugin_module()
     grader = where / "grader"
     grader.mkdir()
+    # The broker copies these into B's private, writable /tests before test.sh starts.
+    shutil.copytree(task.paths.tests_dir, grader / TESTS_SOURCE,
+                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
     (grader / f"{module}.py").write_bytes(attest.plugin_source())
     (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
     (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
     trusted = [*closure.dirs, *closure.files] if closure else []
     (grader / "closure.json").write_text(json.dumps(trusted))
-    for path in (where, where / "tests", grader):
+    (grader / "broker-socket").write_text(procs.socket if procs else "")
+    (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
+    for path in (where, grader / TESTS_SOURCE, grader):
         path.chmod(0o755)
     return where, module
 
@@ -145,7 +162,8 @@ def _engine_alive() -> bool:
 
 
 def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
-           run: str | None = None) -> Sandbox:
+           run: str | None = None, command: list[str] | None = None,
+           env: dict[str, str] | None = None) -> Sandbox:
     """The agent's container A, started; or (``read_only`` given) the scoring container B,
     created but not started: its writable layer is filled on the host after the review.
     ``run``: the run id the container carries (the caller's thread's: this one is a
@@ -160,9 +178,10 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
                 workdir=task.config.environment.workdir, label=label)
         scoring = scoring_environment(task)
         return DockerSandbox.create(
-            image, limits=task_limits(task, scoring), env=scoring.env,
+            image, limits=task_limits(task, scoring), env={**scoring.env, **(env or {})},
             workdir=scoring.workdir, label=label, read_only=read_only,
-            seccomp=scoring_profile())
+            seccomp=scoring_profile(), command=command,
+            tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
 
 
 def scoring_image(task: Task, image: str) -> str:
@@ -187,8 +206,8 @@ def scoring_environment(task: Task) -> EnvironmentConfig:
     return task.config.environment
 
 
-def _closure(image: str, task: Task) -> Closure:
-    return find_closure(image, path=task.config.verifier.env.get("PATH", VERIFIER_PATH))
+def _closure(image: str, task: Task, path: str = VERIFIER_PATH) -> Closure:
+    return find_closure(image, path=task.config.verifier.env.get("PATH", path))
 
 
 def _image_workdir(image: str) -> str | None:
@@ -231,15 +250,20 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
     label = agent_label(agent)
     started = time.monotonic()
     durations: dict[str, float] = {}
+    from docker.errors import DockerException
+
     try:
         score_image = scoring_image(task, image)
-        closure = _closure(score_image, task)
+        image_env, _workdir = image_config(score_image)
+        path = task.config.verifier.env.get("PATH", verifier_path(image_env))
+        closure = _closure(score_image, task, path)
         transfer = transfer_set_for(task, image, closure, reference)
-    except (SandboxError, ImageBuildError) as exc:
+    except (SandboxError, ImageBuildError, DockerException) as exc:
         return RunOutcome(label, None, error=f"the verifier's image and closure: {exc}",
                           durations={"total": time.monotonic() - started})
-    staged, module = _stage(task, closure)
-    mounts = {**closure.mounts(), str(CONTAINER.tests_dir): str(staged / "tests"),
+    procs = grader_procs(closure, path)
+    staged, module = _stage(task, closure, procs)
+    mounts = {**closure.mounts(), **(procs.mounts(closure.view) if procs else {}),
               GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None
     score_box: Sandbox | None = None
@@ -248,7 +272,8 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
             run = current_run()
             want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
             want_b = pool.submit(_start, score_image, task, f"{task.safe_name}-{label}-score",
-                                 mounts, run)
+                                 mounts, run, procs.init_command() if procs else None,
+                                 procs.container_env() if procs else None)
             errors = []
             for future in (want_a, want_b):
                 try:
@@ -265,7 +290,8 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
                               durations={"total": time.monotonic() - started})
         durations["start"] = time.monotonic() - started
         return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module, attestable, transfer, reference))
+                            Scoring(closure, module, attestable, transfer, reference,
+                                    procs, path))
     finally:
         for started_box in (agent_box, score_box):
             if started_box is not None and not keep:
@@ -288,10 +314,16 @@ class Scoring:
     """What of the agent's work is carried (None: everything outside the closure)."""
     reference: ReferenceRecord | None = None
     """The reference solution's recorded run (the decision rule's yardstick), if any."""
+    procs: GraderProcs | None = None
+    """What the grader runs in B, by the image's absolute paths; None without a Python."""
+    path: str = VERIFIER_PATH
+    """test.sh's PATH: the image's, then the grader's fixed directories."""
 
     @property
     def python(self) -> str | None:
         """The closure's interpreter that runs the broker (any of the image's)."""
+        if self.procs is not None:
+            return self.procs.python
         found = [f for f in self.closure.files if PYTHON_NAME.match(posixpath.basename(f))]
         return found[0] if found else None
 
@@ -338,10 +370,11 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                 result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
             else:
-                _carry(score_box, layer, review, task, scoring, key := attest.new_key())
+                _carry(score_box, layer, review)
                 _hand_over(agent_box, score_box)
                 durations["snapshot"] = time.monotonic() - marked
-                _verify(score_box, task, policy, scoring, key, result, limit,
+                _verify(score_box, task, policy, scoring, attest.new_key(), result, limit,
+                        transfer_roots(review, scoring.transfer),
                         ldconfig=needs_ldconfig(review.carried))
             durations["verify"] = result.duration_s
     except Exception as exc:  # every way scoring can break once the agent ran
@@ -357,11 +390,20 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                       left_out=seen.left_out)
 
 
-def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview, task: Task,
-           scoring: Scoring, key: bytes) -> None:
+def transfer_roots(review: LayerReview, transfer: TransferSet | None) -> list[str]:
+    """Where B holds files the agent wrote: the broker refuses a key to a process that
+    maps one (outside the closure). The transfer set's roots; without a set, every path
+    the review carried."""
+    if transfer is not None:
+        return [root.path for root in transfer.roots]
+    return [entry.path for entry in review.carried
+            if stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)]
+
+
+def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview) -> None:
     """The agent's reviewed work (deletions as whiteouts, files moved out of A's frozen
-    layer), then the grader's own paths and the attestation config, into B's layer
-    before B starts."""
+    layer), then the grader's own paths into B's layer before B starts. The attestation
+    config and the key go to the broker's standard input, never into this layer."""
     layer = box.writable_layer()
     if layer is None:
         raise SandboxError("the scoring container's writable layer is not readable here")
@@ -369,7 +411,6 @@ def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview
     writer.directory(str(CONTAINER.logs_dir), 0o755, 0, 0)
     writer.directory(str(CONTAINER.verifier_dir), 0o777, 0, 0)
     writer.directory(GRADER_RUN_DIR, 0o700, 0, 0)
-    writer.file(ATTEST_CONFIG, attest_config(task, key, scoring.closure), mode=0o600)
     writer.finish()
 
 
@@ -385,9 +426,12 @@ def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
-            result: VerifierResult, limit: int, *, ldconfig: bool = False) -> None:
-    if scoring.python is None:
-        result.fail("the image has no Python on the verifier's PATH: pytest cannot run")
+            result: VerifierResult, limit: int, roots: list[str] | None = None, *,
+            ldconfig: bool = False) -> None:
+    procs = scoring.procs
+    if procs is None:
+        result.fail("the image has no Python or bash on the verifier's PATH: pytest cannot "
+                    "run")
         return
     weights = read_weights(task)
     layer = box.writable_layer()
@@ -402,8 +446,14 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
     try:
-        run = box.exec(verifier_command(task, scoring.python), timeout_s=timeout,
-                       env=verifier_env(task, scoring.plugin), workdir=str(CONTAINER.tests_dir))
+        config = attest_config(task, key, scoring.closure, socket=procs.socket,
+                               launchers=procs.launchers, transfer_roots=roots)
+        # test.sh runs in the container's working directory (the image's WORKDIR, or the
+        # task's [environment] workdir), as Harbor runs it.
+        run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
+                       timeout_s=timeout,
+                       env=verifier_env(task, scoring.plugin, path=scoring.path,
+                                        shell=procs.bash), stdin=config)
     finally:
         exceeded = watch.stop() if watch else None
     result.duration_s = time.monotonic() - began

@@ -19,7 +19,8 @@ from termgrade.core.errors import VerifierError
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.scoring.attestation import BROKER_MODULE, Attestation
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure
-from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR
+from termgrade.scoring.grader_procs import LAUNCHERS
+from termgrade.scoring.policy import GRADER_DIR
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.task import CONTAINER, Task
@@ -28,7 +29,8 @@ MAX_STDOUT_COPY = 1 << 20
 """test.sh's output is also kept in /logs/verifier/test-stdout.txt (Harbor), capped."""
 MAX_VERIFIER_OUTPUT = 32 << 20
 """Bytes of /logs/verifier read back (reports, reward, stdout copy)."""
-ATTEST_CONFIG = f"{GRADER_RUN_DIR}/attest.json"
+OPENSSL_FILE = "openssl.cnf"
+"""The image's own OpenSSL configuration, staged in the grader's read-only directory."""
 
 
 GIT_OVERRIDES = {"core.fsmonitor": "false"}
@@ -36,14 +38,35 @@ GIT_OVERRIDES = {"core.fsmonitor": "false"}
 repository's ``core.fsmonitor`` would run an agent program on every ``git status``)."""
 
 
-def verifier_env(task: Task, plugin: str) -> dict[str, str]:
-    """The environment test.sh sees: fixed, plus the task's ``[verifier] env``."""
+def verifier_path(image_env: list[str] | None = None) -> str:
+    """test.sh's ``PATH``: the image's (as Harbor runs it), then any directory of
+    :data:`VERIFIER_PATH` it lacks."""
+    image = next((e.split("=", 1)[1] for e in image_env or [] if e.startswith("PATH=")), "")
+    dirs = [d for d in image.split(":") if d.startswith("/")]
+    return ":".join([*dirs, *(d for d in VERIFIER_PATH.split(":") if d not in dirs)])
+
+
+def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
+                 shell: str = "/bin/bash") -> dict[str, str]:
+    """The environment test.sh sees: the image's ``ENV`` (the engine's exec inherits it),
+    under these fixed variables, under the task's ``[verifier] env``.
+
+    ``USER``, ``LOGNAME``, ``SHELL`` and ``HOME`` are set so that neither bash nor
+    Python's ``getpass`` asks NSS who runs them (that would load the modules
+    ``/etc/nsswitch.conf`` names); ``OPENSSL_CONF`` names the image's own configuration,
+    staged read-only by the grader, so no provider the agent configured is loaded.
+    Plugin autoloading stays on: the image's site-packages are the image's own, and the
+    attestation plugin reports any plugin that is not."""
     git = {"GIT_CONFIG_COUNT": str(len(GIT_OVERRIDES))}
     for number, (key, value) in enumerate(GIT_OVERRIDES.items()):
         git[f"GIT_CONFIG_KEY_{number}"], git[f"GIT_CONFIG_VALUE_{number}"] = key, value
     return {
-        "PATH": VERIFIER_PATH,
+        "PATH": path,
         "HOME": "/root",
+        "USER": "root",
+        "LOGNAME": "root",
+        "SHELL": shell,
+        "OPENSSL_CONF": f"{GRADER_DIR}/{OPENSSL_FILE}",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "PYTHONNOUSERSITE": "1",
@@ -51,7 +74,6 @@ def verifier_env(task: Task, plugin: str) -> dict[str, str]:
         "PYTHONPATH": GRADER_DIR,
         "PYTHONSTARTUP": "",
         "PYTEST_ADDOPTS": "",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTEST_PLUGINS": plugin,
         "BASH_ENV": "",
         "ENV": "",
@@ -62,36 +84,49 @@ def verifier_env(task: Task, plugin: str) -> dict[str, str]:
     }
 
 
-def verifier_command(task: Task, python: str) -> list[str]:
-    """The broker (by the closure's ``python``), then ``bash test.sh`` by absolute paths,
-    its output teed (capped) to test-stdout.txt, then a signal to the broker, which
-    writes the end marker. No secret appears in this command line."""
+def verifier_command(task: Task, python: str, bash: str = "/bin/bash",
+                     python_home: str | None = None) -> list[str]:
+    """The broker (by the closure's ``python``, reading its configuration and the key
+    from this command's standard input), then ``bash test.sh`` by absolute paths of the
+    image's own (``python``, ``bash``, ``tee``, ``head`` resolved in its view: no ``PATH``
+    lookup, no ``/bin`` symlink), its output teed (capped) to test-stdout.txt, then a
+    signal to the broker, which writes the end marker. No secret appears in this command
+    line, and none in any file."""
     broker = f"{GRADER_DIR}/{BROKER_MODULE}.py"
+    # -I would ignore PYTHONHOME: -s -S and an explicit home and path instead (the script's
+    # own directory, first on sys.path, is the grader's read-only one).
+    home = python_home or posixpath.dirname(posixpath.dirname(python))
     script = (
-        f"broker=$({python} -I -S {broker}) || {{ echo 'termgrade: the attestation broker "
-        "did not start' >&2; exit 97; }; "
-        f"/bin/bash {CONTAINER.tests_dir}/test.sh 2>&1 | /usr/bin/tee -p "
+        f"broker=$(PYTHONHOME={home} PYTHONPATH= {python} -s -S {broker}) || "
+        "{ echo 'termgrade: the attestation broker "
+        "did not start' >&2; exit 97; }; exec </dev/null; "
+        f"{bash} {CONTAINER.tests_dir}/test.sh 2>&1 | /usr/bin/tee -p "
         f">(/usr/bin/head -c {MAX_STDOUT_COPY} > {CONTAINER.test_stdout}); "
         "status=${PIPESTATUS[0]}; kill -USR1 \"$broker\"; "
-        "for _ in $(seq 100); do kill -0 \"$broker\" 2>/dev/null || break; sleep 0.05; done; "
+        # bash builtins only: a read that times out on a pipe nobody writes to.
+        "for ((i = 0; i < 100; i++)); do kill -0 \"$broker\" 2>/dev/null || break; "
+        "read -r -t 0.05 _ <> <(:); done; "
         "exit $status"
     )
-    return ["/bin/bash", "-c", script]
+    return [bash, "-c", script]
 
 
-def attest_config(task: Task, key: bytes, closure: Closure) -> bytes:
-    """What the broker reads (and deletes) before test.sh starts."""
+def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
+                  launchers: tuple[str, ...] = (),
+                  transfer_roots: list[str] | None = None) -> bytes:
+    """What the broker reads on its standard input before test.sh starts: one JSON line
+    (the key, the socket name, what it trusts), never written to any file."""
     services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
                 for s in task.config.verifier.services]
     trusted = [*closure.dirs, *closure.files, str(CONTAINER.tests_dir), GRADER_DIR]
-    tools = [f for f in closure.files if posixpath.basename(f) in LAUNCHERS]
+    tools = sorted({*(f for f in closure.files if posixpath.basename(f) in LAUNCHERS),
+                    *launchers})
     pythons = [f for f in closure.files if PYTHON_NAME.match(posixpath.basename(f))]
-    return json.dumps({"key": key.hex(), "trusted": trusted, "services": services,
-                       "tools": tools, "pythons": pythons}).encode()
-
-
-LAUNCHERS = ("bash", "sh", "dash", "env", "timeout", "uv", "uvx")
-"""Programs that may stand between test.sh and a pytest session the broker keys."""
+    return json.dumps({"key": key.hex(), "socket": socket, "trusted": trusted,
+                       "services": services, "tools": tools, "pythons": pythons,
+                       "transfer_roots": list(transfer_roots or []),
+                       "tests_source": f"{GRADER_DIR}/tests",
+                       "tests_dir": str(CONTAINER.tests_dir)}).encode() + b"\n"
 
 
 @dataclass

@@ -267,7 +267,7 @@ PIPE_DAEMON = textwrap.dedent("""\
 FAKE_PYTEST = textwrap.dedent("""\
     import hashlib, hmac, json, os, socket
     conn = socket.socket(socket.AF_UNIX)
-    conn.connect("\\0termgrade-attest")
+    conn.connect("\\0" + open("/opt/termgrade-grader/broker-socket").read().strip())
     grant = json.loads(conn.makefile().readline())
     if grant.get("ok"):
         key, n = bytes.fromhex(grant["key"]), grant["n"]

@@ -1,7 +1,8 @@
 """TermGrade's attestation plugin for the verifier's pytest; copied in at scoring time.
 
 pytest loads it through ``PYTEST_PLUGINS`` under a per-trial module name nobody can
-guess, with plugin autoloading off, before any conftest or test module. At import it:
+guess, after the image's own plugins and before any conftest or test module. At import
+it:
 
 1. asks the grader's broker for this session's key (the broker checks, through the
    kernel, that this process is a pytest that ``test.sh`` started; a session that agent
@@ -12,7 +13,8 @@ guess, with plugin autoloading off, before any conftest or test module. At impor
    (outside the standard library's own code generators; ``doctest`` only of the tests'
    own files, ``timeit`` only of callables), a pickle that names a callable outside a
    small safe set, a pytest configuration file of the agent's;
-3. loads the image's own pytest plugins (never one outside the closure);
+3. loads the image's own pytest plugins where autoloading is off (never one outside the
+   closure); at exit it reports any file it maps that the agent wrote;
 4. kills every process that agent code run by a test left behind, when that test ends;
 5. says for every skip, xfail and deselection what caused it (a marker written in the
    tests' source, pytest's own ``-k``/``-m``/``--deselect``, or something at run time),
@@ -40,7 +42,8 @@ from typing import Any
 
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
-SOCKET = "\0termgrade-attest"
+SOCKET_FILE = "broker-socket"
+"""Beside this file in the grader's read-only directory: the broker's random socket name."""
 MAX_FIELD = 1000
 LOADER_FRAMES = ("<frozen importlib._bootstrap_external>", "<frozen importlib._bootstrap>",
                  "<frozen zipimport>", "<frozen runpy>")
@@ -75,11 +78,17 @@ def _no_dump() -> bool:
         return False
 
 
+def _socket_name() -> str:
+    where = os.path.join(os.path.dirname(os.path.abspath(__file__)), SOCKET_FILE)
+    with open(where, encoding="utf-8") as handle:
+        return "\0" + handle.read().strip()
+
+
 def _ask_broker() -> dict[str, Any] | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as conn:
             conn.settimeout(10)
-            conn.connect(SOCKET)
+            conn.connect(_socket_name())
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             data = b""
             while not data.endswith(b"\n"):
@@ -237,8 +246,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     _IN_HOOK = True
     try:
         if event in SPAWNS:
-            if _IN_TEST and _CHANNEL is not None:
-                _reap_orphans("spawn")  # no daemon of agent code meets the next helper
+            # A daemon the test started lives until the test ends (then it is reaped),
+            # except that none meets the task's own helper: a program of /tests a test
+            # runs (its verdict on stdout is what a daemon of agent code would forge).
+            if _IN_TEST and _CHANNEL is not None and _runs_tests_helper(args):
+                _reap_orphans("spawn")
         elif event == "open" and args:
             mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
             if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
@@ -291,6 +303,46 @@ class _AgentCodeFinder:
                 if where is not None:
                     _alarm("import", f"{fullname} from {where}")
         return spec
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fsdecode(value)]
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def _runs_tests_helper(args: tuple[Any, ...]) -> bool:
+    """Does this spawn run a program of the tests (a path under /tests)?"""
+    texts = _strings(args)
+    if any("/tests/" in text for text in texts):
+        return True
+    cwd = os.path.realpath(os.getcwd())
+    return (cwd == "/tests" or cwd.startswith("/tests/")) and any(
+        not text.startswith("-") and "/" not in text and os.path.isfile(text)
+        for text in texts)
+
+
+def _check_mappings() -> None:
+    """At the end: an alarm for every file this process maps that the agent may have
+    written (deleted or memfd files, files under the transfer roots outside the
+    closure): an NSS module, an OpenSSL provider or a library loaded during the tests."""
+    roots = [str(r).rstrip("/") for r in (_GRANT or {}).get("transfer_roots", [])]
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        fields = line.split(None, 5)
+        path = fields[5] if len(fields) == 6 else ""
+        if not path or path.startswith("[") or path.startswith("anon_inode:"):
+            continue
+        if path.endswith(" (deleted)") or path.startswith("/memfd:") or (
+                any(path == r or path.startswith(r + "/") for r in roots)
+                and not _trusted(path)):
+            _alarm("mapping", path)
 
 
 def _image_plugins() -> list[str]:
@@ -360,8 +412,11 @@ if _CHANNEL is not None:
     _at = next((i for i, f in enumerate(sys.meta_path) if f is _PathFinder), len(sys.meta_path))
     sys.meta_path.insert(_at, _AgentCodeFinder)
     atexit.register(lambda: _emit({"e": "close"}))
+    atexit.register(_check_mappings)  # atexit runs last-in first: before the close
 
-pytest_plugins = _image_plugins() if _CHANNEL is not None else []
+# With autoloading on (the grader's default) pytest has loaded the image's plugins itself.
+pytest_plugins = _image_plugins() if _CHANNEL is not None and os.environ.get(
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD") else []
 _SESSION_PIDS: set[int] = set()
 _SEEN = 0
 """Items pytest collected (before any hook removed or deselected one)."""

@@ -1,17 +1,25 @@
 """TermGrade's key broker in the scoring container; copied in at scoring time.
 
-The grader starts it (``python -I -S``, from the read-only closure) before ``test.sh``,
+The grader starts it (the closure's Python by absolute path, ``-s -S`` with ``PYTHONHOME``
+set to the interpreter's own prefix, so no ``pyvenv.cfg`` or stdlib landmark of the
+agent's decides its standard library) before ``test.sh``,
 while no agent process exists in the container. It:
 
-1. reads and deletes the run's one-time master key, and makes itself non-dumpable;
+1. reads its configuration and the run's one-time master key from its standard input
+   (a pipe from the host: the key never touches the container's filesystem), makes
+   itself non-dumpable, binds the trial's random socket name (nothing of the agent's has
+   run in the container yet, so nothing can hold that name), and checks its own
+   mappings;
 2. starts the task's declared services and waits until each is ready;
 3. forks into the background, prints its pid and returns, so ``test.sh`` starts;
 4. hands each pytest session of ``test.sh`` its own key, over an abstract unix socket.
    The kernel names the asking process (``SO_PEERCRED``); a key goes only to a Python
    of the image's closure whose parents up to ``test.sh`` are ``test.sh`` itself, its
-   subshells, other scripts in ``/tests``, or ``timeout``/``env`` of the closure. A
-   session started by agent code (a test that runs pytest, an agent program, a
-   service) gets none and stays silent;
+   subshells, other scripts in ``/tests`` (shell or Python), or launchers of the image
+   (``timeout``, ``env``, ``make``, ``uv``...). A session started by agent code (a test
+   that runs pytest, an agent program, a service) gets none and stays silent. Nor does
+   a process that maps a file the agent wrote (a deleted file, a memfd, a file under the
+   task's transfer roots that is not the verifier's closure): that one raises an alarm;
 5. on ``SIGUSR1`` from the grader's shell (the sender is checked), writes the end
    marker, which is derived from the key, so no command line or file ever shows it.
 
@@ -33,11 +41,11 @@ import sys
 import time
 from typing import Any
 
-CONFIG = "/run/termgrade/attest.json"
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
-SOCKET = "\0termgrade-attest"
 SHELLS = ("bash", "sh", "dash")
+MAKES = ("make", "gmake")
+MAX_CONFIG = 64 << 20
 MAX_FIELD = 1000
 
 
@@ -70,15 +78,53 @@ def no_dump() -> bool:
 
 
 def take_config() -> dict[str, Any]:
-    fd = os.open(CONFIG, os.O_RDONLY | os.O_NOFOLLOW)
-    try:
-        data = os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-        os.unlink(CONFIG)
+    """One JSON line from standard input (the host's pipe), which is then closed."""
+    data = b""
+    while not data.endswith(b"\n") and len(data) < MAX_CONFIG:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     config: dict[str, Any] = json.loads(data.decode("utf-8"))
     return config
 
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def foreign_mappings(pid: str, config: dict[str, Any]) -> list[str] | None:
+    """Files mapped by ``pid`` that the agent may have written: deleted or memfd files,
+    and files under the transfer roots that are not the closure's. None: unreadable."""
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    return foreign_in_maps(raw.decode("utf-8", "replace"), config)
+
+
+def foreign_in_maps(text: str, config: dict[str, Any]) -> list[str]:
+    trusted = list(config.get("trusted") or [])
+    roots = list(config.get("transfer_roots") or [])
+    found: list[str] = []
+    for line in text.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) < 6:
+            continue
+        path = fields[5]
+        if path.startswith("[") or path.startswith("anon_inode:"):
+            continue
+        if path.endswith(" (deleted)") or path.startswith("/memfd:") or not path.startswith("/"):
+            bad = True
+        else:
+            bad = _under(path, roots) and not _under(path, trusted)
+        if bad and path not in found:
+            found.append(path)
+    return found
 
 def proc_stat(pid: int) -> tuple[int, str] | None:
     """(ppid, exe) of ``pid``, or None when it is gone or unreadable."""
@@ -126,6 +172,7 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
         return "unreadable"
     if here[1] not in config["pythons"]:
         return f"not the image's Python: {here[1]}"
+    roots = list(config.get("transfer_roots") or [])
     parent = here[0]
     hops = 0
     while parent != root:
@@ -136,12 +183,225 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
         if step is None:
             return "a parent vanished"
         name = os.path.basename(step[1])
-        if step[1] not in config["tools"]:
+        if step[1] in config["pythons"]:
+            if not python_runs_tests(parent, argv_of(parent)):
+                return "started by a Python running agent code"
+        elif step[1] not in config["tools"] or (
+                _under(step[1], roots) and not _under(step[1], config["trusted"])):
             return f"started by {step[1]}"
-        if name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
+        elif name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
             return "started by a shell running agent code"
+        elif name in MAKES and not make_runs_tests(parent, argv_of(parent)):
+            return "started by make running a Makefile outside /tests"
         parent = step[0]
     return None
+
+
+def make_runs_tests(pid: int, argv: list[str]) -> bool:
+    """make reading a Makefile of the tests: ``-f`` one under /tests, or (``-C``, which
+    make has already entered) its working directory is under /tests."""
+    for at, arg in enumerate(argv):
+        named = argv[at + 1] if arg in ("-f", "--file", "--makefile") and at + 1 < len(argv) \
+            else arg[2:] if arg.startswith("-f") and len(arg) > 2 else None
+        if named is not None:
+            path = named if named.startswith("/") else os.path.join(cwd_of(pid), named)
+            return os.path.realpath(path).startswith("/tests/")
+    cwd = os.path.realpath(cwd_of(pid))
+    return cwd == "/tests" or cwd.startswith("/tests/")
+
+
+def python_runs_tests(pid: int, argv: list[str]) -> bool:
+    """The image's Python running a script of the tests (a runner in /tests)."""
+    for arg in argv[1:]:
+        if arg in ("-c", "-m") or (arg.startswith("-") and arg[-1:] in ("c", "m")
+                                   and not arg.startswith("--")):
+            return False
+        if arg.startswith("-"):
+            continue
+        path = arg if arg.startswith("/") else os.path.join(cwd_of(pid), arg)
+        return os.path.realpath(path).startswith("/tests/")
+    return False
+
+
+ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
+PIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+"""Files pip writes into a ``.dist-info`` itself (not members of the wheel)."""
+IN_WRITES = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+"""inotify: modify, attrib, close-write, moved from/to, create, delete, delete/move self."""
+IN_ISDIR = 0x40000000
+CACHES = (".pytest_cache", "pytest-cache-files-")
+"""pytest's cache of the last run under the rootdir (and the temporary directory it is
+made in): written by every honest session that keeps the cache provider."""
+
+
+def is_cache(name: str) -> bool:
+    return name == CACHES[0] or name.startswith(CACHES[1])
+MAX_WATCHED = 256 << 20
+
+
+def _sha(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest(root: str) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root`` (a symlink: its target)."""
+    out: dict[str, str] = {}
+    for here, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not is_cache(d)]
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
+            path = os.path.join(here, name)
+            relative = os.path.relpath(path, root)
+            try:
+                out[relative] = ("link:" + os.readlink(path)) if os.path.islink(path) \
+                    else _sha(path)
+            except OSError:
+                out[relative] = "unreadable"
+    return out
+
+
+def archive_members(root: str, files: dict[str, str]) -> set[tuple[str, str]]:
+    """(member name, sha256) of every regular member of the archives the tests ship."""
+    import tarfile
+    import zipfile
+
+    found: set[tuple[str, str]] = set()
+    for relative in files:
+        path = os.path.join(root, relative)
+        try:
+            if relative.endswith((".whl", ".zip")):
+                with zipfile.ZipFile(path) as archive:
+                    for info in archive.infolist():
+                        if not info.is_dir():
+                            data = archive.read(info)
+                            found.add((info.filename.lstrip("./"),
+                                       hashlib.sha256(data).hexdigest()))
+            elif relative.endswith(ARCHIVES):
+                with tarfile.open(path) as archive:
+                    for member in archive:
+                        handle = archive.extractfile(member) if member.isfile() else None
+                        if handle is not None:
+                            found.add((member.name.lstrip("./"),
+                                       hashlib.sha256(handle.read()).hexdigest()))
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, tarfile.TarError):
+            continue
+    return found
+
+
+class Writable:
+    """``/tests`` (a private writable copy) and the verify-time install target, watched.
+
+    Until the first key is granted, test.sh may unpack into them what the task ships in
+    ``tests/``: every new file must be, byte for byte, a member of an archive there (pip's
+    own ``.dist-info`` bookkeeping and ``bin/`` launchers aside), no file of the tests may
+    change, and only archives may go. From the first grant on, inotify reports any write
+    at all. Whatever breaks these rules is an alarm: agent code run by test.sh or by the
+    tests cannot rewrite the verifier unseen.
+    """
+
+    def __init__(self, roots: list[str], signer: Signer) -> None:
+        self.roots = [r for r in roots if os.path.isdir(r)]
+        self.signer = signer
+        self.base = {root: manifest(root) for root in self.roots}
+        tests = self.roots[0] if self.roots else ""
+        self.members = archive_members(tests, self.base.get(tests, {}))
+        self.sealed = False
+        self.reported: set[str] = set()
+        self.fd = -1
+        self.watches: dict[int, str] = {}
+        try:
+            import ctypes
+
+            self.libc = ctypes.CDLL(None, use_errno=True)
+            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
+        except Exception:
+            self.fd = -1
+        for root in self.roots:
+            for here, _dirs, _names in os.walk(root):
+                self._watch(here)
+
+    def _watch(self, path: str) -> None:
+        if self.fd < 0:
+            return
+        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_WRITES))
+        if wd >= 0:
+            self.watches[wd] = path
+
+    def _alarm(self, path: str, why: str) -> None:
+        if path not in self.reported:
+            self.reported.add(path)
+            self.signer.emit({"e": "alarm", "how": "verifier-changed",
+                              "path": f"{path}: {why}"[:MAX_FIELD], "pid": 0})
+
+    def drain(self) -> None:
+        """Read inotify's events: new directories get watched; after the first grant every
+        write is an alarm."""
+        while self.fd >= 0:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            offset = 0
+            while offset + 16 <= len(data):
+                wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
+                name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
+                                                                                  "replace")
+                offset += 16 + size
+                path = os.path.join(self.watches.get(wd, "?"), name)
+                if mask & IN_ISDIR and mask & 0x100:
+                    self._watch(path)
+                if self.sealed and not any(is_cache(part) for part in path.split("/")):
+                    self._alarm(path, "written while the tests ran")
+
+    def check(self) -> None:
+        """Every change since the broker started must be an unpacked archive member."""
+        self.drain()
+        for number, root in enumerate(self.roots):
+            now = manifest(root)
+            before = self.base[root]
+            for relative, digest in now.items():
+                if before.get(relative) == digest:
+                    continue
+                if relative in before:
+                    self._alarm(os.path.join(root, relative), "a file of the tests changed")
+                elif not self._shipped(relative, digest, install=number > 0):
+                    self._alarm(os.path.join(root, relative),
+                                "not a member of an archive the task ships in tests/")
+            for relative in before:
+                if relative not in now and not relative.endswith(ARCHIVES):
+                    self._alarm(os.path.join(root, relative), "a file of the tests deleted")
+
+    def _shipped(self, relative: str, digest: str, *, install: bool) -> bool:
+        parts = relative.split("/")
+        if install and "__pycache__" not in parts and (
+                parts[0] == "bin" or (len(parts) == 2 and parts[0].endswith(".dist-info")
+                                      and parts[1] in PIP_METADATA)):
+            return True
+        return any(relative == name or relative.endswith("/" + name)
+                   for name, sha in self.members if sha == digest)
+
+    def seal(self) -> None:
+        """The first key is about to be granted: from now on nothing may write here."""
+        if not self.sealed:
+            self.check()
+            self.sealed = True
+
+
+def prepare_tests(config: dict[str, Any]) -> None:
+    """The private writable copy of the tests, from the grader's read-only staging."""
+    import shutil
+
+    source = config.get("tests_source")
+    target = config.get("tests_dir", "/tests")
+    if source and os.path.isdir(source):
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+    for extra in config.get("install_dirs") or []:
+        os.makedirs(extra, exist_ok=True)
 
 
 def start_services(config: dict[str, Any], signer: Signer) -> list[int]:
@@ -170,19 +430,21 @@ def start_services(config: dict[str, Any], signer: Signer) -> list[int]:
 
 
 def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.socket,
-          signer: Signer, services: list[int]) -> None:
+          signer: Signer, services: list[int], writable: Writable) -> None:
     sessions = 0
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     while True:
         info = signal.sigtimedwait([signal.SIGUSR1], 0)
         if info is not None:
             if info.si_pid == root:
+                writable.check()
                 signer.emit({"e": "end", "sessions": sessions})
                 marker = "TERMGRADE-END " + derive(master, "end").hex()[:32]
                 os.write(signer.fd, (marker + "\n").encode())
                 return
             signer.emit({"e": "signal", "from": info.si_pid})
         ready, _, _ = select.select([listener], [], [], 0.05)
+        writable.drain()
         if not ready:
             continue
         try:
@@ -193,6 +455,15 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             pid = struct.unpack("3i", creds)[0]
             why = why_refused(pid, root, config)
+            mapped = foreign_mappings(str(pid), config) if why is None else []
+            if mapped is None:
+                why = "its mappings are unreadable"
+            elif mapped:
+                why = "it maps a file the agent wrote: " + ", ".join(mapped[:5])
+                signer.emit({"e": "alarm", "how": "mapping", "pid": pid,
+                             "path": ", ".join(mapped[:5])[:MAX_FIELD]})
+            if why is None:
+                writable.seal()
             if why is not None:
                 signer.emit({"e": "refused", "pid": pid, "why": why[:MAX_FIELD],
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
@@ -203,7 +474,8 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
                 reply = {"ok": True, "n": sessions,
                          "key": derive(master, f"session {sessions}").hex(),
-                         "trusted": config["trusted"], "services": services}
+                         "trusted": config["trusted"], "services": services,
+                         "transfer_roots": config.get("transfer_roots") or []}
             with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(reply).encode() + b"\n")
 
@@ -215,9 +487,16 @@ def main() -> None:
     root = os.getppid()
     signer = Signer(derive(master, "session 0"), 0)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-    listener.bind(SOCKET)
+    listener.bind("\0" + str(config["socket"]))
     listener.listen(64)
     signer.emit({"e": "broker", "pid": os.getpid()})
+    prepare_tests(config)
+    writable = Writable([config.get("tests_dir", "/tests"), *(config.get("install_dirs") or [])],
+                        signer)
+    mapped = foreign_mappings("self", config)
+    if mapped:
+        signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),
+                     "path": ", ".join(mapped[:5])[:MAX_FIELD]})
     services = start_services(config, signer)
     ready_r, ready_w = os.pipe()
     child = os.fork()
@@ -234,7 +513,7 @@ def main() -> None:
     os.setsid()
     os.write(ready_w, b"1")
     os.close(ready_w)
-    serve(master, config, root, listener, signer, services)
+    serve(master, config, root, listener, signer, services, writable)
 
 
 if __name__ == "__main__":
