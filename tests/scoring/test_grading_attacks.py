@@ -25,7 +25,7 @@ from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.verify import Verdict, verify_task
 from termgrade.verify.runner import play_attacks
-from tests.support.task_dirs import MakeTask
+from tests.support.task_dirs import MakeTask, task_toml
 
 pytestmark = pytest.mark.docker
 
@@ -63,13 +63,7 @@ IMPORT_TESTS = textwrap.dedent(f"""\
         import answer
         assert hashlib.sha256(answer.preimage().encode()).hexdigest() == "{DIGEST}"
     """)
-VICTIM_TOML = """\
-schema_version = "1.4"
-[verifier]
-timeout_sec = 30.0
-[agent]
-timeout_sec = 20.0
-"""
+VICTIM_TOML = task_toml(verifier_s=30.0, agent_s=20.0)
 # The import victim's image ships the module the agent is to complete, as py-fix tasks do.
 SKELETON_IMAGE = ("FROM termgrade/base:local\nWORKDIR /app\n"
                   "RUN echo 'def preimage(): raise NotImplementedError' > /app/answer.py\n")

@@ -29,7 +29,7 @@ from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify import Verdict, verify_task
-from tests.support.task_dirs import CHECKS_HELLO, write_task
+from tests.support.task_dirs import CHECKS_HELLO, task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
@@ -37,13 +37,7 @@ SECRET = secrets.token_hex(16)
 DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()
 EASY = hashlib.sha256(b"hello").hexdigest()
 PY = "/opt/venv/bin/python"
-TOML = """\
-schema_version = "1.4"
-[verifier]
-timeout_sec = 60.0
-[agent]
-timeout_sec = 30.0
-"""
+TOML = task_toml(verifier_s=60.0, agent_s=30.0)
 PREIMAGE = f"""
 
 def test_preimage():

@@ -44,7 +44,7 @@ from termgrade.scoring.grader_procs import PAUSE, grader_procs
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import verifier_env
 from termgrade.task import load_task
-from tests.support.task_dirs import write_task
+from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
@@ -74,13 +74,7 @@ PWD_TESTS = PREIMAGE_TESTS.replace(
     "def test_preimage():\n", "def test_preimage():\n    import pwd\n    assert pwd.getpwuid(0)\n")
 # The same check in a test that uses ``tmp_path`` (pytest asks who runs it, unless USER).
 TMP_PATH_TESTS = PREIMAGE_TESTS.replace("def test_preimage():", "def test_preimage(tmp_path):")
-TOML = """\
-schema_version = "1.4"
-[verifier]
-timeout_sec = 60.0
-[agent]
-timeout_sec = 120.0
-"""
+TOML = task_toml(verifier_s=60.0, agent_s=120.0)
 
 # 1. A PATH-found init. As B's first process it would run before the grader's exec: it
 #    reads the broker's configuration (the key) from the exec's stdin before the broker,

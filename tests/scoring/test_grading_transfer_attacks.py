@@ -33,20 +33,14 @@ from termgrade.scoring import trial
 from termgrade.scoring.transfer import TransferRoot, TransferSet
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
-from tests.support.task_dirs import write_task
+from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
 SECRET = secrets.token_hex(16)
 DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()
 WRONG = hashlib.sha256(b"not it").hexdigest()
-TOML = """\
-schema_version = "1.4"
-[verifier]
-timeout_sec = 60.0
-[agent]
-timeout_sec = 30.0
-"""
+TOML = task_toml(verifier_s=60.0, agent_s=30.0)
 
 # Each victim's test runs one tool by name on the agent's answer.
 TOOL_CHECKS = {

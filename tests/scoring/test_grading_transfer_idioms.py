@@ -23,17 +23,11 @@ from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
-from tests.support.task_dirs import write_task
+from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
-TOML = """\
-schema_version = "1.4"
-[verifier]
-timeout_sec = 90.0
-[agent]
-timeout_sec = 90.0
-"""
+TOML = task_toml(verifier_s=90.0, agent_s=90.0)
 LIB_SOURCE = "int shop_answer(void) { return 42; }\n"
 MAIN_SOURCE = ('#include <stdio.h>\nint shop_answer(void);\n'
                'int main(void) { printf("%d\\n", shop_answer()); return 0; }\n')

@@ -35,20 +35,14 @@ from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
-from tests.support.task_dirs import write_task
+from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
 SECRET = secrets.token_hex(16)
 DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()
 PY = "/opt/venv/bin/python"
-TOML = """\
-schema_version = "1.4"
-[verifier]
-timeout_sec = 60.0
-[agent]
-timeout_sec = 30.0
-"""
+TOML = task_toml(verifier_s=60.0, agent_s=30.0)
 CHECKER = f"""\
 import hashlib
 from pathlib import Path

@@ -32,6 +32,12 @@ def test_output_content():
     assert Path("/app/out.txt").read_text().strip() == "hello"
 """
 
+def task_toml(*, verifier_s: float = 60.0, agent_s: float = 30.0) -> str:
+    """A minimal task.toml with these time limits (the attack and idiom tests' victims)."""
+    return (f'schema_version = "1.4"\n[verifier]\ntimeout_sec = {verifier_s}\n'
+            f"[agent]\ntimeout_sec = {agent_s}\n")
+
+
 MakeTask = Callable[..., Path]
 """The ``make_task`` fixture's type: ``make_task(task_id="fixture-task", **pieces)``."""
 
