@@ -122,7 +122,7 @@ def review_layer(
     started = time.monotonic()
     engine = PathSet(grader_paths)
     plain: dict[str, bool] = {}
-    tops = _Tops(review)
+    tops = _Tops(review, policy)
     for entry in entries:
         review.entries += 1
         if review.entries % 4096 == 0:
@@ -195,8 +195,9 @@ def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine:
 class _Tops:
     """The top-most changed paths of a walk (parents come first)."""
 
-    def __init__(self, review: LayerReview) -> None:
+    def __init__(self, review: LayerReview, policy: GradingPolicy) -> None:
         self.review = review
+        self.policy = policy
         self._marked = MarkedDirs()
         self.left_out = MarkedDirs()
         """The top-most left-out paths, marked."""
@@ -205,6 +206,8 @@ class _Tops:
         if self._marked.below(path):
             return
         self._marked.add(path)
+        if self.policy.in_closure(path) or self.policy.grader_owned(path):
+            return  # never a deliverable: the footprint does not carry the verifier
         if len(self.review.footprint) < MAX_FOOTPRINT:
             self.review.footprint.append(path)
         else:

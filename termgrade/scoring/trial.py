@@ -75,7 +75,10 @@ from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
 
 DEFAULT_STORAGE_MB = 4096
-TESTS_SOURCE = "tests"
+TESTS_SOURCE = "tests-source"
+"""Where the tests are staged in the grader's read-only directory: a name no `import`
+can reach (that directory is on every Python's path: a `tests` there would shadow a
+project's own `tests` package)."""
 """The tests' staged copy inside the grader's read-only directory."""
 TESTS_TMPFS_BYTES = 1 << 30
 """B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
@@ -390,14 +393,22 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                       left_out=seen.left_out)
 
 
+MAX_MAPPED_PATHS = 200_000
+"""Carried files named to the broker one by one; past this many, the transfer set's roots
+stand for them (stricter: an image file under a root then counts as the agent's)."""
+
+
 def transfer_roots(review: LayerReview, transfer: TransferSet | None) -> list[str]:
     """Where B holds files the agent wrote: the broker refuses a key to a process that
-    maps one (outside the closure). The transfer set's roots; without a set, every path
-    the review carried."""
-    if transfer is not None:
+    maps one (outside the closure). Every file the review carried (the image's own files
+    under a root are not the agent's), or the set's roots past
+    :data:`MAX_MAPPED_PATHS`."""
+    carried = [entry.path for entry in review.carried  # what a process could map as code
+               if (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode))
+               and (entry.mode & 0o111 or ".so" in posixpath.basename(entry.path))]
+    if len(carried) > MAX_MAPPED_PATHS and transfer is not None:
         return [root.path for root in transfer.roots]
-    return [entry.path for entry in review.carried
-            if stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)]
+    return carried
 
 
 def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview) -> None:

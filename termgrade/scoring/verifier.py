@@ -125,7 +125,7 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
     return json.dumps({"key": key.hex(), "socket": socket, "trusted": trusted,
                        "services": services, "tools": tools, "pythons": pythons,
                        "transfer_roots": list(transfer_roots or []),
-                       "tests_source": f"{GRADER_DIR}/tests",
+                       "tests_source": f"{GRADER_DIR}/tests-source",
                        "tests_dir": str(CONTAINER.tests_dir)}).encode() + b"\n"
 
 

@@ -66,25 +66,25 @@ def test_scripted_generators_through_verify_and_audit(tmp_path: Path) -> None:
         assert copy.verified and not copy.kept
         assert "near-duplicate of corpus task word-frequency" in (copy.drop_reason or "")
 
-        # The grader's attestation catches the in-process import at verify time (the
-        # audit's static agent_code_isolated check would be the second line).
+        # Tests that import the solution into pytest make the task unattested: verify
+        # grades it as its author meant (it passes), and the audit drops it.
         imports = by["scripted-imports-solution"]
-        assert imports.outcome == "error" and not imports.kept
-        assert "agent code ran inside the verifier's pytest process" in (
-            imports.drop_reason or ""), imports.drop_reason
+        assert imports.outcome == "verified" and not imports.kept
+        assert "agent_code_isolated" in (imports.drop_reason or ""), imports.drop_reason
 
         network = by["scripted-network"]
         assert network.outcome == "build_failed" and not network.kept
         assert "must build with no network" in (network.drop_reason or "")
 
         counts = report.funnel.counts
-        assert counts == {"candidates": 8, "parsed": 7, "built": 6, "oracle_passed": 4,
-                          "nop_failed": 3, "not_flaky": 3, "audit_clean": 2, "kept": 2}
+        assert counts == {"candidates": 8, "parsed": 7, "built": 6, "oracle_passed": 5,
+                          "nop_failed": 4, "not_flaky": 4, "audit_clean": 2, "kept": 2}
         assert report.funnel.share_kept == pytest.approx(2 / 8)
         assert report.funnel.drops == {"audit:near-duplicate": 1, "build_failed": 1,
-                                       "error": 1, "unparsable": 1, "unsatisfiable": 1,
-                                       "vacuous": 1}
-        assert requests == 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2
+                                       "audit:agent_code_isolated": 1, "unparsable": 1,
+                                       "unsatisfiable": 1, "vacuous": 1}
+        # the imports candidate verifies on its first draft now (the audit drops it): 1
+        assert requests == 1 + 2 + 2 + 2 + 2 + 1 + 2 + 1
 
         # Outputs: the funnel as JSON and PNG, a history per candidate, the kept tasks.
         saved = json.loads((out / "funnel.json").read_text())

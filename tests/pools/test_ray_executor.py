@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.core.errors import OptionError, RayUnavailableError, TermGradeError
+from termgrade.records.trial import TrialRecord
 from tests.support.scripted_tools import STAND_IN_MODEL, ScriptedToolEndpoint, replay_solution
 
 ray = pytest.importorskip("ray")
@@ -305,6 +306,13 @@ _TRIAL_FIELDS = ("trial_id", "task_id", "model", "scaffold", "attempt", "reward"
                  "counted", "retry_index", "exception_type", "n_tests_passed", "n_tests_failed")
 
 
+def _shape(record: TrialRecord) -> tuple[object, ...]:
+    """The compared fields; a trial id without its run's id (each run has its own)."""
+    dumped = record.model_dump()
+    dumped["trial_id"] = record.trial_id.removeprefix(f"{record.job_id}__")
+    return tuple(dumped[f] for f in _TRIAL_FIELDS)
+
+
 def _grade_cli(out: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TERMGRADE_PROGRESS": "0"}
     return subprocess.run(
@@ -335,7 +343,7 @@ def test_grade_on_ray_writes_the_records_a_local_run_writes(cluster: str,
     assert "on this machine" in local.stderr
     assert len(ray_records) == 2 and "resumed" in again.stdout + again.stderr
     assert len({r.trial_id for r in ray_records}) == 2
-    shape = sorted(tuple(r.model_dump()[f] for f in _TRIAL_FIELDS) for r in ray_records)
-    assert shape == sorted(tuple(r.model_dump()[f] for f in _TRIAL_FIELDS)
+    shape = sorted(_shape(r) for r in ray_records)
+    assert shape == sorted(_shape(r)
                            for r in local_records)
     assert all(r.passed and r.reward == 1.0 and r.messages for r in ray_records)

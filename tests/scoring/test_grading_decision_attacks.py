@@ -418,10 +418,12 @@ def test_honest_skips_xfails_and_deselection_stay_one_with_and_without_a_referen
 
 def test_verify_calls_a_reference_that_tampers_unsatisfiable_with_the_finding(
         tmp_path: Path) -> None:
-    task_dir = write_task(tmp_path, "tampering-reference",
-                          solve="echo hello > /app/out.txt\necho '#' >> /opt/venv/bin/activate\n")
+    # a stand-in inside the transfer set (the working directory): a library named like
+    # the image's zlib (a change outside the set would be left out, harmless, not tampering)
+    task_dir = write_task(tmp_path, "tampering-reference", solve=(
+        "echo hello > /app/out.txt\ncp /usr/lib/x86_64-linux-gnu/libz.so.1 /app/libz.so.1\n"))
     record = verify_task(task_dir, repeat=1)
     assert record.verdict is Verdict.UNSATISFIABLE, (record.verdict, record.error)
-    assert record.tampered and "/opt/venv" in " ".join(record.tampered)
-    assert record.error and "integrity findings" in record.error and "/opt/venv" in record.error
+    assert record.tampered and "/app/libz.so.1" in " ".join(record.tampered)
+    assert record.error and "integrity findings" in record.error and "/app/libz" in record.error
     assert reference_for(load_task(task_dir)) is None and record.reference is None

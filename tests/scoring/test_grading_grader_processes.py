@@ -44,6 +44,7 @@ from termgrade.scoring.grader_procs import PAUSE, grader_procs
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import verifier_env
 from termgrade.task import load_task
+from tests.support.grading import transfer_off
 from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -248,10 +249,13 @@ def test_an_nss_module_is_never_loaded_by_the_grader_shell_or_pytest(
 
 
 @pytest.mark.parametrize("armed", [True, False], ids=["attack", "defanged"])
-def test_a_keyed_pytest_that_maps_an_agent_file_raises_an_alarm(tmp_path: Path,
-                                                                armed: bool) -> None:
+def test_a_keyed_pytest_that_maps_an_agent_file_raises_an_alarm(
+        tmp_path: Path, armed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests themselves look a user up: the agent's NSS module is loaded into pytest
-    (and writes the answer, armed): the end-of-session mapping check makes it 0."""
+    (and writes the answer, armed): the end-of-session mapping check makes it 0. The
+    transfer set would leave the module out; it is off here, so the check is shown to
+    stand on its own."""
+    transfer_off(monkeypatch)
     outcome, _ = grade(tmp_path, f"maps-{armed}".lower(), planted_nss(armed), PWD_TESTS)
     assert outcome.error is None and outcome.reward == 0.0, outcome.failure
     assert outcome.failure and "mapping" in outcome.failure
@@ -376,7 +380,7 @@ def _nss_asking_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def _no_mapping_check(monkeypatch: pytest.MonkeyPatch) -> None:
     import termgrade.scoring.trial as trial
 
-    monkeypatch.setattr(trial, "transfer_roots", lambda review: [])
+    monkeypatch.setattr(trial, "transfer_roots", lambda review, transfer: [])
 
 
 @pytest.mark.parametrize(("defence_off", "solve", "tests"), [
@@ -387,7 +391,9 @@ def _no_mapping_check(monkeypatch: pytest.MonkeyPatch) -> None:
 ], ids=["init-by-path", "broker-python-I", "env-asks-nss", "no-mapping-check"])
 def test_each_defence_is_load_bearing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       defence_off: object, solve: str, tests: str) -> None:
-    """With one defence taken out of the grader, its attack above forges an attested 1."""
+    """With one defence taken out of the grader (and the transfer set, which stands before
+    all of them, off), its attack above forges an attested 1."""
+    transfer_off(monkeypatch)
     defence_off(monkeypatch)  # type: ignore[operator]
     outcome, _ = grade(tmp_path, "off", solve, tests)
     assert outcome.reward == 1.0, (outcome.failure, outcome.verifier and outcome.verifier.output)
@@ -444,7 +450,13 @@ REPOINT_LIB64 = (f"echo {SECRET} > /app/secret.txt\n" + ANSWER_STEP
                  "ln -sfn /app/l /lib64\n")
 
 
-def test_a_repointed_lib64_runs_the_images_loader_and_raises_the_alarm(tmp_path: Path) -> None:
+def test_a_repointed_lib64_runs_the_images_loader_and_raises_the_alarm(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The transfer set leaves a repointed /lib64 out (and the bogus loader in /app is a
+    finding); with it off, the loader mount and the mapping alarm still hold."""
+    on, _ = grade(tmp_path, "lib64-set", REPOINT_LIB64)
+    assert on.reward == 0.0 and on.left_out is not None and "/lib64" in on.left_out
+    transfer_off(monkeypatch)
     outcome, _ = grade(tmp_path, "lib64", REPOINT_LIB64)
     assert outcome.error is None and outcome.reward == 0.0, outcome.failure
     assert outcome.verifier is not None and "1 passed" in outcome.verifier.output
@@ -455,6 +467,7 @@ def test_without_the_loader_mount_the_scoring_container_cannot_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.scoring.grader_procs import GraderProcs
 
+    transfer_off(monkeypatch)
     monkeypatch.setattr(GraderProcs, "mounts", lambda self, view: {})
     outcome, _ = grade(tmp_path, "lib64-off", REPOINT_LIB64)
     assert outcome.reward == 0.0 and outcome.failure and "not running" in outcome.failure

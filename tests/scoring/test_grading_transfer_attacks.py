@@ -29,10 +29,9 @@ import pytest
 
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import trial
-from termgrade.scoring.transfer import TransferRoot, TransferSet
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
+from tests.support.grading import transfer_off as switch_off
 from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -109,8 +108,7 @@ def _play(task_dir: Path, body: str, tmp_path: Path) -> RunOutcome:
 def transfer_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: every change of the agent's is in the set and asked for (the grader
     before the transfer set carried all of it outside the closure)."""
-    everything = TransferSet((TransferRoot("/", "declared"),))
-    monkeypatch.setattr(trial, "transfer_set_for", lambda *args, **kwargs: everything)
+    switch_off(monkeypatch)
 
 
 @pytest.mark.parametrize("tool", sorted(TOOL_CHECKS))
@@ -294,7 +292,6 @@ def test_the_batterys_trusted_tools_attack_scores_zero_and_forges_with_the_set_o
                      + attack.script.read_text())
     outcome = run_task(task, task.image_tag, ScriptAgent(attack.name, agent))
     assert outcome.error is None and outcome.reward == 0.0, outcome.failure
-    everything = TransferSet((TransferRoot("/", "declared"),))
-    monkeypatch.setattr(trial, "transfer_set_for", lambda *args, **kwargs: everything)
+    switch_off(monkeypatch)
     outcome = run_task(task, task.image_tag, ScriptAgent(attack.name, agent))
     assert outcome.reward == 1.0, (outcome.failure, outcome.verifier and outcome.verifier.output)

@@ -97,7 +97,7 @@ def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) ->
         for where, module in ((one, first), (two, second)):
             assert (where / "grader" / f"{module}.py").is_file()
             assert (where / "grader" / "termgrade_broker.py").is_file()
-            assert (where / "grader" / "tests" / "test.sh").is_file()
+            assert (where / "grader" / "tests-source" / "test.sh").is_file()
     finally:
         shutil.rmtree(one), shutil.rmtree(two)
 

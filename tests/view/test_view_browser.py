@@ -84,10 +84,11 @@ def test_a_real_grading_run_from_grid_to_trial(graded_run: Path, browser: Any,
             "markdown-table-align__scripted-tool-stand-in__a0")
         facts = browser.find_element(_by("CSS_SELECTOR"), "table.facts").text
         assert "integrity finding (tamper)" in facts
-        assert "integrity findings: A /logs/verifier/reward.txt" in facts
+        assert "integrity findings: A /app/libz.so.1" in facts
         findings = browser.find_elements(_by("CSS_SELECTOR"), "ul.findings li")
         assert [f.text for f in findings] == [
-            "A /logs/verifier/reward.txt: added in a directory the grader resets"]
+            "A /app/libz.so.1: has the name of the image's shared library "
+            "/usr/lib/x86_64-linux-gnu/libz.so.1"]
         tests = browser.find_elements(_by("CSS_SELECTOR"), "table.tests tbody tr")
         assert len(tests) == 22 and all(t.text.endswith("failed") for t in tests)
         calls = browser.find_elements(_by("CLASS_NAME"), "tool-call")

@@ -324,11 +324,20 @@ def _runs_tests_helper(args: tuple[Any, ...]) -> bool:
         for text in texts)
 
 
+def _below_any(path: str, roots: frozenset[str]) -> bool:
+    here = path
+    while here not in ("", "/"):
+        if here in roots:
+            return True
+        here = here.rpartition("/")[0]
+    return False
+
+
 def _check_mappings() -> None:
     """At the end: an alarm for every file this process maps that the agent may have
     written (deleted or memfd files, files under the transfer roots outside the
     closure): an NSS module, an OpenSSL provider or a library loaded during the tests."""
-    roots = [str(r).rstrip("/") for r in (_GRANT or {}).get("transfer_roots", [])]
+    roots = frozenset(str(r).rstrip("/") for r in (_GRANT or {}).get("transfer_roots", []))
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
@@ -340,8 +349,7 @@ def _check_mappings() -> None:
         if not path or path.startswith("[") or path.startswith("anon_inode:"):
             continue
         if path.endswith(" (deleted)") or path.startswith("/memfd:") or (
-                any(path == r or path.startswith(r + "/") for r in roots)
-                and not _trusted(path)):
+                _below_any(path, roots) and not _trusted(path)):
             _alarm("mapping", path)
 
 

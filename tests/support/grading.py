@@ -1,0 +1,26 @@
+"""Switching the grader's first layer off, to show the second one is load-bearing.
+
+The transfer set is the first defence: nothing the agent wrote outside it reaches the
+scoring container. The grader's other defences (its own processes by absolute paths, the
+mapping check, the loader mount) stand behind it; a test shows each is load-bearing by
+turning the transfer set off first: every change of the agent's is then in the set and
+asked for, and no stand-in inside it is a finding, as the grader before the transfer set
+carried all of it outside the closure.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from termgrade.scoring import trial
+from termgrade.scoring.transfer import TransferRoot, TransferSet
+
+EVERYTHING = TransferSet((TransferRoot("/", "declared"),))
+
+
+def transfer_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every change in the set, asked for, and no stand-in finding inside it."""
+    from termgrade.scoring import integrity
+
+    monkeypatch.setattr(trial, "transfer_set_for", lambda *args, **kwargs: EVERYTHING)
+    monkeypatch.setattr(integrity, "stands_in", lambda *args, **kwargs: None)
