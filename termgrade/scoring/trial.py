@@ -399,10 +399,10 @@ stand for them (stricter: an image file under a root then counts as the agent's)
 
 
 def transfer_roots(review: LayerReview, transfer: TransferSet | None) -> list[str]:
-    """Where B holds files the agent wrote: the broker refuses a key to a process that
-    maps one (outside the closure). Every file the review carried (the image's own files
-    under a root are not the agent's), or the set's roots past
-    :data:`MAX_MAPPED_PATHS`."""
+    """Where B holds files the agent wrote that a process could map as code: the broker
+    refuses a key to a process that maps one (outside the closure). Every carried
+    executable, symlink or shared object (the image's own files under a root are not the
+    agent's), or the set's roots past :data:`MAX_MAPPED_PATHS`."""
     carried = [entry.path for entry in review.carried  # what a process could map as code
                if (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode))
                and (entry.mode & 0o111 or ".so" in posixpath.basename(entry.path))]
