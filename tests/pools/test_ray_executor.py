@@ -306,7 +306,7 @@ _TRIAL_FIELDS = ("trial_id", "task_id", "model", "scaffold", "attempt", "reward"
                  "counted", "retry_index", "exception_type", "n_tests_passed", "n_tests_failed")
 
 
-def _shape(record: TrialRecord) -> tuple[object, ...]:
+def _trial_shape(record: TrialRecord) -> tuple[object, ...]:
     """The compared fields; a trial id without its run's id (each run has its own)."""
     dumped = record.model_dump()
     dumped["trial_id"] = record.trial_id.removeprefix(f"{record.job_id}__")
@@ -343,7 +343,7 @@ def test_grade_on_ray_writes_the_records_a_local_run_writes(cluster: str,
     assert "on this machine" in local.stderr
     assert len(ray_records) == 2 and "resumed" in again.stdout + again.stderr
     assert len({r.trial_id for r in ray_records}) == 2
-    shape = sorted(_shape(r) for r in ray_records)
-    assert shape == sorted(_shape(r)
+    shape = sorted(_trial_shape(r) for r in ray_records)
+    assert shape == sorted(_trial_shape(r)
                            for r in local_records)
     assert all(r.passed and r.reward == 1.0 and r.messages for r in ray_records)
