@@ -42,7 +42,10 @@ configuration, archives, manifest entries)."""
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _OWN_DIGEST = re.compile(r'"(?:' + "|".join(OWN_DIGEST_FIELDS)
                          + r')"\s*:\s*"([0-9a-f]{64})"')
-RULES_VERSION = 2
+_OUTCOMES = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed",
+                       "deselected"})
+"""The values of a reference record's per-test outcomes (node id -> outcome)."""
+RULES_VERSION = 3
 """Bumped when :func:`is_known_false_positive` changes: cached verdicts are redone."""
 
 
@@ -54,11 +57,13 @@ def is_own_digest(secret_value: str | None, line: str) -> bool:
 
 
 def is_known_false_positive(secret_value: str | None, line: str) -> bool:
-    """A pytest name mistaken for a key (the Hub's scanner reports these too), or one of
-    TermGrade's own digests (:func:`is_own_digest`)."""
+    """A pytest name mistaken for a key (the Hub's scanner reports these too), one of
+    TermGrade's own digests (:func:`is_own_digest`), or a test's outcome in a reference
+    record (``"test_outputs.py::test_no_secret_key": "passed"``)."""
     value = secret_value or ""
     return (value.startswith("test_") or bool(_PYTEST_NAME.search(line))
-            or is_own_digest(value, line))
+            or is_own_digest(value, line)
+            or (value in _OUTCOMES and "::test_" in line))  # a test's outcome, by node id
 
 
 def _text_files(paths: RepoPaths) -> list[Path]:
