@@ -61,8 +61,11 @@ class GradingPolicy:
         return PathSet(self.grader)
 
     @classmethod
-    def for_task(cls, task: Task, closure: tuple[str, ...] = ()) -> GradingPolicy:
-        path = task.config.verifier.env.get("PATH", VERIFIER_PATH)
+    def for_task(cls, task: Task, closure: tuple[str, ...] = (),
+                 path: str = VERIFIER_PATH) -> GradingPolicy:
+        """``path``: the PATH test.sh runs with (the image's, then the grader's fixed
+        directories): every directory on it is one where a tool can be shadowed."""
+        path = task.config.verifier.env.get("PATH", path)
         return cls(closure=closure,
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")))
 

@@ -71,7 +71,8 @@ class TransferRoot:
     """Absolute container path (resolved through the image's symlinks)."""
     why: str
     """Where it comes from: ``declared``, ``workdir``, ``instruction``, ``tests``,
-    ``reference``, ``accounts``."""
+    ``reference``, ``beside`` (the directory of a file the instruction or the reference
+    names: carried, but not asked for), ``accounts``."""
 
     @property
     def asked(self) -> bool:
@@ -180,12 +181,12 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         candidates += [(p, "accounts") for p in (*ACCOUNT_FILES, HOMES)]
     # The directory of a file the task asks for is its deliverable's home too (a config
     # beside the one named), unless it is a system tree.
-    candidates += [(posixpath.dirname(posixpath.normpath(p)), why) for p, why in candidates
+    candidates += [(posixpath.dirname(posixpath.normpath(p)), "beside") for p, why in candidates
                    if why in ("instruction", "reference") and posixpath.splitext(p)[1]]
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)
-        if why not in ("accounts", "workdir") and not _keep(path):
+        if why not in ("accounts", "workdir") and not _keep(path):  # "beside" too: narrow
             continue
         resolved = (resolve(path) if resolve else None) or path
         for each in dict.fromkeys((path, resolved)):

@@ -333,7 +333,8 @@ class Scoring:
 
 def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score_box: Sandbox,
                  durations: dict[str, float], started: float, scoring: Scoring) -> RunOutcome:
-    policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files)
+    policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
+                                    scoring.path)
     limit = task_limits(task).storage_mb << 20
     layer = agent_box.writable_layer()
     if layer is None or score_box.writable_layer() is None:

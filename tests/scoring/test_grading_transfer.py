@@ -45,8 +45,10 @@ def test_the_derived_set_names_each_root_and_why(tmp_path: Path) -> None:
                  "    open('/tests/data.json')\n",
                  reference=reference)
     roots = {r.path: r.why for r in found.roots}
-    assert roots["/app"] == "reference"  # the workdir, and the reference wrote there: asked
-    assert roots["/etc/shop"] == "instruction"  # the directory of a file the task asks for
+    assert roots["/app"] == "workdir"  # the reference wrote a file there: not the whole dir
+    assert roots["/etc/shop"] == "beside"  # the directory of a file the task asks for
+    assert found.asked("/app/out.txt") and not found.asked("/app/bin/sha256sum")
+    assert not found.asked("/etc/shop/other.conf") and "/etc/shop/other.conf" in found
     assert roots["/usr/local/bin/shop"] == roots["/etc/shop/shop.conf"] == "instruction"
     assert roots["/var/log/shop.log"] == "tests"
     assert roots["/opt/data"] == "reference"
