@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-import re
 from dataclasses import dataclass, field
 
 from termgrade.core.errors import SandboxError
 from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.overlay_diff import UpperEntry
+from termgrade.scoring.standins import is_shared_object
 
 __all__ = ["CACHE", "LDCONFIGS", "CacheRebuild", "cache_digest", "needs_ldconfig",
            "rebuild_cache"]
@@ -27,13 +27,12 @@ __all__ = ["CACHE", "LDCONFIGS", "CacheRebuild", "cache_digest", "needs_ldconfig
 CACHE = "/etc/ld.so.cache"
 CONF_DIR = "/etc/ld.so.conf.d"
 LDCONFIGS = ("/usr/sbin/ldconfig", "/sbin/ldconfig")
-_SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 
 
 def needs_ldconfig(carried: list[UpperEntry]) -> bool:
     """Does the agent's carried work hold a shared library or loader configuration?"""
     return any(e.path.startswith(CONF_DIR + "/")
-               or _SHARED_OBJECT.search(posixpath.basename(e.path)) for e in carried)
+               or is_shared_object(posixpath.basename(e.path)) for e in carried)
 
 
 def _ldconfig(view: str) -> str | None:

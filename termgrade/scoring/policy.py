@@ -26,11 +26,16 @@ __all__ = [
     "GRADER_DIR",
     "GRADER_OWNED",
     "GRADER_RUN_DIR",
+    "TESTS_SOURCE",
     "GradingPolicy",
 ]
 
 GRADER_DIR = str(CONTAINER.grader_dir)
 GRADER_RUN_DIR = str(CONTAINER.grader_run_dir)
+TESTS_SOURCE = "tests-source"
+"""Where the tests are staged in the grader's read-only directory (``GRADER_DIR``): a name
+no ``import`` can reach (that directory is on every Python's path: a ``tests`` there
+would shadow a project's own ``tests`` package). The broker copies them to ``/tests``."""
 GRADER_OWNED = tuple(str(p) for p in CONTAINER.grader_owned)
 
 LIBRARY_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/local/lib", "/lib/*-linux-gnu",

@@ -19,7 +19,7 @@ import stat
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.policy import GradingPolicy
 
-__all__ = ["LOADER_SEARCHED", "stands_in", "suspect_name"]
+__all__ = ["LOADER_SEARCHED", "is_shared_object", "stands_in", "suspect_name"]
 
 LOADER_SEARCHED = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib",
                    "/usr/lib64", "/usr/local/lib", "/lib", "/lib64",
@@ -32,6 +32,11 @@ _NSS_LINE = re.compile(r"^\s*([A-Za-z_]+)\s*:\s*(.*)$")
 _SSL_PATH = re.compile(r"^\s*(?:module|dynamic_path|\.include|MODULESDIR|ENGINESDIR)\s*=?\s*"
                        r"(\S+)", re.MULTILINE)
 MAX_CONFIG_BYTES = 1 << 20
+
+
+def is_shared_object(name: str) -> bool:
+    """Is ``name`` a shared object's file name (``libz.so``, ``libz.so.1.2.13``)?"""
+    return bool(_SHARED_OBJECT.search(name))
 
 
 def suspect_name(path: str) -> bool:

@@ -85,7 +85,7 @@ class TransferRoot:
 class TransferSet:
     roots: tuple[TransferRoot, ...]
     declared: bool = False
-    """The task declared its artifacts: nothing is derived."""
+    """A separate-mode task: its declared artifacts are the whole set, nothing derived."""
 
     @cached_property
     def _all(self) -> PathSet:
@@ -167,7 +167,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
     declared = list(task.config.artifacts)
     separate = task.config.separate_verifier
     candidates: list[tuple[str, str]] = [(p, "declared") for p in declared]
-    if not (declared and separate):
+    if not separate:  # Harbor's separate verifier gets the declared artifacts, nothing else
         where = task.config.environment.workdir or workdir
         if where and where.startswith("/"):
             candidates.append((where, "workdir"))
@@ -195,8 +195,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             known = roots.get(each)
             if known is None or (not known.asked and TransferRoot(each, why).asked):
                 roots[each] = TransferRoot(each, why)
-    return TransferSet(tuple(sorted(roots.values(), key=lambda r: r.path)),
-                       declared=bool(declared) and separate)
+    return TransferSet(tuple(sorted(roots.values(), key=lambda r: r.path)), declared=separate)
 
 
 def image_resolver(view: str) -> ResolveFn:

@@ -23,20 +23,17 @@ is the agent's and scores 0, unless the engine itself stopped answering.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import shutil
 import stat
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
 from termgrade.core.errors import ImageBuildError, SandboxError, VerifierError
 from termgrade.records.verdict import TestVerdict
-from termgrade.sandbox.base import Limits, Sandbox
+from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.sandbox.ownership import current_run
@@ -49,16 +46,22 @@ from termgrade.scoring.grader_procs import (
     GraderProcs,
     grader_procs,
     image_config,
-    image_openssl_config,
 )
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
 from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.reference import ReferenceRecord, reference_for
+from termgrade.scoring.scoring_box import (
+    TESTS_TMPFS_BYTES,
+    scoring_environment,
+    scoring_image,
+    stage_grader,
+    task_limits,
+)
+from termgrade.scoring.standins import is_shared_object
 from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
 from termgrade.scoring.verifier import (
     MAX_VERIFIER_OUTPUT,
-    OPENSSL_FILE,
     VerifierResult,
     attest_config,
     decide,
@@ -71,30 +74,6 @@ from termgrade.scoring.verifier import (
     verifier_path,
 )
 from termgrade.task import CONTAINER, Task
-from termgrade.task.config import EnvironmentConfig
-from termgrade.task.digest import IGNORED_NAMES
-
-DEFAULT_STORAGE_MB = 4096
-TESTS_SOURCE = "tests-source"
-"""Where the tests are staged in the grader's read-only directory: a name no `import`
-can reach (that directory is on every Python's path: a `tests` there would shadow a
-project's own `tests` package)."""
-"""The tests' staged copy inside the grader's read-only directory."""
-TESTS_TMPFS_BYTES = 1 << 30
-"""B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
-
-
-def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Limits:
-    """Limits from task.toml's ``[environment]`` (or the ``environment`` given: a separate
-    verifier's own), defaults where it is silent."""
-    env = environment or task.config.environment
-    defaults = Limits()
-    return Limits(
-        cpus=env.cpus or defaults.cpus,
-        memory_mb=env.memory_mb or defaults.memory_mb,
-        pids=env.pids or defaults.pids,
-        storage_mb=env.storage_mb or DEFAULT_STORAGE_MB,
-    )
 
 
 @dataclass
@@ -130,31 +109,6 @@ class RunOutcome:
         return self.verifier.failure if self.verifier else None
 
 
-def _stage(task: Task, closure: Closure | None = None,
-           procs: GraderProcs | None = None) -> tuple[Path, str]:
-    """A private copy of the task's tests (no host caches) and this trial's grader dir
-    (the plugin under a fresh module name, the broker, the ``sitecustomize`` that puts
-    the closure first, the closure's directories, the broker's random socket name, the
-    image's own OpenSSL configuration), both mounted read-only in B."""
-    where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
-    module = attest.plugin_module()
-    grader = where / "grader"
-    grader.mkdir()
-    # The broker copies these into B's private, writable /tests before test.sh starts.
-    shutil.copytree(task.paths.tests_dir, grader / TESTS_SOURCE,
-                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
-    (grader / f"{module}.py").write_bytes(attest.plugin_source())
-    (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
-    (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
-    trusted = [*closure.dirs, *closure.files] if closure else []
-    (grader / "closure.json").write_text(json.dumps(trusted))
-    (grader / "broker-socket").write_text(procs.socket if procs else "")
-    (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
-    for path in (where, grader / TESTS_SOURCE, grader):
-        path.chmod(0o755)
-    return where, module
-
-
 def _engine_alive() -> bool:
     from termgrade.sandbox.engine import docker_client
 
@@ -187,43 +141,14 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
             tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
 
 
-def scoring_image(task: Task, image: str) -> str:
-    """The scoring container's image: a separate-mode task's own verifier image
-    (``tests/Dockerfile`` built offline and cached by content digest, or a prebuilt
-    ``[verifier.environment] docker_image``), else the task's ``image``. The verifier's
-    closure is that image's; A's image only describes what the agent changed.
-    ImageBuildError when the verifier image cannot be had."""
-    from termgrade.sandbox.images import build_verifier_image
-
-    built = build_verifier_image(task)
-    return built.tag if built is not None else image
-
-
-def scoring_environment(task: Task) -> EnvironmentConfig:
-    """The scoring container's environment (env, workdir, limits): a separate verifier's
-    ``[verifier.environment]`` when the task declares one (Harbor's rule), else the
-    task's ``[environment]``."""
-    declared = task.config.verifier.environment
-    if task.config.separate_verifier and declared is not None:
-        return declared
-    return task.config.environment
-
-
 def _closure(image: str, task: Task, path: str = VERIFIER_PATH) -> Closure:
     return find_closure(image, path=task.config.verifier.env.get("PATH", path))
-
-
-def _image_workdir(image: str) -> str | None:
-    from termgrade.sandbox.engine import docker_client
-
-    config = docker_client().api.inspect_image(image).get("Config") or {}
-    return str(config.get("WorkingDir") or "") or None
 
 
 def transfer_set_for(task: Task, image: str, closure: Closure,
                      reference: ReferenceRecord | None = None) -> TransferSet:
     """The task's transfer set on ``image`` (``termgrade run`` prints it)."""
-    return derive_transfer_set(task, workdir=_image_workdir(image), reference=reference,
+    return derive_transfer_set(task, workdir=image_config(image)[1], reference=reference,
                                resolve=image_resolver(closure.view))
 
 
@@ -265,7 +190,7 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
         return RunOutcome(label, None, error=f"the verifier's image and closure: {exc}",
                           durations={"total": time.monotonic() - started})
     procs = grader_procs(closure, path)
-    staged, module = _stage(task, closure, procs)
+    staged, module = stage_grader(task, closure, procs)
     mounts = {**closure.mounts(), **(procs.mounts(closure.view) if procs else {}),
               GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None
@@ -406,7 +331,7 @@ def transfer_roots(review: LayerReview, transfer: TransferSet | None) -> list[st
     agent's), or the set's roots past :data:`MAX_MAPPED_PATHS`."""
     carried = [entry.path for entry in review.carried  # what a process could map as code
                if (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode))
-               and (entry.mode & 0o111 or ".so" in posixpath.basename(entry.path))]
+               and (entry.mode & 0o111 or is_shared_object(posixpath.basename(entry.path)))]
     if len(carried) > MAX_MAPPED_PATHS and transfer is not None:
         return [root.path for root in transfer.roots]
     return carried

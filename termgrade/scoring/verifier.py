@@ -20,7 +20,7 @@ from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.scoring.attestation import BROKER_MODULE, Attestation
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure
 from termgrade.scoring.grader_procs import LAUNCHERS
-from termgrade.scoring.policy import GRADER_DIR
+from termgrade.scoring.policy import GRADER_DIR, TESTS_SOURCE
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.task import CONTAINER, Task
@@ -125,7 +125,7 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
     return json.dumps({"key": key.hex(), "socket": socket, "trusted": trusted,
                        "services": services, "tools": tools, "pythons": pythons,
                        "transfer_roots": list(transfer_roots or []),
-                       "tests_source": f"{GRADER_DIR}/tests-source",
+                       "tests_source": f"{GRADER_DIR}/{TESTS_SOURCE}",
                        "tests_dir": str(CONTAINER.tests_dir)}).encode() + b"\n"
 
 

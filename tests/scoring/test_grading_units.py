@@ -87,11 +87,11 @@ def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
 def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) -> None:
     import shutil
 
-    from termgrade.scoring.trial import _stage
+    from termgrade.scoring.scoring_box import stage_grader
     from termgrade.task import load_task
 
     task = load_task(make_task())
-    (one, first), (two, second) = _stage(task), _stage(task)
+    (one, first), (two, second) = stage_grader(task), stage_grader(task)
     try:
         assert first != second and first.startswith("termgrade_attest_")
         for where, module in ((one, first), (two, second)):
