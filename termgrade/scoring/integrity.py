@@ -69,8 +69,6 @@ class LayerReview:
     """The top-most of them (at most :data:`MAX_LISTED_LEFT_OUT`)."""
     footprint: list[str] = field(default_factory=list)
     """The top-most paths the agent changed (at most :data:`MAX_FOOTPRINT`)."""
-    footprint_cut: bool = False
-    """More than :data:`MAX_FOOTPRINT` top-most paths changed: the footprint is cut."""
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
@@ -210,8 +208,6 @@ class _Tops:
             return  # never a deliverable: the footprint does not carry the verifier
         if len(self.review.footprint) < MAX_FOOTPRINT:
             self.review.footprint.append(path)
-        else:
-            self.review.footprint_cut = True
 
 
 def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: PathSet,

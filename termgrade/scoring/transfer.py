@@ -110,9 +110,6 @@ class TransferSet:
         """One line per root: the path and why it is in the set (``termgrade run``)."""
         return [f"{r.path}  ({r.why})" for r in self.roots]
 
-    def to_json(self) -> list[dict[str, str]]:
-        return [{"path": r.path, "why": r.why} for r in self.roots]
-
 
 def named_paths(text: str) -> list[str]:
     """Absolute paths a text names (``~/x`` as ``/root/x``), in order, without duplicates,

@@ -118,7 +118,7 @@ def foreign_mappings(pid: str, config: dict[str, Any]) -> list[str] | None:
 
 
 def foreign_in_maps(text: str, config: dict[str, Any]) -> list[str]:
-    trusted = list(config.get("trusted") or [])
+    trusted = frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or [])
     roots = frozenset(r.rstrip("/") or "/" for r in config.get("transfer_roots") or [])
     found: list[str] = []
     for line in text.splitlines():
@@ -183,6 +183,7 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
     if here[1] not in config["pythons"]:
         return f"not the image's Python: {here[1]}"
     roots = frozenset(r.rstrip("/") or "/" for r in config.get("transfer_roots") or [])
+    trusted = frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or [])
     parent = here[0]
     hops = 0
     while parent != root:
@@ -197,7 +198,7 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
             if not python_runs_tests(parent, argv_of(parent)):
                 return "started by a Python running agent code"
         elif step[1] not in config["tools"] or (
-                _under(step[1], roots) and not _under(step[1], config["trusted"])):
+                _under(step[1], roots) and not _under(step[1], trusted)):
             return f"started by {step[1]}"
         elif name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
             return "started by a shell running agent code"
