@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from termgrade.builders.kinds import api_names
 from termgrade.core.lazy import lazy_exports
 from termgrade.core.version import __version__
 
@@ -41,9 +42,6 @@ _API: dict[str, str] = {
     "compute_labels": "termgrade.labels.compute",
     "select_band_central": "termgrade.selection.bandcentral",
     "SelectionConfig": "termgrade.selection.bandcentral",
-    "build_environments": "termgrade.builders.environments",
-    "build_trajectories": "termgrade.builders.trajectories",
-    "build_bandcentral": "termgrade.builders.bandcentral",
     "build_checkpoint_card": "termgrade.training.checkpoint_card",
     "validate_repo": "termgrade.validate",
     "publish": "termgrade.publish.publisher",
@@ -60,24 +58,24 @@ _API: dict[str, str] = {
     "Selection": "termgrade.selection",
     "SelectionReport": "termgrade.selection",
     "PassRateReport": "termgrade.passrates",
-    "EnvironmentsSummary": "termgrade.builders",
-    "TrajectoriesSummary": "termgrade.builders",
-    "BandcentralSummary": "termgrade.builders",
     "ValidationReport": "termgrade.validate",
     "PublishResult": "termgrade.publish.publisher",
     "MaterializeResult": "termgrade.materialize.materializer",
     "IngestResult": "termgrade.ingest",
     "MonitorReport": "termgrade.training",
     "Issue": "termgrade.records",
+    "build_repo": "termgrade.builders.kinds",
+    "repo_kinds": "termgrade.builders.kinds",
+    "register_repo_kind": "termgrade.builders.kinds",
+    # each repo kind's builder and summary (build_environments, EnvironmentsSummary, ...)
+    **api_names(),
 }
 """Public name -> the module that defines it."""
 
 __all__ = [
     "AdaptiveRule",
     "AuditReport",
-    "BandcentralSummary",
     "Endpoint",
-    "EnvironmentsSummary",
     "GenerationReport",
     "GradeReport",
     "IngestResult",
@@ -95,16 +93,12 @@ __all__ = [
     "SelectionReport",
     "Task",
     "TermGradeError",
-    "TrajectoriesSummary",
     "TrialSet",
     "ValidationReport",
     "VerifyReport",
     "__version__",
     "audit_corpus",
-    "build_bandcentral",
     "build_checkpoint_card",
-    "build_environments",
-    "build_trajectories",
     "compute_labels",
     "discover_tasks",
     "grade_model",
@@ -119,6 +113,10 @@ __all__ = [
     "verify_task",
     "verify_tasks",
     "write_trials",
+    "build_repo",
+    "repo_kinds",
+    "register_repo_kind",
+    *api_names(),
 ]
 
 
@@ -134,10 +132,15 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.agent.kinds import ModelAgent
     from termgrade.attacks import load_attacks
     from termgrade.audit import AuditReport, audit_corpus
-    from termgrade.builders import BandcentralSummary, EnvironmentsSummary, TrajectoriesSummary
-    from termgrade.builders.bandcentral import build_bandcentral
-    from termgrade.builders.environments import build_environments
-    from termgrade.builders.trajectories import build_trajectories
+
+    # the repo kinds' builders and summaries (listed by the registry; aliased to re-export)
+    from termgrade.builders.bandcentral import BandcentralSummary as BandcentralSummary
+    from termgrade.builders.bandcentral import build_bandcentral as build_bandcentral
+    from termgrade.builders.environments import EnvironmentsSummary as EnvironmentsSummary
+    from termgrade.builders.environments import build_environments as build_environments
+    from termgrade.builders.kinds import build_repo, register_repo_kind, repo_kinds
+    from termgrade.builders.trajectories import TrajectoriesSummary as TrajectoriesSummary
+    from termgrade.builders.trajectories import build_trajectories as build_trajectories
     from termgrade.core.errors import TermGradeError
     from termgrade.generate import GenerationReport
     from termgrade.grade import AdaptiveRule, GradeReport, grade_model

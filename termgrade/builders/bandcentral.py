@@ -27,6 +27,7 @@ from termgrade.builders.bandcentral_card import render_bandcentral_card
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
+from termgrade.builders.kinds import repo_kind
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.licensing import Origin, known_license
 from termgrade.builders.parquet_writer import ParquetSplitWriter
@@ -46,7 +47,7 @@ from termgrade.core.errors import BuildError, OptionError
 from termgrade.records import LabelRow
 from termgrade.sandbox.images import BASE_IMAGE_DIR
 
-DEFAULT_REPO_ID = "ai-and/termgrade-bandcentral-gemma4-31b-bash"
+DEFAULT_REPO_ID = repo_kind("bandcentral").default_repo_id
 
 
 @dataclass

@@ -26,6 +26,7 @@ from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
 from termgrade.builders.environments_card import corpus_license, render_environments_card
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
+from termgrade.builders.kinds import repo_kind
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.licensing import Origin
 from termgrade.builders.parquet_writer import ParquetSplitWriter
@@ -45,7 +46,7 @@ from termgrade.core.progress import track
 from termgrade.records.label import LabelRow
 from termgrade.sandbox.images import BASE_IMAGE_DIR
 
-DEFAULT_REPO_ID = "ai-and/termgrade-environments"
+DEFAULT_REPO_ID = repo_kind("environments").default_repo_id
 LABELS_SPLIT = "train"
 
 

@@ -25,13 +25,13 @@ from pathlib import Path
 
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
-from termgrade.builders.environments import DEFAULT_REPO_ID as ENVIRONMENTS_DEFAULT_REPO_ID
 from termgrade.builders.inputs import (
     RecordSource,
     load_inputs,
     records_of,
     source_path,
 )
+from termgrade.builders.kinds import repo_kind
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.licensing import Origin, known_license
 from termgrade.builders.parquet_writer import (
@@ -53,8 +53,8 @@ from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 from termgrade.records.jsonl import iter_jsonl
 
-DEFAULT_REPO_ID = "ai-and/termgrade-trajectories"
-ENVIRONMENTS_REPO_ID = ENVIRONMENTS_DEFAULT_REPO_ID
+DEFAULT_REPO_ID = repo_kind("trajectories").default_repo_id
+ENVIRONMENTS_REPO_ID = repo_kind("environments").default_repo_id
 _MIB = 1024**2
 
 

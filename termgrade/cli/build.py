@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
+from termgrade.builders.kinds import RepoKind, repo_kind, repo_kinds
 from termgrade.cli.app import guarded
+from termgrade.core.errors import OptionError
 from termgrade.core.progress import STDERR
 
 build_app = typer.Typer(name="build", no_args_is_help=True,
@@ -36,7 +39,7 @@ def environments(
         "each must cover every task)."),
     splits: Path | None = typer.Option(None, "--splits", help="SplitRow JSONL (others: unseen)."),
     verify: Path | None = typer.Option(None, "--verify", help="`termgrade verify -o` JSONL."),
-    repo_id: str = typer.Option("ai-and/termgrade-environments", "--repo-id"),
+    repo_id: str = typer.Option(repo_kind("environments").default_repo_id, "--repo-id"),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     secrets_baseline: Path | None = typer.Option(
@@ -77,9 +80,9 @@ def trajectories(
         None, "--labels", help="LabelRow JSONL: pass_rate and band on every row."),
     splits: Path | None = typer.Option(
         None, "--splits", help="`termgrade select` output: the task's split on every row."),
-    repo_id: str = typer.Option("ai-and/termgrade-trajectories", "--repo-id"),
+    repo_id: str = typer.Option(repo_kind("trajectories").default_repo_id, "--repo-id"),
     environments_repo: str = typer.Option(
-        "ai-and/termgrade-environments", "--environments-repo",
+        repo_kind("environments").default_repo_id, "--environments-repo",
         help="Repo id of the tasks and labels, linked from the card."),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -124,7 +127,7 @@ def bandcentral(
         None, "--selection-report",
         help="The <splits>.selection.json of the `termgrade select` run that chose the tasks "
         "(default: the one beside --splits); shipped with its markdown and plot."),
-    repo_id: str = typer.Option("ai-and/termgrade-bandcentral-gemma4-31b-bash", "--repo-id"),
+    repo_id: str = typer.Option(repo_kind("bandcentral").default_repo_id, "--repo-id"),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     license_id: str | None = typer.Option(
@@ -163,19 +166,54 @@ def checkpoint_card(
     adapter: Path | None = typer.Option(
         None, "--adapter", help="The trained adapter folder (PEFT save_pretrained); without "
         "it the card says the repo holds no adapter yet."),
-    repo_id: str = typer.Option("ai-and/termgrade-gemma4-31b-grpo-lora", "--repo-id"),
+    repo_id: str | None = typer.Option(
+        None, "--repo-id", help="The model repo (default: the checkpoint card's own)."),
     run: Path | None = typer.Option(None, "--run", help="A `termgrade train prepare` run "
                                     "directory: the card's config and metrics are the run's."),
     card_prose: Path | None = typer.Option(None, "--card-prose", help=PROSE_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """The model card (README.md + training_config.yaml) of a LoRA adapter repo."""
-    from termgrade.training.checkpoint_card import build_checkpoint_card
+    from termgrade.training.checkpoint_card import DEFAULT_REPO_ID, build_checkpoint_card
 
     build_checkpoint_card(out, config=config, results=results, adapter=adapter,
-                          repo_id=repo_id, overwrite=force, card_prose=card_prose, run=run)
+                          repo_id=repo_id or DEFAULT_REPO_ID, overwrite=force,
+                          card_prose=card_prose, run=run)
     STDERR.print(f"staged {out}")
 
 
+def kind_command(kind: RepoKind) -> Callable[..., None]:
+    """``termgrade build KIND`` for a registered kind with no command of its own: the
+    builder's options as ``--set NAME=VALUE`` (strings; paths are the builder's to read)."""
+
+    def command(
+        out: Path = typer.Option(..., "--out", "-o", help="Output dir."),
+        option: list[str] = typer.Option(
+            None, "--set", help="NAME=VALUE passed to the builder (repeatable)."),
+        repo_id: str = typer.Option(kind.default_repo_id, "--repo-id"),
+        force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    ) -> None:
+        options: dict[str, str] = {}
+        for item in option or []:
+            name, sep, value = item.partition("=")
+            if not sep or not name:
+                raise OptionError(f"--set {item!r}: not NAME=VALUE",
+                                  fix="e.g. --set splits=labels/splits.jsonl")
+            options[name.replace("-", "_")] = value
+        kind.build(out, repo_id=repo_id, overwrite=force, **options)
+        STDERR.print(f"staged {out}; next: `termgrade validate {out}`")
+
+    command.__doc__ = kind.about
+    return guarded(command)
+
+
 def register(app: typer.Typer) -> None:
-    app.add_typer(build_app, name="build")
+    """``termgrade build``: the commands above, and one for every other registered repo kind
+    (:mod:`termgrade.builders.kinds`)."""
+    group = typer.Typer(name="build", no_args_is_help=True, help=build_app.info.help)
+    group.registered_commands = list(build_app.registered_commands)
+    written = {c.name for c in build_app.registered_commands}
+    for kind in repo_kinds():
+        if kind.name not in written:
+            group.command(kind.name)(kind_command(kind))
+    app.add_typer(group, name="build")

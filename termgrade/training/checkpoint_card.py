@@ -24,6 +24,7 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, load_card_prose, with_prose
 from termgrade.builders.common import staged_directory
+from termgrade.builders.kinds import repo_kind
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import RecordError
@@ -32,7 +33,7 @@ DEFAULT_REPO_ID = "ai-and/termgrade-gemma4-31b-grpo-lora"
 
 DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "base_model": "google/gemma-4-31B-it",
-    "dataset": "ai-and/termgrade-bandcentral-gemma4-31b-bash",
+    "dataset": repo_kind("bandcentral").default_repo_id,
     "framework": "verl",
     "algorithm": "GRPO++ (GRPO with DAPO changes, Dr.GRPO advantages)",
     "adapter": {"type": "lora", "rank": 32},

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from termgrade.builders.kinds import row_kinds
 from termgrade.builders.layout import RepoPaths
 from termgrade.pools.processes import map_in_workers
+from termgrade.records.arrow import schema_name
 from termgrade.task.archive import gunzip_packed, gzipped_as_packed, list_archive, tar_tree
 from termgrade.task.digest import FileEntry, TaskTree, manifest_digest, read_tree, task_manifest
 from termgrade.validate.cache import ValidationCache
@@ -27,7 +29,12 @@ from termgrade.validate.findings import ValidationFinding, ValidationReport
 if TYPE_CHECKING:
     from termgrade.validate.rows_check import SplitInfo
 
-TASK_SCHEMAS = frozenset({"env_task_row", "bandcentral_task_row"})
+
+
+def task_schemas() -> frozenset[str]:
+    """The row schemas whose rows carry task archives (the repo kinds' ``archives`` rows)."""
+    return frozenset(schema_name(row.resolve_model()) for row in row_kinds() if row.archives)
+
 _COLUMNS = ["task_id", "files", "archive", "archive_sha256", "task_digest"]
 
 
@@ -220,7 +227,7 @@ def check_archives(paths: RepoPaths, infos: list[SplitInfo], report: ValidationR
     before = len(report.findings)
     task_ids: set[str] = set()
     for info in infos:
-        if info.row_schema not in TASK_SCHEMAS:
+        if info.row_schema not in task_schemas():
             continue
         for path in info.files:
             _check_file(paths, path, report, task_ids, workers, memo, used)

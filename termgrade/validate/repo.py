@@ -5,13 +5,15 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from termgrade.builders.kinds import RepoKind, repo_kinds, resolve
 from termgrade.builders.layout import RepoPaths
+from termgrade.records.arrow import schema_name
 from termgrade.validate.archive_check import check_archives, check_registry
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import check_card, is_trace_config
 from termgrade.validate.findings import ValidationFinding, ValidationReport
 from termgrade.validate.load_check import check_load, check_load_configs
-from termgrade.validate.rows_check import check_rows
+from termgrade.validate.rows_check import SplitInfo, check_rows
 from termgrade.validate.secrets_check import check_secrets
 from termgrade.validate.traces_check import check_traces
 
@@ -51,6 +53,9 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
     memo = ValidationCache(paths, enabled=cache)
     used: set[str] = set()
     infos = check_rows(paths, configs, report, memo, used)
+    for kind in kinds_of(infos):
+        for check in kind.checks:
+            resolve(check)(paths, report)
     if load:
         check_load(paths, infos, report, memo, used)
         check_load_configs(paths, [(c.name, list(c.splits)) for c in traces], report)
@@ -70,6 +75,13 @@ def validate_repo(root: Path, *, load: bool = True, secrets: bool = True,
                             f"since they passed ({memo.path.name}; --no-cache to redo them)")
     memo.save(used)
     return report
+
+
+def kinds_of(infos: list[SplitInfo]) -> list[RepoKind]:
+    """The registered repo kinds whose row schemas the staged repo's parquet files name."""
+    named = {info.row_schema for info in infos}
+    return [kind for kind in repo_kinds()
+            if any(schema_name(row.resolve_model()) in named for row in kind.rows)]
 
 
 def _secrets(paths: RepoPaths, baseline: Path | None, memo: ValidationCache,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
+from termgrade.builders.kinds import row_kinds
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_LIMIT
 from termgrade.builders.rows import schema_for
-from termgrade.records.arrow import ROW_SCHEMA_KEY
+from termgrade.records.arrow import ROW_SCHEMA_KEY, schema_name
 from termgrade.validate.cache import ValidationCache
 from termgrade.validate.card_check import ConfigFiles
 from termgrade.validate.findings import ValidationFinding, ValidationReport
@@ -25,17 +26,33 @@ from termgrade.validate.schemas import SCHEMA_DIR, SCHEMAS, load_schema
 
 MAX_FINDINGS_PER_FILE = 20
 FILE_LIMIT = FILE_BYTES + ROW_GROUP_LIMIT
-KEYS: dict[str, tuple[str, ...]] = {
-    "env_task_row": ("task_id",),
-    "bandcentral_task_row": ("task_id",),
-    "verl_prompt_row": ("extra_info.task_id",),
-    "trajectory_sft_row": ("trial_id",),
-    "trajectory_episode_row": ("trial_id",),
-    "trajectory_trace_row": ("trial_id",),
-    "label": ("task_id", "model", "scaffold"),
-}
-"""The key columns of every row schema a parquet file may name (those the builders write);
-a file naming another is refused."""
+
+
+def row_keys() -> dict[str, tuple[str, ...]]:
+    """The key columns of every row schema a parquet file may name: those of the registered
+    repo kinds' rows (:mod:`termgrade.builders.kinds`); a file naming another is refused."""
+    keys: dict[str, tuple[str, ...]] = {}
+    for row in row_kinds():
+        name = schema_name(row.resolve_model())
+        if keys.setdefault(name, row.key) != row.key:
+            raise TypeError(f"row schema {name!r} has two keys: {keys[name]} and {row.key}")
+    return keys
+
+
+class _Keys(Mapping[str, tuple[str, ...]]):
+    """:func:`row_keys` read on each use."""
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return row_keys()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(row_keys())
+
+    def __len__(self) -> int:
+        return len(row_keys())
+
+
+KEYS: Mapping[str, tuple[str, ...]] = _Keys()
 
 
 @dataclass

@@ -11,12 +11,12 @@ generate, verify, builders).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from termgrade.builders.rows import BandcentralTaskRow, EpisodeRow, SftRow, TaskRow, TraceRow
-from termgrade.builders.verl_prompts import VerlPromptRow
+from termgrade.builders.kinds import row_kinds
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.package_data import data_path
 from termgrade.generate.funnel import Funnel
@@ -47,12 +47,36 @@ def _by_name(*models: type[BaseModel]) -> dict[str, type[BaseModel]]:
     return registry
 
 
-SCHEMAS: dict[str, type[BaseModel]] = _by_name(
-    # records
-    TrialRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel,
-    # dataset rows (the Hub repos' parquet configs)
-    TaskRow, BandcentralTaskRow, VerlPromptRow, SftRow, EpisodeRow, TraceRow,
-)
+RECORDS: tuple[type[BaseModel], ...] = (
+    TrialRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel)
+"""The record models with files of their own (JSONL); dataset rows come from the repo kinds."""
+
+
+def schema_registry() -> dict[str, type[BaseModel]]:
+    """Every model with a JSON Schema in schemas/, by schema name: the records, then each
+    registered repo kind's row models (:mod:`termgrade.builders.kinds`)."""
+    models = list(RECORDS)
+    for row in row_kinds():
+        model = row.resolve_model()
+        if model not in models:
+            models.append(model)
+    return _by_name(*models)
+
+
+class _Schemas(Mapping[str, type[BaseModel]]):
+    """:func:`schema_registry` read on each use, so a kind registered later is in it."""
+
+    def __getitem__(self, name: str) -> type[BaseModel]:
+        return schema_registry()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(schema_registry())
+
+    def __len__(self) -> int:
+        return len(schema_registry())
+
+
+SCHEMAS: Mapping[str, type[BaseModel]] = _Schemas()
 """Every model with a JSON Schema in schemas/, by schema name: the one registry."""
 
 
