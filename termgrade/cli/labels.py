@@ -85,7 +85,9 @@ def register(app: typer.Typer) -> None:
             None, "--band-names", help="Comma-separated, one per band, 0 and 1 included "
             "(default zero,low,central,high,one)."),
         k: list[str] = typer.Option(None, "--k", help="Planned attempts: 8 for every model, "
-                                    "or MODEL=K (repeatable). Default: inferred per model."),
+                                    "or MODEL=K (repeatable). Default: what the runs planned "
+                                    "(runs.jsonl beside the trials), else inferred per "
+                                    "model."),
         keep_uncounted: bool = typer.Option(
             False, "--keep-uncounted", help="Write rows (pass_rate null) for task x model "
             "pairs with no counted trial instead of refusing them."),
@@ -109,6 +111,7 @@ def register(app: typer.Typer) -> None:
             write_labels,
         )
         from termgrade.labels.compute import check_digests
+        from termgrade.records.run import read_runs
         from termgrade.trialsets import read_trials
 
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
@@ -116,9 +119,11 @@ def register(app: typer.Typer) -> None:
         trial_set = quietly(lambda: read_trials(trials))
         if not mix_digests:
             check_digests(trial_set.frame, ", ".join(str(t) for t in trials))
+        runs = read_runs(trials)
         label_set = quietly(lambda: compute_labels(trial_set, k=spec, scheme=scheme,
                                                    mix_digests=True,
-                                                   include_unattested=include_unattested))
+                                                   include_unattested=include_unattested,
+                                                   runs=runs))
         print_issues([*trial_set.issues, *label_set.issues])
         if not keep_uncounted:
             require_counted(label_set, ", ".join(str(t) for t in trials))

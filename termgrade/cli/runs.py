@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -12,6 +13,16 @@ from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
+
+if TYPE_CHECKING:
+    from termgrade.records.run import RunRecord
+
+
+def _plan(record: RunRecord | None) -> str:
+    """k as the run planned it: ``8``, or ``2-8 adaptive``; blank before run records."""
+    if record is None:
+        return ""
+    return f"{record.k_min}-{record.k} adaptive" if record.adaptive else str(record.k)
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +34,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="One JSON object per run on "
                                      "stdout."),
     ) -> None:
-        """List the grading runs in a folder: run, name, model, tasks, trial counts."""
+        """List the grading runs in a folder: run, name, model, k, tasks, trial counts."""
         from termgrade.grade.runs import list_runs
 
         found = list_runs(folder)
@@ -38,15 +49,17 @@ def register(app: typer.Typer) -> None:
                     "configs": run.configs, "tasks": len(run.tasks), "trials": run.trials,
                     "counted": run.counted, "passed": run.passed, "reused": run.reused,
                     "started": run.started.isoformat() if run.started else None,
-                    "finished": run.finished.isoformat() if run.finished else None}))
+                    "finished": run.finished.isoformat() if run.finished else None,
+                    "record": run.record.model_dump(mode="json") if run.record else None}))
             return
         table = Table(title=f"runs in {folder} ({len(found.files)} trials file(s))")
-        for column in ("run", "name", "model", "scaffold", "config", "tasks", "trials",
+        for column in ("run", "name", "model", "scaffold", "config", "k", "tasks", "trials",
                        "counted", "passed", "reused", "started", "file"):
             table.add_column(column, overflow="fold")
         for run in found.runs:
             table.add_row(run.job_id or "(before run ids)", run.name or "", run.model,
-                          run.scaffold, ", ".join(run.configs), str(len(run.tasks)),
+                          run.scaffold, ", ".join(run.configs), _plan(run.record),
+                          str(len(run.tasks)),
                           str(run.trials), str(run.counted), str(run.passed), str(run.reused),
                           f"{run.started:%Y-%m-%d %H:%M}" if run.started else "",
                           str(run.trials_path))

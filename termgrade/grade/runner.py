@@ -35,7 +35,7 @@ from termgrade.grade.reuse import (
     scaffold_config,
     scaffold_digest,
 )
-from termgrade.grade.runs import RunId, check_run_name, choose_run
+from termgrade.grade.runs import RunId, check_run_name, choose_run, note_run, run_record
 from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.journal import UnreadableLine
@@ -237,6 +237,9 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     this_run = choose_run(journal.load(), model=agent.name, scaffold=SCAFFOLD_NAME,
                           name=run_name)
     stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent), this_run)
+    note_run(out_dir, run_record(this_run, model=agent.name, endpoint=agent.endpoint.base_url,
+                                 rule=rule, scaffold=SCAFFOLD_NAME,
+                                 scaffold_digest=stamp.scaffold_digest, tasks=len(task_dirs)))
     reused, reused_tasks, rerun = 0, 0, {}
     if reuse is not None:
         plan = plan_reuse(load_earlier(reuse, out_dir), model=agent.name,

@@ -8,23 +8,33 @@ and ``view``. An output folder may hold several runs (one journal, ``trials.json
 - ``grade -o DIR --run-name NAME`` resumes the run named NAME there, or starts it.
 
 Files written before runs had ids (no ``job_id``) resume under their old trial ids.
-:func:`list_runs` is ``termgrade runs DIR``: what a folder holds, run by run.
+A run's own facts (``k``, adaptive stopping, model, endpoint, scaffold) are its
+:class:`~termgrade.records.run.RunRecord` in ``DIR/runs.jsonl``, written by :func:`note_run`
+when it starts. :func:`list_runs` is ``termgrade runs DIR``: what a folder holds, run by run.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from termgrade.core.errors import OptionError
+from termgrade.core.journal import append_record
+from termgrade.core.version import __version__
 from termgrade.grade.journal import TRIALS_FILE
 from termgrade.records.journal import UnreadableLine, read_journal
+from termgrade.records.run import RUNS_FILE, RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
+
+if TYPE_CHECKING:
+    from termgrade.grade.adaptive import AdaptiveRule
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -69,6 +79,36 @@ def choose_run(records: Sequence[TrialRecord], *, model: str, scaffold: str,
     return RunId(new_job_id(), None, False)
 
 
+def run_record(run: RunId, *, model: str, endpoint: str, rule: AdaptiveRule, scaffold: str,
+               scaffold_digest: str | None, tasks: int, scaffold_version: str | None = None,
+               now: datetime | None = None) -> RunRecord | None:
+    """The record of ``run`` as it starts (None for a run from before run ids)."""
+    if run.job_id is None:
+        return None
+    adaptive = rule.k_min < rule.k_max
+    return RunRecord(job_id=run.job_id, run_name=run.name, model=model, endpoint=endpoint,
+                     scaffold=scaffold, scaffold_version=scaffold_version,
+                     scaffold_digest=scaffold_digest, k=rule.k_max, k_min=rule.k_min,
+                     adaptive=adaptive, confidence=rule.confidence if adaptive else None,
+                     tasks=tasks, started_at=now or datetime.now(UTC),
+                     termgrade_version=__version__)
+
+
+_RUNS_LOCK = threading.Lock()
+
+
+def note_run(out_dir: Path, record: RunRecord | None) -> bool:
+    """Append ``record`` to ``out_dir/runs.jsonl`` unless its run's latest record there says
+    the same (a resume with the same plan writes nothing); True when it wrote."""
+    if record is None:
+        return False
+    earlier = read_runs([out_dir]).get(record.job_id)
+    if earlier is not None and earlier.same_plan(record):
+        return False
+    append_record(out_dir / RUNS_FILE, _RUNS_LOCK, record)
+    return True
+
+
 @dataclass
 class RunSummary:
     """One run in an output folder (or the trials of a file from before run ids)."""
@@ -88,6 +128,9 @@ class RunSummary:
     """Trials copied from an earlier run (``--reuse``): their trial id names that run."""
     started: datetime | None = None
     finished: datetime | None = None
+    record: RunRecord | None = None
+    """What the run planned (k, adaptive, endpoint): its record in ``runs.jsonl``; None for
+    runs from before run records."""
 
     @property
     def pass_rate(self) -> float | None:
@@ -139,8 +182,10 @@ def list_runs(folder: Path) -> FolderRuns:
                 run.started = min(filter(None, (run.started, _utc(r.started_at))))
             if r.finished_at is not None:
                 run.finished = max(filter(None, (run.finished, _utc(r.finished_at))))
+    records = read_runs(files)
     for key, run in runs.items():
         run.configs = sorted(digests[key])
+        run.record = records.get(run.job_id) if run.job_id else None
     far = datetime.max.replace(tzinfo=UTC)
     ordered = sorted(runs.values(), key=lambda r: (r.started or far, str(r.trials_path)))
     return FolderRuns(ordered, unreadable, files)

@@ -2,9 +2,11 @@
 
 ``pass_rate = n_passed / n_counted`` over counted trials only: an infrastructure error
 (``counted = false``) never moves a pass rate. ``k`` is the number of attempts planned for
-the model: given, or inferred as the most counted attempts any task got under it. Tasks with
-fewer than ``k`` counted trials, tasks missing for a model, and attempts past a given ``k``
-are reported as issues with counts.
+the model: given; else what the grading runs planned, read from their run records
+(:mod:`termgrade.labels.planned`); else inferred as the most counted attempts any task got
+under it. Tasks with fewer counted trials than planned (for an adaptive run: than its
+``k_min``, since it stops tasks between ``k_min`` and ``k`` by design), tasks missing for a
+model, and attempts past a given ``k`` are reported as issues with counts.
 
 Task versions: a trial records the digest of the task files it graded (``task_digest``).
 Trials of one task graded at different versions do not measure one thing, so
@@ -28,7 +30,9 @@ import numpy as np
 import pandas as pd
 
 from termgrade.core.errors import MixedDigestsError, OptionError, RecordError
+from termgrade.labels.planned import planned
 from termgrade.records import LabelRow
+from termgrade.records.run import RunRecord
 from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 from termgrade.trialsets.io import TrialSet
 from termgrade.trialsets.issues import DataIssue, IssueLog, preview
@@ -92,17 +96,22 @@ def _limit_to_k(counted: pd.DataFrame, spec: KSpec, log: IssueLog) -> pd.DataFra
 
 
 def _warn_short(labels: pd.DataFrame, log: IssueLog) -> None:
+    """Tasks short of their plan: of ``k``, or of ``k_min`` where an adaptive run stopped
+    tasks by design (its run records say so)."""
     for (model, scaffold), group in labels.groupby(["model", "scaffold"], sort=True):
         k = int(group["k"].iloc[0])
-        short = group[group["n_counted"] < k]
+        short = group[group["n_counted"] < group["short_of"]]
         if short.empty:
             continue
         none = int((short["n_counted"] == 0).sum())
+        floor = (f"the k_min={int(short['short_of'].min())} an adaptive run needs before it "
+                 "stops a task" if bool(short["adaptive"].all()) else f"k={k}")
         log.add("mixed_k", len(short),
                 f"{model} ({scaffold}): {len(short)} of {len(group)} task(s) have fewer than "
-                f"k={k} counted trials (min {int(short['n_counted'].min())}; {none} with none, "
-                "pass_rate null); their pass rates rest on fewer attempts. Fix: rerun the "
-                "missing attempts, or pass --k if k was inferred wrongly")
+                f"{floor} counted trials (min {int(short['n_counted'].min())}; {none} with "
+                "none, pass_rate null); their pass rates rest on fewer attempts. Fix: rerun "
+                "the missing attempts" + ("" if bool(short["adaptive"].all())
+                                          else ", or pass --k if k was inferred wrongly"))
 
 
 def _warn_missing(labels: pd.DataFrame, log: IssueLog) -> None:
@@ -190,8 +199,11 @@ def _attested(frame: pd.DataFrame, labels: pd.DataFrame) -> list[bool | None]:
 
 def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
                    scheme: BandScheme = DEFAULT_SCHEME, mix_digests: bool = False,
-                   include_unattested: bool = False) -> LabelSet:
-    """Labels of every task x model x scaffold present in ``trials``. ``mix_digests``:
+                   include_unattested: bool = False,
+                   runs: Mapping[str, RunRecord] | None = None) -> LabelSet:
+    """Labels of every task x model x scaffold present in ``trials``. ``runs``: the run
+    records of their grading runs by ``job_id`` (:func:`termgrade.records.run.read_runs`),
+    the source of ``k`` when it is not given. ``mix_digests``:
     label a task whose trials graded different versions of it (refused otherwise).
     ``include_unattested``: label unattested tasks too (left out otherwise; an issue of
     kind ``unattested`` names them either way)."""
@@ -213,6 +225,16 @@ def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
     inferred = labels.groupby(["model", "scaffold"])["n_counted"].transform("max")
     labels["k"] = [_k_for(k, m, int(i)) for m, i in zip(labels["model"], inferred, strict=True)]
     labels["k"] = labels["k"].astype("int64")
+    labels["short_of"] = labels["k"]
+    if k is None:
+        plan = planned(frame, runs or {}, KEYS)
+        labels = labels.join(plan, on=KEYS)
+        known = labels["planned_k"].notna()
+        labels.loc[known, "k"] = labels.loc[known, "planned_k"].astype("int64")
+        labels.loc[known, "short_of"] = labels.loc[known, "planned_min"].astype("int64")
+        labels["adaptive"] = labels["adaptive"].eq(True)
+    else:
+        labels["adaptive"] = False
     with np.errstate(invalid="ignore", divide="ignore"):
         labels["pass_rate"] = np.where(labels["n_counted"] > 0,
                                        labels["n_passed"] / labels["n_counted"], np.nan)

@@ -23,6 +23,7 @@ from termgrade.generate.funnel import Funnel
 from termgrade.generate.records import CandidateRecord
 from termgrade.records.arrow import schema_name
 from termgrade.records.label import LabelRow, SplitRow
+from termgrade.records.run import RunRecord
 from termgrade.records.trial import TrialRecord
 from termgrade.verify.record import VerifyRecord
 
@@ -48,7 +49,7 @@ def _by_name(*models: type[BaseModel]) -> dict[str, type[BaseModel]]:
 
 
 RECORDS: tuple[type[BaseModel], ...] = (
-    TrialRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel)
+    TrialRecord, RunRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel)
 """The record models with files of their own (JSONL); dataset rows come from the repo kinds."""
 
 
