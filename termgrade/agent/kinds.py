@@ -26,6 +26,13 @@ if TYPE_CHECKING:
     from termgrade.agent.scaffold import ScaffoldConfig
 
 DEFAULT_AGENT_TIMEOUT_S = 600.0
+"""The agent phase's limit where neither the scaffold nor task.toml's ``[agent]`` set one."""
+
+
+def agent_time_limit_s(task: Task, config: ScaffoldConfig) -> float:
+    """The agent phase's budget: the scaffold's wall clock, else the task's ``[agent]
+    timeout_sec``, else :data:`DEFAULT_AGENT_TIMEOUT_S` (grading and training alike)."""
+    return config.wall_clock_s or task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
 
 
 class AgentName(StrEnum):
@@ -102,7 +109,7 @@ def run_model(agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
     from termgrade.agent.client import client_for
     from termgrade.agent.loop import Episode
 
-    limit = agent.config.wall_clock_s or task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
+    limit = agent_time_limit_s(task, agent.config)
     workdir = task.config.environment.workdir or "/app"
     episode = Episode(client_for(agent.endpoint), sandbox, task.instruction, workdir,
                       agent.config, limit, env=dict(task.config.environment.env) or None)

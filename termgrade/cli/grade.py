@@ -15,6 +15,7 @@ from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
+from termgrade.grade.defaults import DEFAULT_CONFIDENCE, DEFAULT_K, DEFAULT_WORKERS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -36,12 +37,13 @@ def register(app: typer.Typer) -> None:
                                      "e.g. http://127.0.0.1:8000/v1."),
         out_dir: Path = typer.Option(..., "--output", "-o", help="Output folder: "
                                      "DIR/trials.jsonl (also the journal; a rerun resumes)."),
-        k: int = typer.Option(8, "-k", min=1, help="Attempts per task (the most, --adaptive)."),
+        k: int = typer.Option(DEFAULT_K, "-k", min=1,
+                              help="Attempts per task (the most, --adaptive)."),
         adaptive: bool = typer.Option(False, "--adaptive", help="Stop a task's attempts once "
                                       "its band is decided (see --confidence)."),
-        confidence: float = typer.Option(0.9, "--confidence", min=0.5, max=0.999,
+        confidence: float = typer.Option(DEFAULT_CONFIDENCE, "--confidence", min=0.5, max=0.999,
                                          help="Posterior probability that decides a band."),
-        workers: int = typer.Option(4, "--workers", "-w", min=1,
+        workers: int = typer.Option(DEFAULT_WORKERS, "--workers", "-w", min=1,
                                     help="Trials at once (two containers each)."),
         in_flight: int = typer.Option(16, "--max-requests", min=1,
                                       help="Model requests in flight at once (per process)."),

@@ -46,6 +46,7 @@ from numpy.typing import NDArray
 from scipy import optimize, special, stats
 
 from termgrade.core.errors import OptionError
+from termgrade.grade.defaults import DEFAULT_CONFIDENCE, DEFAULT_K, DEFAULT_K_MIN
 from termgrade.stats.bands import DEFAULT_SCHEME, BandScheme
 
 MIN_FIT_TASKS = 20
@@ -162,11 +163,11 @@ def _tables(rule: AdaptiveRule, prior: Prior) -> _Tables:
 class AdaptiveRule:
     """When to stop attempting a task; see the module docstring for the statistics."""
 
-    k_max: int = 8
+    k_max: int = DEFAULT_K
     """Never more counted attempts than this."""
-    k_min: int = 2
+    k_min: int = DEFAULT_K_MIN
     """Never stop before this many counted attempts."""
-    confidence: float = 0.9
+    confidence: float = DEFAULT_CONFIDENCE
     """Posterior probability needed to call a band."""
     scheme: BandScheme = DEFAULT_SCHEME
     refine: tuple[str, ...] | None = None

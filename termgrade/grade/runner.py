@@ -24,6 +24,7 @@ from termgrade.core.errors import GradeAborted, GradeIncompleteError, TermGradeE
 from termgrade.core.progress import track
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
+from termgrade.grade.defaults import DEFAULT_K, DEFAULT_WORKERS
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
@@ -187,8 +188,9 @@ def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
                            job.job_id) if job.retry_index else None))
 
 
-def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = 8,
-          adaptive: AdaptiveRule | None = None, pool: Pool | None = None, workers: int = 4,
+def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = DEFAULT_K,
+          adaptive: AdaptiveRule | None = None, pool: Pool | None = None,
+          workers: int = DEFAULT_WORKERS,
           max_losses: int = DEFAULT_MAX_LOSSES, progress: bool | None = None,
           internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
           run: Callable[[TrialJob], TrialRecord] = run_job,

@@ -19,7 +19,6 @@ from termgrade.task import Task
 from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
 
-DEFAULT_STORAGE_MB = 4096
 TESTS_TMPFS_BYTES = 1 << 30
 """B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
 
@@ -33,7 +32,7 @@ def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Lim
         cpus=env.cpus or defaults.cpus,
         memory_mb=env.memory_mb or defaults.memory_mb,
         pids=env.pids or defaults.pids,
-        storage_mb=env.storage_mb or DEFAULT_STORAGE_MB,
+        storage_mb=env.storage_mb or defaults.storage_mb,
     )
 
 

@@ -42,7 +42,7 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.experimental.agent_loop.tool_parser import ToolParser
 
-from termgrade.agent.kinds import DEFAULT_AGENT_TIMEOUT_S, AgentRun, PolicyAgent
+from termgrade.agent.kinds import AgentRun, PolicyAgent, agent_time_limit_s
 from termgrade.agent.loop import NO_TOOL_CALL
 from termgrade.agent.scaffold import (
     BASH_TOOL,
@@ -114,7 +114,7 @@ def task_from_extra(extra: dict[str, Any]) -> Task:
 
 
 def _image_for(task: Task) -> str:
-    from termgrade.grade.jobs import image_for
+    from termgrade.sandbox.image_cache import image_for
 
     return image_for(task)
 
@@ -131,7 +131,7 @@ def time_limit_s(task: Task, scaffold: ScaffoldConfig) -> float:
     """The episode's budget for commands: the scaffold's wall clock, else the task's
     ``[agent] timeout_sec``. Model time does not count: in training it depends on how
     verl batches requests, not on the policy."""
-    return scaffold.wall_clock_s or task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
+    return agent_time_limit_s(task, scaffold)
 
 
 def _failure(outcome: RunOutcome) -> str:

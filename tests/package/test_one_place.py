@@ -30,6 +30,7 @@ from termgrade.records import LabelRow, SplitRow, TrialRecord
 from termgrade.records.arrow import TIMESTAMP, arrow_type, model_fields
 from termgrade.records.jsonl import iter_jsonl, parse_lines, read_input_bytes
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, is_near_miss, near_miss
+from termgrade.records.run import RunRecord
 from termgrade.records.verdict import FAILED_OUTCOMES, Outcome, TestVerdict, count_outcomes
 from termgrade.records.version import RecordFormat, record_format
 from termgrade.scoring import verdict_parsers
@@ -46,6 +47,12 @@ from tests.support.trial_strategies import optional
 def _label(task: str = "alpha", **extra: Any) -> dict[str, Any]:
     return {"task_id": task, "model": "m", "scaffold": "s", "pass_rate": 0.5, "band": "mid",
             "n_counted": 2, "k": 2, "n_passed": 1, **extra}
+
+
+def _run(**extra: Any) -> dict[str, Any]:
+    return {"job_id": "20260101T000000Z-abc123", "model": "m", "endpoint": "http://x/v1",
+            "scaffold": "bash-tool", "k": 8, "k_min": 2, "adaptive": True, "confidence": 0.9,
+            "tasks": 3, "started_at": "2026-01-01T00:00:00Z", "termgrade_version": "0", **extra}
 
 
 def _split(task: str = "alpha", **extra: Any) -> dict[str, Any]:
@@ -302,6 +309,7 @@ RECORDS: dict[str, tuple[type[BaseModel], Callable[..., dict[str, Any]], str]] =
     "trial": (TrialRecord, lambda **x: trial("a", **x), "termgrade ingest"),
     "label": (LabelRow, _label, "termgrade labels"),
     "split": (SplitRow, _split, "termgrade select"),
+    "run": (RunRecord, _run, "termgrade grade"),
     "verify_record": (VerifyRecord, _verify, "termgrade verify"),
 }
 

@@ -1,0 +1,55 @@
+"""One default per limit (issue 35, item 4): a container's limits where task.toml is
+silent are :class:`~termgrade.sandbox.base.Limits`' own; the agent phase's budget is one
+rule for grading and training; a grading run's k, k_min, confidence and workers are
+:mod:`termgrade.grade.defaults`' own, in the library and the CLI alike."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from termgrade.agent.kinds import DEFAULT_AGENT_TIMEOUT_S, agent_time_limit_s
+from termgrade.agent.scaffold import ScaffoldConfig
+from termgrade.cli.app import load_group
+from termgrade.grade import defaults
+from termgrade.grade.adaptive import AdaptiveRule
+from termgrade.grade.runner import grade_model
+from termgrade.sandbox.base import Limits
+from termgrade.scoring.scoring_box import task_limits
+from termgrade.task import load_task
+from termgrade.training.agent_loop import time_limit_s
+from tests.support.task_dirs import MakeTask
+
+
+def test_a_silent_task_gets_the_sandboxs_default_limits(make_task: MakeTask) -> None:
+    task = load_task(make_task("quiet"))
+    assert task.config.environment.storage_mb is None
+    assert task_limits(task) == Limits()
+
+
+def test_the_agent_budget_is_one_rule_for_grading_and_training(make_task: MakeTask) -> None:
+    task = load_task(make_task("quiet"))
+    for config in (ScaffoldConfig(), ScaffoldConfig(wall_clock_s=42.0)):
+        assert time_limit_s(task, config) == agent_time_limit_s(task, config)
+    expected = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
+    assert agent_time_limit_s(task, ScaffoldConfig()) == expected
+
+
+def _option(command: Any, flag: str) -> object:
+    for param in command.params:
+        if flag in getattr(param, "opts", ()):
+            return param.default
+    raise AssertionError(f"{command.name} has no {flag}")
+
+
+def test_grading_defaults_are_defined_once() -> None:
+    rule = AdaptiveRule()
+    assert (rule.k_max, rule.k_min, rule.confidence) == (
+        defaults.DEFAULT_K, defaults.DEFAULT_K_MIN, defaults.DEFAULT_CONFIDENCE)
+    signature = inspect.signature(grade_model).parameters
+    assert signature["k"].default == defaults.DEFAULT_K
+    assert signature["workers"].default == defaults.DEFAULT_WORKERS
+    command = load_group("grade").commands["grade"]
+    assert _option(command, "-k") == defaults.DEFAULT_K
+    assert _option(command, "--confidence") == defaults.DEFAULT_CONFIDENCE
+    assert _option(command, "--workers") == defaults.DEFAULT_WORKERS
