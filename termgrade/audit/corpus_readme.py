@@ -17,9 +17,9 @@ from termgrade.audit.documents import read_harbor
 from termgrade.audit.testcode import inventory
 from termgrade.core.atomic import atomic_write_text
 from termgrade.task import discover_tasks
+from termgrade.task.config import DIFFICULTY_ORDER
 
 README_NAME = "README.md"
-DIFFICULTY_ORDER = ("easy", "medium", "hard")
 UNKNOWN = "(unset)"
 
 

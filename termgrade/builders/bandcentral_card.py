@@ -16,11 +16,11 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import RL_TAG
+from termgrade.builders.figures import pass_rate_histogram
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.licensing import is_own, license_section
 from termgrade.builders.rows import BandcentralTaskRow
 from termgrade.builders.verl_prompts import VerlPromptRow
-from termgrade.core.figures import pass_rate_histogram
 
 if TYPE_CHECKING:
     from termgrade.builders.bandcentral import BandcentralSummary

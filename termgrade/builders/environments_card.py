@@ -17,16 +17,13 @@ from termgrade.builders.card import (
     render_template,
 )
 from termgrade.builders.card_prose import CardProse, with_prose
+from termgrade.builders.figures import domain_difficulty_bars, pass_rate_histogram
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.licensing import is_own, known_license, license_section
 from termgrade.builders.rows import TaskRow
 from termgrade.builders.task_rows import DEFAULT_SPLIT
-from termgrade.core.figures import (
-    difficulty_key,
-    domain_difficulty_bars,
-    pass_rate_histogram,
-)
 from termgrade.records import LabelRow
+from termgrade.task.config import difficulty_key
 
 if TYPE_CHECKING:
     from termgrade.builders.environments import EnvironmentsSummary, ShippedTask

@@ -13,11 +13,11 @@ from termgrade.builders.card import (
 )
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
+from termgrade.builders.figures import bar_chart
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.licensing import license_section
 from termgrade.builders.rows import EpisodeRow, SftRow
 from termgrade.builders.traces import TRACES_TAG
-from termgrade.core.figures import bar_chart
 
 if TYPE_CHECKING:
     from termgrade.builders.trajectories import TrajectoriesSummary

@@ -28,6 +28,16 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
 _UNIT_MB = {"": 1 / (1024 * 1024), "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
 
+DIFFICULTY_ORDER = ("easy", "medium", "hard")
+"""The authored difficulties of ``[metadata] difficulty``, easiest first (others sort after)."""
+
+
+def difficulty_key(level: str) -> tuple[int, str]:
+    """Sort key of a difficulty: :data:`DIFFICULTY_ORDER` first, then any other by name."""
+    order = DIFFICULTY_ORDER.index(level) if level in DIFFICULTY_ORDER else len(DIFFICULTY_ORDER)
+    return order, level
+
+
 def parse_size_mb(value: str) -> int:
     """``"2G"`` -> 2048, ``"512M"`` -> 512, ``"1.5GiB"`` -> 1536 (binary units)."""
     match = _SIZE.match(value)
