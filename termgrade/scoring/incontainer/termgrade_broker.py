@@ -549,7 +549,7 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
                 sessions += 1
                 signer.emit({"e": "session", "n": sessions, "pid": pid,
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
-                reply = {"ok": True, "n": sessions,
+                reply = {"ok": True, "n": sessions, "broker_pid": os.getpid(),
                          "key": derive(master, f"session {sessions}").hex(),
                          "trusted": config["trusted"], "services": services,
                          "transfer_roots": config.get("transfer_roots") or []}
