@@ -3,11 +3,11 @@ imports is the tests' code however its text was written (``\\n`` escapes, joined
 an f-string), judged by who wrote the file: the plugin sees the tests' own frames open it
 for writing while no other process runs in the container, and takes its identity (inode,
 size, change time) before anything else can run. A file the agent's code rewrote after
-that, or wrote while agent code ran beside the test, is judged by its text again: an
+that, or one the tests wrote while agent code ran beside them or after reading a file of
+the agent's (its bytes may be in what they write), is judged by its text again: an
 alarm. Each attack has a defanged twin (0) and a load-bearing control (the defence
 patched out of the plugin: an attested 1).
 """
-
 from __future__ import annotations
 
 import textwrap
@@ -157,6 +157,45 @@ def test_load_bearing_without_the_check_the_rewrite_forges_an_attested_one(
     assert old in source
     monkeypatch.setattr(attestation, "plugin_source", lambda: source.replace(old, new))
     outcome = attack(make_task, f"helper-open-{mode}", mode, "verdict_helper.py")
+    assert outcome.reward == 1.0 and outcome.verifier is not None \
+        and outcome.verifier.attested, (outcome.failure, outcome.verifier
+                                        and outcome.verifier.output[-2000:])
+
+
+# The tests write the agent's bytes themselves: a copy of the agent's module, imported.
+COPIES = textwrap.dedent('''\
+    import importlib
+    import sys
+    from pathlib import Path
+
+
+    def test_the_copied_answer_decides(tmp_path):
+        text = Path("/app/answer.py").read_text()
+        (tmp_path / "copied_answer.py").write_text(text)
+        sys.path.insert(0, str(tmp_path))
+        try:
+            assert importlib.import_module("copied_answer").passed()
+        finally:
+            sys.path.remove(str(tmp_path))
+    ''')
+ANSWER = "cat > /app/answer.py <<'PY'\ndef passed():\n    return {value}\nPY\n"
+
+
+@pytest.mark.parametrize("value", ["True", "False"], ids=["attack", "twin"])
+def test_a_helper_the_tests_copy_from_the_agents_file_is_judged_by_its_text(
+        make_task: MakeTask, value: str) -> None:
+    outcome = grade(make_task, f"helper-copy-{value}", COPIES, ANSWER.format(value=value))
+    assert outcome.reward == 0.0
+    assert "copied_answer" in (outcome.failure or ""), outcome.failure
+
+
+def test_load_bearing_without_the_read_check_the_copy_forges_an_attested_one(
+        make_task: MakeTask, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = attestation.plugin_source()
+    old = b"_READ_AGENTS[1 if _IN_TEST else 0] = True"
+    assert old in source
+    monkeypatch.setattr(attestation, "plugin_source", lambda: source.replace(old, b"pass"))
+    outcome = grade(make_task, "helper-copy-open", COPIES, ANSWER.format(value="True"))
     assert outcome.reward == 1.0 and outcome.verifier is not None \
         and outcome.verifier.attested, (outcome.failure, outcome.verifier
                                         and outcome.verifier.output[-2000:])

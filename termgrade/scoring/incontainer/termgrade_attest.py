@@ -144,6 +144,10 @@ _GRADER_PIDS: set[int] = set()
 """The grader's processes in B (see :func:`_grader_pids`): no others means no agent code
 runs anywhere in the container but in this process, where the audit hook sees it."""
 MAX_WROTE = 10000
+_READ_AGENTS = [False, False]
+"""Has this process opened a file of the agent's for reading [this session outside any
+test, during the current test]? After that, what the tests write may carry its bytes."""
+NOT_FILES = ("/proc/", "/sys/", "/dev/")
 _TEST_TEXT = ""
 _IN_TEST = False
 _DUMPABLE_OFF = False
@@ -281,6 +285,24 @@ def _opened_by_tests() -> bool:
     return False
 
 
+def _reading(target: object) -> None:
+    """A file opened for reading: if it may hold the agent's bytes (not the closure's, the
+    tests', the grader's, nor one the tests wrote), what the tests write next in this test
+    (or, read outside a test, in this session) is no longer vouched for by its writer."""
+    if not isinstance(target, (str, bytes)) or _READ_AGENTS[0] or (
+            _READ_AGENTS[1] and _IN_TEST):
+        return
+    literal = os.path.abspath(os.fsdecode(target))
+    if _trusted(literal) or literal.startswith(NOT_FILES):
+        return
+    real = os.path.realpath(literal)
+    if _trusted(real) or real.startswith(NOT_FILES) or not os.path.isfile(real) \
+            or _written_by_tests(real):
+        return
+    _READ_AGENTS[1 if _IN_TEST else 0] = True
+    _PENDING.clear()
+
+
 def _tests_writing(target: object) -> None:
     """The tests open ``target`` for writing: its identity is taken at the next spawn, check
     or write (while nothing else runs); opened at any other time, it is forgotten."""
@@ -288,7 +310,7 @@ def _tests_writing(target: object) -> None:
     if not isinstance(target, (str, bytes)):
         return
     path = os.path.realpath(os.fsdecode(target))
-    if _opened_by_tests() and _quiet():
+    if not any(_READ_AGENTS) and _opened_by_tests() and _quiet():
         _PENDING.add(path)
     else:
         _WROTE.pop(path, None)
@@ -391,6 +413,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
                     _tests_writing(args[0])
                 return
             caller = sys._getframe(1).f_code.co_filename
+            if _CHANNEL is not None and caller not in LOADER_FRAMES:
+                _reading(args[0])
             if caller in LOADER_FRAMES or caller.endswith("/runpy.py"):
                 path = _agent_path(args[0])
                 if path is not None:
@@ -699,6 +723,7 @@ def pytest_runtest_logreport(report: Any) -> None:
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
     global _IN_TEST
     _IN_TEST = True
+    _READ_AGENTS[1] = False
 
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
