@@ -27,7 +27,7 @@ from termgrade.core.settings import SETTINGS
 from termgrade.sandbox.engine import build_image
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring import verifier
-from termgrade.scoring.attestation import broker_source
+from termgrade.scoring.attestation import watch_source
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from tests.support.task_dirs import MakeTask
@@ -125,7 +125,7 @@ def assert_one(outcome: RunOutcome) -> None:
 
 def test_launcher_template_is_pips_and_nothing_more() -> None:
     namespace: dict[str, object] = {}
-    exec(compile(broker_source(), "termgrade_broker.py", "exec"), namespace)
+    exec(compile(watch_source(), "termgrade_watch.py", "exec"), namespace)
     launcher = namespace["LAUNCHER"]
     text = ("#!/opt/venv/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
             "from pytest import console_main\nif __name__ == '__main__':\n"
