@@ -26,12 +26,8 @@ from typing import Any
 
 import httpx2
 
-from termgrade.core.errors import (
-    ContextLengthError,
-    EndpointError,
-    OptionError,
-    RequestRejected,
-)
+from termgrade.agent.errors import ContextLengthError, EndpointError, RequestRejected
+from termgrade.core.errors import OptionError
 from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
 from termgrade.core.settings import SETTINGS
 

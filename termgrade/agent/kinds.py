@@ -16,9 +16,9 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from termgrade.core.errors import TaskLoadError
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.task import CONTAINER, Task
+from termgrade.task.errors import TaskLoadError
 
 if TYPE_CHECKING:
     from termgrade.agent.client import Endpoint

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from termgrade.agent.client import ChatClient, Completion
+from termgrade.agent.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.agent.scaffold import (
     BASH_TOOL,
     FINISH_TOOL,
@@ -29,7 +30,6 @@ from termgrade.agent.scaffold import (
     truncate_output,
 )
 from termgrade.agent.shell import run_command
-from termgrade.core.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.records.trial import EpisodeStep, TurnMetrics
 from termgrade.sandbox.base import Sandbox
 

@@ -16,8 +16,8 @@ from typing import Any
 import httpx2
 
 from termgrade.agent.client import Endpoint, is_loopback
+from termgrade.agent.errors import EndpointUnusableError
 from termgrade.agent.scaffold import TOOLS
-from termgrade.core.errors import EndpointUnusableError
 
 PROBE_TIMEOUT = httpx2.Timeout(60.0, connect=10.0)
 _URL_FIX = "pass the API root with its scheme, e.g. --base-url http://127.0.0.1:8000/v1"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from termgrade.core.errors import TaskLoadError
+from termgrade.task.errors import TaskLoadError
 from termgrade.task.paths import TaskPaths
 
 TaskFormat = Literal["harbor", "tbench"]

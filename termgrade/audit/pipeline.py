@@ -75,7 +75,7 @@ def audit_corpus(
 ) -> AuditReport:
     """Audit every Harbor task under ``paths`` (task dirs or folders of them).
 
-    Raises :class:`termgrade.core.errors.TaskLoadError` when a path does not exist; a task
+    Raises :class:`termgrade.task.errors.TaskLoadError` when a path does not exist; a task
     that does not load is reported by its ``task_loads`` check, not raised. ``workers``:
     processes for the static checks of a corpus of :data:`PARALLEL_FROM` tasks or more
     (default: :func:`termgrade.pools.processes.default_workers`).

@@ -38,9 +38,9 @@ from termgrade.audit.documents import AuditDoc, SourceFile
 from termgrade.audit.shellscan import dockerfile_findings, network_findings
 from termgrade.audit.testcode import TestInventory, inventory
 from termgrade.audit.verifier_steps import verifier_steps_reason
-from termgrade.core.errors import TaskLoadError
 from termgrade.task import load_task
 from termgrade.task.digest import check_task_files
+from termgrade.task.errors import TaskLoadError
 
 DEFAULT_MIN_TESTS = 10
 DIFFICULTIES = ("easy", "medium", "hard")

@@ -26,6 +26,7 @@ from termgrade.audit.attestable import unattested_tasks
 from termgrade.builders.bandcentral_card import render_bandcentral_card
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
+from termgrade.builders.errors import BuildError
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.kinds import repo_kind
 from termgrade.builders.layout import RepoPaths
@@ -43,7 +44,7 @@ from termgrade.builders.task_rows import (
 )
 from termgrade.builders.verl_prompts import VerlPromptRow, verl_prompt_row
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import BuildError, OptionError
+from termgrade.core.errors import OptionError
 from termgrade.records import LabelRow
 from termgrade.sandbox.images import BASE_IMAGE_DIR
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from termgrade.core.errors import BuildError
+from termgrade.builders.errors import BuildError
 from termgrade.core.package_data import data_path
 from termgrade.records.arrow import arrow_type, record_fields
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from termgrade.core.errors import BuildError
+from termgrade.builders.errors import BuildError
 
 _BLOCK = re.compile(r"<!-- prose:([A-Za-z0-9_-]+) -->\n(.*?)<!-- /prose -->\n?", re.S)
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")

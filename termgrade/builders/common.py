@@ -13,9 +13,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from termgrade.builders.errors import BuildError
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_bytes
-from termgrade.core.errors import BuildError, output_error
+from termgrade.core.errors import output_error
 
 
 @contextmanager

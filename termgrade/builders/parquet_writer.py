@@ -17,9 +17,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from termgrade.builders.errors import BuildError
 from termgrade.builders.layout import parquet_name
 from termgrade.builders.row_buffer import RowBuffer
-from termgrade.core.errors import BuildError
 
 ROW_GROUP_BYTES = 64 * 1024**2
 """Target payload of one row group (the Hub's viewer refuses row groups over 286 MiB)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from termgrade.core.errors import BuildError
+from termgrade.builders.errors import BuildError
 
 _CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, KeyError,
                       OverflowError)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from termgrade.builders.errors import BuildError
 from termgrade.builders.inputs import RecordSource, source_path
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_bytes
-from termgrade.core.errors import BuildError, DataWarning, RecordError
+from termgrade.core.errors import DataWarning, RecordError
 
 KINDS = ("json", "md", "png")
 

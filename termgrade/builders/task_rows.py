@@ -9,10 +9,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from termgrade.builders.errors import BuildError
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.rows import FileRow, TaskRow
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import BuildError
 from termgrade.scoring.reference import write_reference_file
 from termgrade.task import Task
 from termgrade.task.archive import pack_tree

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import staged_directory
+from termgrade.builders.errors import BuildError
 from termgrade.builders.inputs import (
     RecordSource,
     load_inputs,
@@ -48,7 +49,7 @@ from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
 from termgrade.builders.trajectory_writer import TrajectoryWriter
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import BuildError, DataWarning, RecordError
+from termgrade.core.errors import DataWarning, RecordError
 from termgrade.core.progress import Tracker, track
 from termgrade.records import LabelRow, TrialRecord
 from termgrade.records.jsonl import iter_jsonl

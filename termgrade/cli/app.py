@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                        "scaffold."),
     "run": ("run", "Build the task, run an agent phase, copy the tests in, verify, print the "
                    "reward."),
-    "runs": ("runs", "List the grading runs in a folder: run, name, model, tasks, trial "
+    "runs": ("runs", "List the grading runs in a folder: run, name, model, k, tasks, trial "
                      "counts."),
     "doctor": ("doctor", "Check the engine, base image and disk; say how to fix each problem."),
     "schemas": ("schemas", "Regenerate schemas/*.schema.json from the typed models."),

@@ -10,9 +10,10 @@ import typer
 from rich.table import Table
 
 from termgrade.cli.app import guarded
-from termgrade.core.errors import DataWarning, IngestError
+from termgrade.core.errors import DataWarning
 from termgrade.core.progress import STDERR
 from termgrade.ingest import IngestResult, ingest_harbor, write_jsonl
+from termgrade.ingest.errors import IngestError
 from termgrade.ingest.summary import group_summaries, summary_json
 
 ingest_app = typer.Typer(help="Read other harnesses' trial output into TrialRecords.",

@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from termgrade.core.errors import AnswerError
+from termgrade.generate.errors import AnswerError
 from termgrade.task.dockerfile import base_images, instructions
 
 OPEN = re.compile(r"^=== file: (?P<path>\S+) ===$")

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from termgrade.agent.client import ChatClient
-from termgrade.core.errors import AnswerError, ContextLengthError, EndpointError, RequestRejected
+from termgrade.agent.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.core.text import head_and_tail, strip_ansi
 from termgrade.generate.answer import parse_answer
+from termgrade.generate.errors import AnswerError
 from termgrade.generate.paths import GenerationPaths, write_task
 from termgrade.generate.prompting import Prompts
 from termgrade.generate.records import CandidateRecord, GenerationFailure, Round

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
-from termgrade.core.errors import OptionError, TaskLoadError
+from termgrade.core.errors import OptionError
 from termgrade.sandbox.images import image_available
 from termgrade.task import load_task
 from termgrade.task.dockerfile import base_images
+from termgrade.task.errors import TaskLoadError
 
 ImagePolicy = Literal["refuse", "skip"]
 IMAGE_POLICIES: tuple[str, ...] = get_args(ImagePolicy)

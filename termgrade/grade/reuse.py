@@ -26,7 +26,7 @@ from typing import Any
 
 from termgrade.agent.kinds import ModelAgent
 from termgrade.agent.scaffold import SCAFFOLD_NAME, SYSTEM_PROMPT, TOOLS
-from termgrade.core.errors import ReuseError
+from termgrade.grade.errors import ReuseError
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.records.trial import TrialRecord
 

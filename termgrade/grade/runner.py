@@ -20,11 +20,12 @@ from pathlib import Path
 from termgrade.agent.kinds import ModelAgent
 from termgrade.agent.probe import probe_endpoint
 from termgrade.agent.scaffold import SCAFFOLD_NAME
-from termgrade.core.errors import GradeAborted, GradeIncompleteError, TermGradeError
+from termgrade.core.errors import TermGradeError
 from termgrade.core.progress import track
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.defaults import DEFAULT_K, DEFAULT_WORKERS
+from termgrade.grade.errors import GradeAborted, GradeIncompleteError
 from termgrade.grade.jobs import TrialJob, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
@@ -204,7 +205,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     ``missing_images``: what to do with tasks whose FROM image is neither here nor
     pullable, checked up front when the trials build here (:mod:`.preflight`). Then the
     endpoint is probed (:mod:`termgrade.agent.probe`): one that no trial could use raises
-    :class:`~termgrade.core.errors.EndpointUnusableError` before any container starts.
+    :class:`~termgrade.agent.errors.EndpointUnusableError` before any container starts.
     ``run``: the trial runner (a seam for tests; it must be picklable for a Ray pool).
     ``on_start``: called once, before the first trial, with the trials that will run at
     once (the pool's slots, or fewer when fewer trials are left to run).

@@ -25,10 +25,11 @@ from typing import NamedTuple
 from pydantic import ValidationError
 
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import DataWarning, IngestError, TrialSkippedError
+from termgrade.core.errors import DataWarning
 from termgrade.core.progress import track
 from termgrade.core.text import head_and_tail
 from termgrade.ingest.agent_logs import read_agent_logs
+from termgrade.ingest.errors import IngestError, TrialSkippedError
 from termgrade.ingest.harbor_layout import TrialPaths, detect_layout, find_trial_dirs, read_json
 from termgrade.ingest.trial_result import HarborTrialResult
 from termgrade.ingest.verdicts import read_verdicts

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from termgrade.core.errors import MixedDigestsError, OptionError, RecordError
+from termgrade.core.errors import OptionError, RecordError
+from termgrade.labels.errors import MixedDigestsError
 from termgrade.labels.planned import planned
 from termgrade.records import LabelRow
 from termgrade.records.run import RunRecord

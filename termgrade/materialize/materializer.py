@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from termgrade.core.errors import MaterializeError, UnsafeArchiveError
+from termgrade.materialize.errors import MaterializeError, UnsafeArchiveError
 from termgrade.materialize.rows import TaskArchiveRow, find_row
 from termgrade.materialize.safe_tar import ArchiveLimits, extract_archive
 from termgrade.task.digest import REFERENCE_FILE, FileEntry

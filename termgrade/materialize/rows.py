@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from termgrade.core.errors import MaterializeError
+from termgrade.materialize.errors import MaterializeError
 from termgrade.task.digest import FileEntry
 
 COLUMNS = ["task_id", "archive", "archive_sha256", "files", "reference_json"]

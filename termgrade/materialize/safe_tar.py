@@ -1,7 +1,7 @@
 """The safe unpacker of a task ``archive`` (untrusted bytes from a dataset row).
 
 It writes only regular files and directories, only below the directory it is given, and
-refuses with :class:`~termgrade.core.errors.UnsafeArchiveError` (before or while writing; the
+refuses with :class:`~termgrade.materialize.errors.UnsafeArchiveError` (before or while writing; the
 caller throws the partial tree away) on:
 
 - absolute paths, ``..`` / ``.`` / empty components, backslashes, NUL, duplicate paths;
@@ -27,7 +27,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from termgrade.core.errors import UnsafeArchiveError
+from termgrade.materialize.errors import UnsafeArchiveError
 
 
 @dataclass(frozen=True)

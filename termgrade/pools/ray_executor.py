@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from termgrade.core.errors import OptionError, RayUnavailableError
+from termgrade.core.errors import OptionError
 from termgrade.core.settings import SETTINGS
 from termgrade.core.version import __version__
+from termgrade.pools.errors import RayUnavailableError
 from termgrade.pools.executors import Pool
 
 P = ParamSpec("P")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from termgrade.core.errors import PublishError
+from termgrade.publish.errors import PublishError
 
 _LOADS = re.compile(r'(?:load_dataset\(|PeftModel\.from_pretrained\(base,\s*)'
                     r'"([\w.-]+/[\w.-]+)"')

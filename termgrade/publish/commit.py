@@ -14,8 +14,8 @@ from typing import TypeVar
 from huggingface_hub import CommitOperationAdd, CommitOperationCopy, CommitOperationDelete, HfApi
 from huggingface_hub.hf_api import CommitInfo
 
-from termgrade.core.errors import PublishError, StaleParent
 from termgrade.core.retry import RetryEvent, RetryPolicy
+from termgrade.publish.errors import PublishError, StaleParent
 from termgrade.publish.plan import Chunk, CommitLimits
 from termgrade.publish.retry import call_with_retries, status_of
 

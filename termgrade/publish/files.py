@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from termgrade.core.errors import PublishError
+from termgrade.publish.errors import PublishError
 
 IGNORED_NAMES = frozenset({".git", "__pycache__", ".DS_Store", ".pytest_cache", ".mypy_cache"})
 """Never published: version-control and cache folders."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import PublishError
+from termgrade.publish.errors import PublishError
 from termgrade.records.version import RecordFormat
 
 SCHEMA_VERSION = 1

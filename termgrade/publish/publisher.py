@@ -20,12 +20,12 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
-from termgrade.core.errors import PublishError, StaleParent
 from termgrade.core.progress import track
 from termgrade.core.retry import RetryEvent, RetryPolicy
 from termgrade.core.settings import SETTINGS
 from termgrade.publish.card_repo import check_card_repo_id
 from termgrade.publish.commit import HubWriter
+from termgrade.publish.errors import PublishError, StaleParent
 from termgrade.publish.files import LocalFile, manifest_digest, scan_local
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.plan import CommitLimits, Plan, make_plan

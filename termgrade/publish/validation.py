@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from termgrade.core.errors import PublishError
+from termgrade.publish.errors import PublishError
 
 if TYPE_CHECKING:
     from termgrade.validate import ValidationReport

@@ -1,7 +1,7 @@
 """The one small interface every execution environment implements.
 
 A :class:`Sandbox` is one running container of one task image. Methods list what they
-raise; infrastructure failures are :class:`~termgrade.core.errors.SandboxError`, never a
+raise; infrastructure failures are :class:`~termgrade.sandbox.errors.SandboxError`, never a
 task failure.
 """
 

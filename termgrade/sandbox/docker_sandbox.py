@@ -14,10 +14,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, TypedDict, Unpack
 
-from termgrade.core.errors import SandboxError
 from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, OutputCap, Sandbox
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client
+from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
 from termgrade.sandbox.ownership import container_labels, run_stopped
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in

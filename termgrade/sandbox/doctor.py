@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from termgrade.core.errors import EngineUnavailableError
 from termgrade.core.settings import SETTINGS
+from termgrade.sandbox.errors import EngineUnavailableError
 
 if TYPE_CHECKING:
     from termgrade.sandbox.leftovers import Leftover

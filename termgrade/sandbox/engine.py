@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from termgrade.core.errors import EngineUnavailableError, ImageBuildError
+from termgrade.sandbox.errors import EngineUnavailableError, ImageBuildError
 
 ENGINE_FIX = (
     "run scripts/ensure_docker.sh (root on Debian installs and starts one), or start Docker"

@@ -9,10 +9,11 @@ import tempfile
 import threading
 from pathlib import Path
 
-from termgrade.core.errors import ImageBuildError, MissingImageError, TermGradeError
+from termgrade.core.errors import TermGradeError
 from termgrade.core.package_data import data_path
 from termgrade.core.settings import SETTINGS
 from termgrade.sandbox.engine import BuiltImage, build_image, docker_client, image_exists
+from termgrade.sandbox.errors import ImageBuildError, MissingImageError
 from termgrade.task import Task
 from termgrade.task.digest import read_tree
 from termgrade.task.dockerfile import base_images

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from termgrade.core.errors import DiffTooLargeError
 from termgrade.sandbox.base import Change, ChangeKind
+from termgrade.sandbox.errors import DiffTooLargeError
 
 OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
 MAX_ENTRIES = 2_000_000

@@ -16,7 +16,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from termgrade.core.errors import SandboxError
+from termgrade.sandbox.errors import SandboxError
 
 VIEW_ROOT = Path("/run/termgrade-pristine")
 """Where the per-image views are mounted (a tmpfs on most hosts: gone at reboot)."""

@@ -34,8 +34,8 @@ import stat
 import uuid
 from dataclasses import dataclass
 
-from termgrade.core.errors import CarryError
 from termgrade.sandbox.overlay_diff import OPAQUE_XATTRS, LowerView, UpperEntry
+from termgrade.scoring.errors import CarryError
 from termgrade.scoring.integrity import LayerReview
 from termgrade.scoring.pathset import MarkedDirs
 

@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from termgrade.core.errors import SandboxError
 from termgrade.sandbox import pristine
+from termgrade.sandbox.errors import SandboxError
 from termgrade.scoring.pathset import PathSet
 
 VERIFIER_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -23,9 +23,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from termgrade.core.errors import IntegrityBudgetError
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
+from termgrade.scoring.errors import IntegrityBudgetError
 from termgrade.scoring.pathset import MarkedDirs, PathSet
 from termgrade.scoring.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.standins import stands_in, suspect_name

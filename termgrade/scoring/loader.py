@@ -16,8 +16,8 @@ import os
 import posixpath
 from dataclasses import dataclass, field
 
-from termgrade.core.errors import SandboxError
 from termgrade.sandbox.base import Sandbox
+from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.overlay_diff import UpperEntry
 from termgrade.scoring.standins import is_shared_object
 

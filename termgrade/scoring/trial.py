@@ -31,10 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
-from termgrade.core.errors import ImageBuildError, SandboxError, VerifierError
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
+from termgrade.sandbox.errors import ImageBuildError, SandboxError
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
@@ -42,6 +42,7 @@ from termgrade.scoring import attestation as attest
 from termgrade.scoring.attestable import Attestability, from_reference
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure, find_closure
+from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.grader_procs import (
     GraderProcs,
     grader_procs,

@@ -15,10 +15,10 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from termgrade.core.errors import VerifierError
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.scoring.attestation import BROKER_MODULE, Attestation
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure
+from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.grader_procs import LAUNCHERS
 from termgrade.scoring.policy import GRADER_DIR, TESTS_SOURCE
 from termgrade.scoring.reference import ReferenceRecord

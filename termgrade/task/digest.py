@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from termgrade.core.errors import TaskLoadError
+from termgrade.task.errors import TaskLoadError
 
 MODES_FILE = ".termgrade-modes.json"
 """The modes a staged task's files and directories had when it was built, written by

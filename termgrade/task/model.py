@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from termgrade.core.errors import TaskLoadError
 from termgrade.task.config import TaskConfig
+from termgrade.task.errors import TaskLoadError
 from termgrade.task.ids import safe_name, task_id_problem
 from termgrade.task.paths import TaskPaths
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
-from termgrade.core.errors import OptionError, TaskLoadError
+from termgrade.core.errors import OptionError
+from termgrade.task.errors import TaskLoadError
 from termgrade.task.model import load_task
 
 InternetPolicy = Literal["refuse", "skip", "offline"]

@@ -33,11 +33,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from termgrade.audit.attestable import attestability
+from termgrade.builders.errors import BuildError
 from termgrade.builders.row_buffer import rows_to_table
 from termgrade.builders.rows import schema_for
 from termgrade.builders.verl_prompts import VerlPromptRow, task_dir_for, verl_prompt_row
 from termgrade.core.atomic import atomic_write_bytes
-from termgrade.core.errors import BuildError
 from termgrade.core.progress import track
 from termgrade.materialize import find_row, unpack_row
 from termgrade.task import load_task

@@ -17,7 +17,7 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
-from termgrade.core.errors import Untranslatable
+from termgrade.validate.errors import Untranslatable
 
 _SPACE = r"\s\x{0b}\x{1c}-\x{1f}\x{85}\p{Z}"
 _WORD = r"\p{L}\p{N}_"

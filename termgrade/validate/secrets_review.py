@@ -23,7 +23,7 @@ from typing import Any
 
 from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_text
-from termgrade.core.errors import SecretsReviewError
+from termgrade.validate.errors import SecretsReviewError
 from termgrade.validate.secrets_check import Hit, load_baseline, scan
 
 CONTEXT_LINES = 2

@@ -244,7 +244,7 @@ def re2_prefilter() -> str | None:
     """An RE2 pattern that matches every line some sieve finds (:mod:`.re2_superset`):
     a line it does not match, no plugin can flag. None when there is no such pattern
     (a plugin of a kind not known here, or a pattern with no RE2 superset)."""
-    from termgrade.core.errors import Untranslatable
+    from termgrade.validate.errors import Untranslatable
     from termgrade.validate.re2_superset import re2_superset
 
     sieves = _sieves()

@@ -11,15 +11,17 @@ from pathlib import Path
 from termgrade.agent.kinds import Agent, AgentName, ScriptAgent
 from termgrade.attacks import Attack
 from termgrade.audit.attestable import attestability
-from termgrade.core.errors import ImageBuildError, TaskLoadError, TermGradeError
+from termgrade.core.errors import TermGradeError
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
+from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.reference import ReferenceRecord, reference_for, save_reference
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier import all_skipped
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
+from termgrade.task.errors import TaskLoadError
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict, classify
 

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from termgrade.core.errors import PageNotFound
 from termgrade.view import api
+from termgrade.view.errors import PageNotFound
 from termgrade.view.filters import Filters
 from termgrade.view.html import CSP, esc, page
 from termgrade.view.index import RunIndex

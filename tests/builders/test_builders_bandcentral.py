@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.builders.card import split_front_matter
 from termgrade.builders.environments import build_environments
+from termgrade.builders.errors import BuildError
 from termgrade.builders.verl_prompts import BASH_SYSTEM_PROMPT
-from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
 from termgrade.validate import validate_repo
 from tests.support.labels import cli_app

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from termgrade.builders.bandcentral import build_bandcentral
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.environments import build_environments
+from termgrade.builders.errors import BuildError
 from termgrade.builders.trajectories import build_trajectories
 from termgrade.cli.app import app
-from termgrade.core.errors import BuildError
 from termgrade.records import SplitRow
 from termgrade.training.checkpoint_card import build_checkpoint_card
 from tests.support.records import trial, write_jsonl, write_trials

@@ -9,9 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from termgrade.builders.environments import build_environments
+from termgrade.builders.errors import BuildError
 from termgrade.builders.trajectories import build_trajectories
-from termgrade.core.errors import BuildError, DataWarning, RecordError, TaskLoadError
+from termgrade.core.errors import DataWarning, RecordError
 from termgrade.records import SplitRow
+from termgrade.task.errors import TaskLoadError
 from tests.support.records import label, trial, verified, write_jsonl, write_trials
 from tests.support.task_dirs import MakeTask
 

@@ -229,7 +229,7 @@ def test_validate_loads_a_jsonl_traces_config_and_says_why_it_fails(
 
 
 def test_an_empty_trials_file_is_refused(tasks: Path, tmp_path: Path) -> None:
-    from termgrade.core.errors import BuildError
+    from termgrade.builders.errors import BuildError
 
     empty = tmp_path / "t.jsonl"
     empty.write_text("")

@@ -12,9 +12,10 @@ import pytest
 
 from termgrade.audit import audit_corpus
 from termgrade.audit import pipeline as audit_pipeline
-from termgrade.core.errors import OptionError, TaskLoadError
+from termgrade.core.errors import OptionError
 from termgrade.task import load_task
 from termgrade.task.dockerfile import base_images
+from termgrade.task.errors import TaskLoadError
 from termgrade.task.ids import SAFE_NAME, safe_name, task_id_problem
 from termgrade.task.network import apply_internet_policy, wanting_internet
 from termgrade.verify import Verdict, verify_task

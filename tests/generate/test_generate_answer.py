@@ -8,13 +8,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from termgrade.core.errors import AnswerError
 from termgrade.generate.answer import (
     MAX_FILE_BYTES,
     OPEN,
     parse_answer,
     split_blocks,
 )
+from termgrade.generate.errors import AnswerError
 from termgrade.generate.paths import write_task
 
 BASE = "termgrade/base:local"

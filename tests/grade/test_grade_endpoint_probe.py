@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from termgrade.agent import ChatClient, Endpoint
+from termgrade.agent.errors import EndpointError, EndpointUnusableError
 from termgrade.agent.probe import probe_endpoint
 from termgrade.cli.app import app
-from termgrade.core.errors import EndpointError, EndpointUnusableError
 from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, give_up
 
 ROOT = Path(__file__).resolve().parents[2]

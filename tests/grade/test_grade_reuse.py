@@ -17,8 +17,8 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agent.kinds import ModelAgent
-from termgrade.core.errors import ReuseError
 from termgrade.grade import TRIALS_FILE, TrialJob, TrialJournal, grade_model
+from termgrade.grade.errors import ReuseError
 from termgrade.grade.record import graded_record
 from termgrade.grade.reuse import plan_reuse, scaffold_digest
 from termgrade.records.trial import TrialRecord

@@ -20,7 +20,6 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agent.kinds import ModelAgent
-from termgrade.core.errors import GradeAborted, GradeIncompleteError
 from termgrade.grade import (
     TRIALS_FILE,
     AdaptiveRule,
@@ -28,6 +27,7 @@ from termgrade.grade import (
     TrialJournal,
     grade_model,
 )
+from termgrade.grade.errors import GradeAborted, GradeIncompleteError
 from termgrade.grade.record import ENDPOINT_UNUSABLE, graded_record, trial_id
 from termgrade.labels.compute import compute_labels
 from termgrade.records.trial import TrialRecord

@@ -17,8 +17,8 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig, StopReason
 from termgrade.agent.client import ChatClient
+from termgrade.agent.errors import EndpointError
 from termgrade.agent.kinds import ModelAgent
-from termgrade.core.errors import EndpointError
 from termgrade.core.retry import RetryPolicy
 from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord

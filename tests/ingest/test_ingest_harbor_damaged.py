@@ -14,8 +14,9 @@ import typer
 from typer.testing import CliRunner, Result
 
 from termgrade.cli import ingest as ingest_cli
-from termgrade.core.errors import DataWarning, IngestError
+from termgrade.core.errors import DataWarning
 from termgrade.ingest import ingest_harbor, write_jsonl
+from termgrade.ingest.errors import IngestError
 from termgrade.records import TrialRecord
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harbor"

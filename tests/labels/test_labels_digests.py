@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from termgrade.core.errors import MixedDigestsError
 from termgrade.labels import compute_labels
+from termgrade.labels.errors import MixedDigestsError
 from termgrade.trialsets import read_trials
 from tests.support.labels import cli_app, trial, write_jsonl
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.core.errors import MaterializeError, UnsafeArchiveError
 from termgrade.materialize import ArchiveLimits, TaskArchiveRow, unpack_row
+from termgrade.materialize.errors import MaterializeError, UnsafeArchiveError
 from termgrade.task.digest import FileEntry
 from tests.support.hub_fixtures import hf_home  # noqa: F401
 

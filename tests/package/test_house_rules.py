@@ -1,5 +1,6 @@
-"""Promises the package keeps about where things live: every exception class in
-``termgrade/core/errors.py``, every environment variable read in
+"""Promises the package keeps about where things live: every exception class in an
+``errors.py`` (``termgrade/core/errors.py`` for the errors that cross floors, a floor's own
+``errors.py`` for the rest), every environment variable read in
 ``termgrade/core/settings.py``, no private module of a dependency imported.
 
 The code run inside containers (no TermGrade there) is outside these rules."""
@@ -13,7 +14,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "termgrade"
 IN_CONTAINERS = (PACKAGE / "scoring" / "incontainer", PACKAGE / "attacks" / "scripts")
-ERRORS = PACKAGE / "core" / "errors.py"
 SETTINGS = PACKAGE / "core" / "settings.py"
 
 ENVIRONMENT_PASSED_ON = {
@@ -40,14 +40,48 @@ def _is_exception_name(name: str, ours: set[str]) -> bool:
         or name.endswith(("Error", "Exception", "Warning"))
 
 
-def test_every_exception_class_is_defined_in_core_errors() -> None:
-    ours = {node.name for node in ast.walk(ast.parse(ERRORS.read_text()))
-            if isinstance(node, ast.ClassDef)}
-    elsewhere = [f"{name}:{node.lineno} class {node.name}" for name, tree in _modules()
-                 if name != "core/errors.py" for node in ast.walk(tree)
+def _is_errors_module(name: str) -> bool:
+    """``core/errors.py`` or a floor's own ``<floor>/errors.py`` (one level down)."""
+    parts = name.split("/")
+    return len(parts) == 2 and parts[1] == "errors.py"
+
+
+def _classes(name: str, tree: ast.Module) -> dict[str, ast.ClassDef]:
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def test_every_exception_class_is_defined_in_an_errors_module() -> None:
+    modules = dict(_modules())
+    ours = {cls for name, tree in modules.items() if _is_errors_module(name)
+            for cls in _classes(name, tree)}
+    elsewhere = [f"{name}:{node.lineno} class {node.name}" for name, tree in modules.items()
+                 if not _is_errors_module(name) for node in ast.walk(tree)
                  if isinstance(node, ast.ClassDef)
                  and any(_is_exception_name(base, ours) for base in _base_names(node))]
     assert not elsewhere, elsewhere
+    not_errors = [f"{name} class {cls}" for name, tree in modules.items()
+                  if _is_errors_module(name) for cls, node in _classes(name, tree).items()
+                  if not any(_is_exception_name(base, ours) for base in _base_names(node))]
+    assert not not_errors, not_errors
+
+
+def _floors_naming(modules: dict[str, ast.Module], cls: str) -> set[str]:
+    """The floors (top folders) other than core whose modules use the name ``cls``."""
+    return {name.split("/")[0] for name, tree in modules.items()
+            if "/" in name and not name.startswith("core/") for node in ast.walk(tree)
+            if isinstance(node, ast.Name | ast.alias)
+            and (node.id if isinstance(node, ast.Name) else node.name) == cls}
+
+
+def test_core_errors_holds_only_what_crosses_floors() -> None:
+    """An error one floor alone raises and catches belongs in that floor's errors.py."""
+    modules = dict(_modules())
+    core = _classes("core/errors.py", modules["core/errors.py"])
+    lonely = {cls: sorted(floors) for cls in core
+              if len(floors := _floors_naming(modules, cls)) < 2}
+    assert lonely == {}, lonely
+    # the check can fail: a stage's own error is named by its floor only
+    assert _floors_naming(modules, "PublishError") == {"publish"}
 
 
 def _environment_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.core.errors import OptionError, RayUnavailableError, TermGradeError
+from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.pools.errors import RayUnavailableError
 from termgrade.records.trial import TrialRecord
 from tests.support.scripted_tools import STAND_IN_MODEL, ScriptedToolEndpoint, replay_solution
 

@@ -12,7 +12,6 @@ import pytest
 from huggingface_hub import HfApi
 from huggingface_hub.errors import RepositoryNotFoundError
 
-from termgrade.core.errors import PublishError
 from termgrade.publish import (
     CommitLimits,
     PublishOptions,
@@ -23,6 +22,7 @@ from termgrade.publish import (
     publish,
     scan_local,
 )
+from termgrade.publish.errors import PublishError
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.remote import remote_state
 from tests.support.hf_env import subprocess_env

@@ -11,9 +11,9 @@ import pytest
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils.sha import git_hash
 
-from termgrade.core.errors import PublishError
 from termgrade.core.retry import RetryEvent, RetryPolicy
 from termgrade.publish import CommitLimits, RemoteFile, make_plan, scan_local
+from termgrade.publish.errors import PublishError
 from termgrade.publish.files import LocalFile
 from termgrade.publish.journal import PublishJournal
 from termgrade.publish.retry import call_with_retries

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agent.kinds import ModelAgent
-from termgrade.core.errors import PublishError
 from termgrade.grade import TRIALS_FILE, TrialJob, TrialJournal, grade_model
 from termgrade.grade.record import graded_record
+from termgrade.publish.errors import PublishError
 from termgrade.publish.journal import PublishJournal
 from termgrade.records.journal import TORN_SUFFIX, JsonlJournal, read_journal
 from termgrade.records.trial import TrialRecord

@@ -6,10 +6,10 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from termgrade.core.errors import VerifierError
 from termgrade.records.verdict import Outcome
 from termgrade.sandbox import OutputCap
 from termgrade.scoring import parse_reward
+from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from tests.support.task_dirs import MakeTask
 

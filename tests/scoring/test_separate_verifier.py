@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.agent.kinds import AgentName, ScriptAgent
-from termgrade.core.errors import ImageBuildError
+from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image, build_verifier_image
 from termgrade.scoring.closure import find_closure
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_image

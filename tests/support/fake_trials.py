@@ -6,7 +6,7 @@ signature of :func:`termgrade.scoring.trial.run_task`), it returns the
 :class:`~termgrade.scoring.verifier.VerifierResult`) scripted for that task and agent, or
 raises what was scripted. :class:`FakeImages` stands in for
 :func:`termgrade.sandbox.images.build_task_image`: it builds nothing and returns a made-up tag, or
-raises the scripted :class:`~termgrade.core.errors.ImageBuildError`. Pass them to
+raises the scripted :class:`~termgrade.sandbox.errors.ImageBuildError`. Pass them to
 ``verify_task`` / ``verify_tasks`` as ``run_trial=`` and ``build_image=``.
 
 What they cannot tell: anything about real containers, images, test.sh, the attestation
@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from termgrade.agent.kinds import Agent, agent_label
-from termgrade.core.errors import ImageBuildError
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.sandbox.engine import BuiltImage
+from termgrade.sandbox.errors import ImageBuildError
 from termgrade.scoring.trial import RunOutcome
 from termgrade.scoring.verifier import VerifierResult
 from termgrade.task import Task

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from termgrade.core.errors import TaskLoadError
 from termgrade.scoring.trial import scoring_image
 from termgrade.task import load_task
 from termgrade.task.config import TaskConfig
+from termgrade.task.errors import TaskLoadError
 from tests.support.task_dirs import MakeTask
 
 SEPARATE = """\

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.core.errors import TaskLoadError
 from termgrade.task import discover_tasks, load_task, parse_size_mb
 from termgrade.task.config import TaskConfig
+from termgrade.task.errors import TaskLoadError
 from tests.support.task_dirs import MakeTask
 
 HARBOR_1_0 = """\

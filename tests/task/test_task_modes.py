@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.core.errors import TaskLoadError
 from termgrade.task.digest import (
     MODES_FILE,
     as_downloaded,
@@ -17,6 +16,7 @@ from termgrade.task.digest import (
     task_digest,
     write_modes,
 )
+from termgrade.task.errors import TaskLoadError
 from tests.support.task_dirs import MakeTask
 
 

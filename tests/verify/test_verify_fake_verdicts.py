@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.attacks import Attack
-from termgrade.core.errors import SandboxError
+from termgrade.sandbox.errors import SandboxError
 from termgrade.verify import Journal, Verdict, VerifyRecord, verify_task, verify_tasks
 from tests.support.fake_trials import (
     ATTACKS,
