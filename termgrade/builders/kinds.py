@@ -80,6 +80,13 @@ class RepoKind:
 
 
 _KINDS: dict[str, RepoKind] = {}
+_VERSION = [0]
+"""Bumped on every (un)registration: readers cache what they derive per version."""
+
+
+def registry_version() -> int:
+    """Changes whenever a kind is registered or removed (a cache key for derived lists)."""
+    return _VERSION[0]
 
 
 def register_repo_kind(kind: RepoKind) -> RepoKind:
@@ -90,12 +97,14 @@ def register_repo_kind(kind: RepoKind) -> RepoKind:
         raise ValueError(f"repo kind {kind.name!r}: a builder named {kind.builder_name!r} "
                          "is already registered")
     _KINDS[kind.name] = kind
+    _VERSION[0] += 1
     return kind
 
 
 def unregister_repo_kind(name: str) -> None:
     """Remove a kind (a test's own kind, once the test is done)."""
-    _KINDS.pop(name, None)
+    if _KINDS.pop(name, None) is not None:
+        _VERSION[0] += 1
 
 
 def repo_kinds() -> tuple[RepoKind, ...]:

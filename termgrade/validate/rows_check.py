@@ -4,6 +4,7 @@ in budget, each row validates against its JSON Schema in schemas/, and keys are 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-from termgrade.builders.kinds import row_kinds
+from termgrade.builders.kinds import registry_version, row_kinds
 from termgrade.builders.layout import RepoPaths
 from termgrade.builders.parquet_writer import FILE_BYTES, ROW_GROUP_LIMIT
 from termgrade.builders.rows import schema_for
@@ -31,6 +32,11 @@ FILE_LIMIT = FILE_BYTES + ROW_GROUP_LIMIT
 def row_keys() -> dict[str, tuple[str, ...]]:
     """The key columns of every row schema a parquet file may name: those of the registered
     repo kinds' rows (:mod:`termgrade.builders.kinds`); a file naming another is refused."""
+    return dict(_keys(registry_version()))
+
+
+@functools.lru_cache(maxsize=4)
+def _keys(version: int) -> dict[str, tuple[str, ...]]:
     keys: dict[str, tuple[str, ...]] = {}
     for row in row_kinds():
         name = schema_name(row.resolve_model())
@@ -43,13 +49,13 @@ class _Keys(Mapping[str, tuple[str, ...]]):
     """:func:`row_keys` read on each use."""
 
     def __getitem__(self, name: str) -> tuple[str, ...]:
-        return row_keys()[name]
+        return _keys(registry_version())[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(row_keys())
+        return iter(_keys(registry_version()))
 
     def __len__(self) -> int:
-        return len(row_keys())
+        return len(_keys(registry_version()))
 
 
 KEYS: Mapping[str, tuple[str, ...]] = _Keys()

@@ -10,13 +10,14 @@ generate, verify, builders).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from termgrade.builders.kinds import row_kinds
+from termgrade.builders.kinds import registry_version, row_kinds
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.package_data import data_path
 from termgrade.generate.funnel import Funnel
@@ -56,6 +57,11 @@ RECORDS: tuple[type[BaseModel], ...] = (
 def schema_registry() -> dict[str, type[BaseModel]]:
     """Every model with a JSON Schema in schemas/, by schema name: the records, then each
     registered repo kind's row models (:mod:`termgrade.builders.kinds`)."""
+    return dict(_registry(registry_version()))
+
+
+@functools.lru_cache(maxsize=4)
+def _registry(version: int) -> dict[str, type[BaseModel]]:
     models = list(RECORDS)
     for row in row_kinds():
         model = row.resolve_model()
@@ -68,13 +74,13 @@ class _Schemas(Mapping[str, type[BaseModel]]):
     """:func:`schema_registry` read on each use, so a kind registered later is in it."""
 
     def __getitem__(self, name: str) -> type[BaseModel]:
-        return schema_registry()[name]
+        return _registry(registry_version())[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(schema_registry())
+        return iter(_registry(registry_version()))
 
     def __len__(self) -> int:
-        return len(schema_registry())
+        return len(_registry(registry_version()))
 
 
 SCHEMAS: Mapping[str, type[BaseModel]] = _Schemas()
