@@ -10,6 +10,7 @@ import pandas as pd
 
 from termgrade.labels import DEFAULT_SCHEME, BandScheme, compute_labels, read_labels, sniff_kind
 from termgrade.labels.compute import KSpec
+from termgrade.records.run import read_runs
 from termgrade.trialsets import DataIssue, read_trials
 
 
@@ -40,7 +41,7 @@ def load_inputs(paths: Sequence[Path], *, scheme: BandScheme = DEFAULT_SCHEME,
         labels = read_labels(label_files)
     else:
         label_set = compute_labels(trials if trials is not None else pd.DataFrame(), k=k,
-                                   scheme=scheme)
+                                   scheme=scheme, runs=read_runs(trial_files))
         labels = label_set.frame
         issues += label_set.issues
     return PassRateInputs(labels=labels, trials=trials, files=list(kinds), issues=issues,

@@ -29,6 +29,7 @@ from termgrade.passrates.summary import config_names, summarize_configs
 from termgrade.passrates.trialstats import near_misses
 from termgrade.records import TrialRecord
 from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, near_miss
+from termgrade.records.run import read_runs
 from termgrade.trialsets.checks import check_trials
 from termgrade.trialsets.issues import DataIssue, IssueLog
 from termgrade.view.reasons import classify
@@ -165,7 +166,7 @@ def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> Run
         if sources.labels is not None:
             labels = read_labels([sources.labels])
         else:
-            label_set = compute_labels(trials, scheme=scheme)
+            label_set = compute_labels(trials, scheme=scheme, runs=read_runs(sources.trials))
             labels = label_set.frame
             log.extend(label_set.issues)
     labels = labels.copy()

@@ -23,11 +23,13 @@ from termgrade.cli.app import app
 from termgrade.grade import TRIALS_FILE, AdaptiveRule, TrialJob, TrialJournal, grade_model
 from termgrade.grade.record import graded_record
 from termgrade.grade.runs import list_runs
+from termgrade.passrates.inputs import load_inputs
 from termgrade.records.journal import read_journal
 from termgrade.records.run import RUNS_FILE, RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
 from termgrade.scoring.verifier import VerifierResult
+from termgrade.view import find_sources, load_run
 from tests.support.task_dirs import MakeTask
 
 ENDPOINT = Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None)
@@ -99,10 +101,17 @@ def test_labels_read_k_from_the_run_and_respect_adaptive_stops(tasks: Path,
     assert counted["task-a"] == 8 and min(counted.values()) < 8  # some stopped early
     assert {r["k"] for r in rows} == {8}
     assert "rerun" not in output and "fewer than" not in output
+    # report and view compute the same labels from the same run records
+    report = load_inputs([out / TRIALS_FILE])
+    view = load_run(find_sources(out))
+    for frame in (report.labels, view.labels):
+        assert set(frame["k"]) == {8}
+    assert "mixed_k" not in {i.kind for i in report.issues}
     # Without the run record, labels must guess: the stops look like missing attempts.
     (out / RUNS_FILE).unlink()
     _, guessed = _labels(out, tmp_path)
     assert "fewer than" in guessed and "rerun" in guessed
+    assert "mixed_k" in {i.kind for i in load_inputs([out / TRIALS_FILE]).issues}
 
 
 def test_an_adaptive_task_short_of_k_min_is_still_reported(tasks: Path,
