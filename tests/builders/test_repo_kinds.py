@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 import typer
@@ -174,5 +174,11 @@ def test_the_shipped_kinds_and_their_defaults() -> None:
     assert repo_kind("environments").default_repo_id == ENVIRONMENTS
     assert repo_kind("bandcentral").default_repo_id == BANDCENTRAL
     assert task_schemas() == {"env_task_row", "bandcentral_task_row"}
-    summary: Any = repo_kind("environments").summary
-    assert summary.endswith(":EnvironmentsSummary")
+    import termgrade
+    from termgrade.builders.environments import EnvironmentsSummary, build_environments
+
+    # the public API's builder names are the registry's
+    assert termgrade.build_environments is build_environments
+    assert termgrade.EnvironmentsSummary is EnvironmentsSummary
+    assert {"build_environments", "build_trajectories", "build_bandcentral"} <= set(
+        termgrade.__all__)
