@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from termgrade.agent.scaffold import ScaffoldConfig
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 from termgrade.grade.defaults import DEFAULT_CONFIDENCE, DEFAULT_K, DEFAULT_WORKERS
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
     from termgrade.grade import GradeReport
     from termgrade.grade.summary import TaskTally
+
+SCAFFOLD = ScaffoldConfig()
+"""The scaffold's own defaults, shown and used as the options' defaults."""
 
 
 def register(app: typer.Typer) -> None:
@@ -50,13 +54,14 @@ def register(app: typer.Typer) -> None:
         api_key_env: str | None = typer.Option(
             None, "--api-key-env", help="Environment variable holding the API key (default "
             "OPENAI_API_KEY, may be unset; a variable named here must be set; '' for none)."),
-        max_turns: int = typer.Option(50, "--max-turns", min=1, help="Model turns per trial."),
-        command_timeout: float = typer.Option(180.0, "--command-timeout", min=1,
-                                              help="Seconds one bash command may run."),
+        max_turns: int = typer.Option(SCAFFOLD.max_turns, "--max-turns", min=1,
+                                      help="Model turns per trial."),
+        command_timeout: float = typer.Option(SCAFFOLD.command_timeout_s, "--command-timeout",
+                                              min=1, help="Seconds one bash command may run."),
         time_limit: float | None = typer.Option(
             None, "--time-limit", min=1, help="Seconds per trial (default: the task's "
             "[agent] timeout_sec); waits of retried requests do not count."),
-        temperature: float = typer.Option(0.6, "--temperature", min=0.0),
+        temperature: float = typer.Option(SCAFFOLD.temperature, "--temperature", min=0.0),
         max_tokens: int | None = typer.Option(None, "--max-tokens", min=1,
                                               help="Completion tokens per turn."),
         ray: str | None = typer.Option(None, "--ray", help="Run trials on the Ray cluster "

@@ -9,6 +9,7 @@ import typer
 from termgrade.cli.app import guarded
 from termgrade.cli.labels import parse_floats, parse_names, print_issues, quietly
 from termgrade.core.progress import STDERR
+from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED
 
 
 def register(app: typer.Typer) -> None:
@@ -25,7 +26,8 @@ def register(app: typer.Typer) -> None:
                                          help="Band compared across models (Jaccard)."),
         cuts: str = typer.Option("0.25,0.75", "--cuts", help="Band cut points (for trials)."),
         band_names: str | None = typer.Option(None, "--band-names"),
-        near_miss_min_passed: int = typer.Option(8, "--near-miss-min-passed", min=0),
+        near_miss_min_passed: int = typer.Option(NEAR_MISS_MIN_PASSED, "--near-miss-min-passed",
+                                                  min=0),
         n_boot: int = typer.Option(2000, "--n-boot", min=0, help="Bootstrap resamples."),
         seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
         plots: bool = typer.Option(True, "--plots/--no-plots"),

@@ -14,13 +14,14 @@ from termgrade.passrates.markdown import render_markdown
 from termgrade.passrates.models import PassRateReport
 from termgrade.passrates.summary import jaccard_section, paired_comparisons, summarize_configs
 from termgrade.passrates.trialstats import cost_rows, cost_totals, near_misses, turn_rows
+from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED
 
 
 @dataclass(frozen=True)
 class PassRateOptions:
     central_band: str = "central"
     """Band whose task sets the Jaccard section compares."""
-    near_miss_min_passed: int = 8
+    near_miss_min_passed: int = NEAR_MISS_MIN_PASSED
     n_boot: int = 2000
     seed: int = 0
     plots: bool = True

@@ -53,3 +53,18 @@ def test_grading_defaults_are_defined_once() -> None:
     assert _option(command, "-k") == defaults.DEFAULT_K
     assert _option(command, "--confidence") == defaults.DEFAULT_CONFIDENCE
     assert _option(command, "--workers") == defaults.DEFAULT_WORKERS
+
+
+def test_the_scaffolds_limits_and_the_near_miss_threshold_are_defined_once() -> None:
+    from termgrade.agent.scaffold import ScaffoldConfig
+    from termgrade.passrates.build import PassRateOptions
+    from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED
+
+    scaffold = ScaffoldConfig()
+    command = load_group("grade").commands["grade"]
+    assert _option(command, "--max-turns") == scaffold.max_turns
+    assert _option(command, "--command-timeout") == scaffold.command_timeout_s
+    assert _option(command, "--temperature") == scaffold.temperature
+    report = load_group("report").commands["report"]
+    assert _option(report, "--near-miss-min-passed") == NEAR_MISS_MIN_PASSED
+    assert PassRateOptions().near_miss_min_passed == NEAR_MISS_MIN_PASSED
