@@ -10,6 +10,7 @@ task's tests copied when the pair was made and a plugin module name no one else 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from termgrade.scoring.scoring_box import (
     task_limits,
 )
 from termgrade.task import CONTAINER, Task
+from termgrade.task.digest import IGNORED_NAMES
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,22 @@ class PairSpec:
     """B's image (a separate verifier's own, or A's)."""
     path: str
     """test.sh's PATH (B's closure and its grader's tools follow it)."""
+    tests: str
+    """The tests' files as staged (:func:`tests_stamp`): an edit after a warm pair was
+    made leaves that pair unused."""
+
+
+def tests_stamp(task: Task) -> str:
+    """Every file under the task's tests: relative path, size, modification time (ns)."""
+    root = task.paths.tests_dir
+    entries = []
+    for path in sorted(root.rglob("*")):
+        if IGNORED_NAMES.intersection(path.relative_to(root).parts):
+            continue
+        info = path.lstat()
+        entries.append(f"{path.relative_to(root).as_posix()}:{info.st_size}:"
+                       f"{info.st_mtime_ns}:{info.st_mode:o}")
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()
 
 
 @dataclass
@@ -53,6 +71,10 @@ class Pair:
     """The host directory of B's read-only grader mount (removed with the pair)."""
     module: str
     """The attestation plugin's module name in this pair's grader."""
+    closure: Closure
+    """B's closure, as mounted."""
+    procs: GraderProcs | None
+    """What the grader runs in B: its broker's socket name is this pair's own."""
     warm: bool = False
     """Made ahead by the warm pool (its create phase was off this trial's path)."""
 
@@ -113,4 +135,4 @@ def make_pair(task: Task, spec: PairSpec, closure: Closure, procs: GraderProcs |
                 box.close_later()
         shutil.rmtree(staged, ignore_errors=True)
         raise SandboxError("; ".join(errors) or "no container")
-    return Pair(spec, agent_box, score_box, staged, module)
+    return Pair(spec, agent_box, score_box, staged, module, closure, procs)

@@ -48,7 +48,7 @@ from termgrade.scoring.grader_procs import (
 )
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
-from termgrade.scoring.pair import Pair, PairSpec, make_pair
+from termgrade.scoring.pair import Pair, PairSpec, make_pair, tests_stamp
 from termgrade.scoring.phases import timed
 from termgrade.scoring.policy import GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.reference import ReferenceRecord, reference_for
@@ -134,7 +134,7 @@ def scoring_setup(task: Task, image: str) -> tuple[PairSpec, Closure, GraderProc
     image_env, _workdir = image_config(score_image)
     path = task.config.verifier.env.get("PATH", verifier_path(image_env))
     closure = _closure(score_image, task, path)
-    spec = PairSpec(str(task.paths.root), image, score_image, path)
+    spec = PairSpec(str(task.paths.root), image, score_image, path, tests_stamp(task))
     return spec, closure, grader_procs(closure, path)
 
 
@@ -197,9 +197,11 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
             except SandboxError as exc:
                 return RunOutcome(label, None, error=str(exc),
                                   durations={"total": time.monotonic() - started})
+        # the pair's own closure and grader processes (its broker's socket name): a warm
+        # pair was staged with them, not with this call's
         return _run_started(task, agent, label, pair.agent_box, pair.score_box, durations,
-                            started, Scoring(closure, pair.module, attestable, transfer,
-                                             reference, procs, spec.path))
+                            started, Scoring(pair.closure, pair.module, attestable, transfer,
+                                             reference, pair.procs, spec.path))
     finally:
         if pair is not None and not keep:
             for box in (pair.agent_box, pair.score_box):
