@@ -138,20 +138,23 @@ def scoring_setup(task: Task, image: str) -> tuple[PairSpec, Closure, GraderProc
     return spec, closure, grader_procs(closure, path)
 
 
-def make_ahead(task: Task, image: str) -> bool:
+def make_ahead(task: Task, image: str, key: str | None = None) -> bool:
     """Ask the warm pool (:mod:`termgrade.scoring.warm`) to make the pair of a coming
-    trial of ``task`` on ``image`` in the background; False when the pool is full."""
+    trial of ``task`` on ``image`` in the background; False when the pool is full.
+    ``key``: the one trial that takes it (its ``warm_key``); default: the next trial of
+    the task."""
 
     def _make() -> Pair:
         spec, closure, procs = scoring_setup(task, image)
         return make_pair(task, spec, closure, procs, f"{task.safe_name}-warm")
 
-    return WARM.make_ahead(str(task.paths.root), _make)
+    return WARM.make_ahead(key or str(task.paths.root), _make)
 
 
 def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
              reference: ReferenceRecord | None = None,
-             attestable: Attestability | None = None) -> RunOutcome:
+             attestable: Attestability | None = None,
+             warm_key: str | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
@@ -160,19 +163,20 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
     ``attestable``: the task's attestability (:func:`termgrade.audit.attestable.
     attestability`); default: what its recorded reference run says, else attestable.
     The pair of containers comes from the warm pool when one was made ahead for this
-    trial's task (:func:`make_ahead`), else it is made here.
+    trial's task (:func:`make_ahead`; under ``warm_key`` when given), else it is made here.
     """
     if reference is None:
         reference = reference_for(task)
     attestable = attestable or from_reference(reference)
     outcome = _run_task(task, image, agent, keep=keep, attestable=attestable,
-                        reference=reference)
+                        reference=reference, warm_key=warm_key)
     outcome.attested = attestable.attested
     return outcome
 
 
 def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
-              attestable: Attestability, reference: ReferenceRecord | None) -> RunOutcome:
+              attestable: Attestability, reference: ReferenceRecord | None,
+              warm_key: str | None = None) -> RunOutcome:
     require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
@@ -189,7 +193,7 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
     pair: Pair | None = None
     try:
         with timed(durations, "warm_wait"):
-            pair = WARM.take(spec)
+            pair = WARM.take(spec, warm_key)
         if pair is None:
             try:
                 with timed(durations, "create"):

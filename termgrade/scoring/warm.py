@@ -53,8 +53,9 @@ class WarmPool:
             return sum(len(v) for v in self._ready.values())
 
     def make_ahead(self, key: str, make: Callable[[], Pair]) -> bool:
-        """Make a pair for a coming trial of ``key`` (a task's root) in the background,
-        under this thread's run id; False when the pool is full (the trial makes its own)."""
+        """Make a pair for a coming trial under ``key`` (a task's root, or a name one trial
+        takes it by) in the background, under this thread's run id; False when the pool is
+        full (the trial makes its own)."""
         run = current_run()
 
         def _made() -> Pair:
@@ -68,11 +69,12 @@ class WarmPool:
             self.made += 1
         return True
 
-    def take(self, spec: PairSpec) -> Pair | None:
-        """The oldest pair made ahead for ``spec``'s task when it matches ``spec`` (waits
-        for one still being made); None when there is none, it failed, or it differs."""
+    def take(self, spec: PairSpec, key: str | None = None) -> Pair | None:
+        """The oldest pair made ahead under ``key`` (default: ``spec``'s task) when it
+        matches ``spec`` (waits for one still being made); None when there is none, it
+        failed, or it differs (then it is removed)."""
         with self._lock:
-            queue = self._ready.get(spec.task_root)
+            queue = self._ready.get(key or spec.task_root)
             future = queue.pop(0) if queue else None
         if future is None:
             return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -100,10 +101,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
                        for _ in range(repeat if task.has_solution else 0)]
         nop = run_trial(task, image.tag, AgentName.NOP)
     else:
-        try:
-            oracle_runs, nop = _reference_runs(task, image.tag, repeat, digest)
-        finally:
-            WARM.drain(str(task.paths.root))
+        oracle_runs, nop = _reference_runs(task, image.tag, repeat, digest)
     for run in [*oracle_runs, nop]:
         for key, value in run.durations.items():
             durations[f"{run.agent}_{key}"] += value
@@ -193,13 +191,19 @@ start while the other's test.sh runs)."""
 
 def _in_parallel(task: Task, image: str, agents: list[Agent], judged: Attestability,
                  reference: ReferenceRecord | None = None) -> list[RunOutcome]:
-    for _ in agents[PARALLEL_RUNS:]:
-        make_ahead(task, image)
+    keys = [f"{task.paths.root}#{uuid.uuid4().hex}" for _ in agents]
+    for key in keys[PARALLEL_RUNS:]:  # the later runs' pairs, made while the first run
+        make_ahead(task, image, key)
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS,
                             thread_name_prefix="termgrade-verify") as pool:
         futures = [pool.submit(run_task, task, image, agent, attestable=judged,
-                               reference=reference) for agent in agents]
-        return [future.result() for future in futures]
+                               reference=reference, warm_key=key)
+                   for agent, key in zip(agents, keys, strict=True)]
+        try:
+            return [future.result() for future in futures]
+        finally:
+            for key in keys:
+                WARM.drain(key)
 
 
 def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRecord | None:

@@ -208,7 +208,8 @@ def of_owner(pid: int) -> list[str]:
 def test_ctrl_c_during_verify_leaves_no_container_of_it(tmp_path: Path) -> None:
     # The oracle runs two at a time and the third run's pair is made ahead: after Ctrl-C
     # none of the containers verify made is left.
-    task = write_task(tmp_path / "tasks", "slow-oracle", solve="sleep 4; echo hello > /app/out.txt\n")
+    task = write_task(tmp_path / "tasks", "slow-oracle",
+                      solve="sleep 4; echo hello > /app/out.txt\n")
     verify = subprocess.Popen([sys.executable, "-m", "termgrade", "verify", str(task),
                                "--repeat", "2"], cwd=tmp_path, env=ENV,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
