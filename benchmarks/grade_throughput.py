@@ -161,9 +161,9 @@ def main() -> None:
                   "sequential, warm images):")
             costs[mode] = overhead(tasks, agent, images, rounds=args.rounds,
                                    warm=mode == "warm")
-        made = WARM.made
+        made, used = WARM.made, WARM.used
         ours = termgrade_rate(tasks, agent, args.k, args.workers)
-        warm_used = f"{WARM.used}/{WARM.made - made}"
+        warm_used = f"{WARM.used - used}/{WARM.made - made}"
         ray_lines = ray_rates(tasks, agent, args.k, args.workers) if args.ray else []
     left = own_containers()
     theirs = harbor_rate(tasks, args.k, args.workers, args.harbor)

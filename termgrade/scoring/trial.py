@@ -27,7 +27,7 @@ import posixpath
 import shutil
 import stat
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
@@ -207,7 +207,9 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
                             started, Scoring(pair.closure, pair.module, attestable, transfer,
                                              reference, pair.procs, spec.path))
     finally:
-        if pair is not None and not keep:
+        if pair is not None and keep:
+            pair.agent_box.halt(kill=True)  # kept stopped, for inspection
+        elif pair is not None:
             for box in (pair.agent_box, pair.score_box):
                 _teardown(box, durations)
             # a kept scoring container still mounts the staged tests
@@ -340,14 +342,11 @@ def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview
 
 
 def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
-    """Kill every process of A (frozen until now: none ever runs again) while B starts on
-    the carried layer. SandboxError when B does not start."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        killed = pool.submit(agent_box.halt, kill=True)
-        try:
-            score_box.begin()
-        finally:
-            killed.result()
+    """Start B on the carried layer. A stays frozen (none of its processes ever runs
+    again) until its removal kills it, off the critical path (``teardown``); SandboxError
+    when B does not start."""
+    del agent_box  # frozen since the agent phase ended; killed by its removal
+    score_box.begin()
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
