@@ -29,6 +29,7 @@ from termgrade.scoring.scoring_box import (
     stage_grader,
     task_limits,
 )
+from termgrade.scoring.verifier import install_roots
 from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
 
@@ -113,7 +114,8 @@ def make_pair(task: Task, spec: PairSpec, closure: Closure, procs: GraderProcs |
     """A started and B created at once (two engine calls in flight); SandboxError naming
     what failed, with whatever was made removed."""
     staged, module = stage_grader(task, closure, procs)
-    mounts = {**closure.mounts(), **(procs.mounts(closure.view) if procs else {}),
+    mounts = {**closure.mounts(install_roots(task, closure)),
+              **(procs.mounts(closure.view) if procs else {}),
               GRADER_DIR: str(staged / "grader")}
     boxes: list[Sandbox | None] = [None, None]
     errors: list[str] = []

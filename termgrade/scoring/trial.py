@@ -61,6 +61,7 @@ from termgrade.scoring.verifier import (
     attest_config,
     decide,
     decide_unattested,
+    install_roots,
     read_reward,
     read_tests,
     read_weights,
@@ -432,9 +433,11 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         result.fail(f"{task.paths.test_script}: {exc} (exit {run.exit_code}; last output: "
                     f"{run.output[-300:]!r})")
     if layer:  # what the verifier's processes (agent code run by the tests) changed
+        # (a verify-time install target is the broker's to judge: termgrade_broker.Writable)
         after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
                              grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
-                                           *box.engine_paths()))
+                                           *box.engine_paths(),
+                                           *install_roots(task, scoring.closure)))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
     if scoring.attestable.attested:
         decide(result, record, weights, scoring.reference)
