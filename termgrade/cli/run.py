@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -13,7 +14,8 @@ from termgrade.audit.attestable import attestability
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.trial import run_task
+from termgrade.scoring.phases import profile, render
+from termgrade.scoring.trial import make_ahead, run_task
 from termgrade.task import load_task
 
 
@@ -26,6 +28,14 @@ def register(app: typer.Typer) -> None:
         keep: bool = typer.Option(
             False, "--keep", help="Leave both containers: the scoring one running with the "
             "agent's carried work, the agent's stopped with what was not carried."),
+        timings: bool = typer.Option(
+            False, "--timings", help="Print each phase's share of the trial's time, median "
+            "and p90 (create/start A+B, agent, freeze, review, transfer, start B, broker, "
+            "test.sh, decision, teardown)."),
+        trials: int = typer.Option(
+            1, "--trials", "-n", min=1, help="Run the trial this many times (each next "
+            "one's containers made ahead by the warm pool); the last one is shown, "
+            "--timings profiles them all."),
     ) -> None:
         """Build the task, run an agent phase, copy the tests in, verify, print the reward."""
         task = load_task(task_dir)
@@ -35,7 +45,15 @@ def register(app: typer.Typer) -> None:
         if not attestable.attested:
             STDERR.print(f"[yellow]unattested task[/] (graded by test.sh's own reward): "
                          f"{escape(attestable.reason or '')}")
-        outcome = run_task(task, image.tag, agent, keep=keep, attestable=attestable)
+        outcomes = []
+        for i in range(trials):
+            if i + 1 < trials:
+                make_ahead(task, image.tag)
+            outcomes.append(run_task(task, image.tag, agent, keep=keep and i + 1 == trials,
+                                     attestable=attestable))
+        outcome = outcomes[-1]
+        if timings:
+            _print_timings([o.durations for o in outcomes], wait=not keep)
         if outcome.agent_error:
             STDERR.print(f"[yellow]agent:[/] {escape(outcome.agent_error)}")
         if outcome.transfer is not None:
@@ -65,3 +83,13 @@ def register(app: typer.Typer) -> None:
             STDERR.print("containers left (label termgrade=sandbox): the scoring one running, "
                          "with the agent's carried work; the agent's stopped")
         raise typer.Exit(0 if outcome.reward is not None and outcome.reward >= 1.0 else 1)
+
+
+def _print_timings(durations: list[dict[str, float]], *, wait: bool) -> None:
+    """The phase profile; waits (up to 10 s) for the background removals to be timed."""
+    deadline = time.monotonic() + (10.0 if wait else 0.0)
+    while any("teardown" not in d for d in durations) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    totals = [d.get("total", 0.0) for d in durations]
+    STDERR.print(f"phases of {len(durations)} trial(s), {sum(totals):.2f} s in all:")
+    STDERR.print(escape(render(profile(durations))), highlight=False)

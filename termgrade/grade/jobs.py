@@ -19,7 +19,9 @@ from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.image_cache import image_for
 from termgrade.sandbox.ownership import run_scope
-from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.pair import Pair, make_pair
+from termgrade.scoring.trial import RunOutcome, run_task, scoring_setup
+from termgrade.scoring.warm import WARM
 from termgrade.task import load_task
 
 
@@ -36,6 +38,19 @@ class TrialJob:
     job_id: str | None = None
     """The grading run's id (:mod:`termgrade.grade.runs`): the record's ``job_id`` and the
     start of its ``trial_id``."""
+
+
+def make_ahead_for(job: TrialJob) -> bool:
+    """Have the warm pool (:mod:`termgrade.scoring.warm`) make the containers of ``job``'s
+    trial in the background, under its run id; False when the pool is full."""
+
+    def _make() -> Pair:
+        task = load_task(Path(job.task_dir))
+        spec, closure, procs = scoring_setup(task, image_for(task))
+        return make_pair(task, spec, closure, procs, f"{task.safe_name}-warm")
+
+    with run_scope(job.run_id):
+        return WARM.make_ahead(job.task_dir, _make)
 
 
 def run_job(job: TrialJob) -> TrialRecord:

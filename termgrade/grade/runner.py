@@ -26,7 +26,7 @@ from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSu
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.defaults import DEFAULT_K, DEFAULT_WORKERS
 from termgrade.grade.errors import GradeAborted, GradeIncompleteError
-from termgrade.grade.jobs import TrialJob, run_job
+from termgrade.grade.jobs import TrialJob, make_ahead_for, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
@@ -42,6 +42,7 @@ from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.journal import UnreadableLine
 from termgrade.records.trial import TrialRecord
+from termgrade.scoring.warm import WARM
 from termgrade.task import discover_tasks
 from termgrade.task.digest import restore_modes, task_digest
 from termgrade.task.network import InternetPolicy, apply_internet_policy
@@ -271,6 +272,11 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                                                 for t in abandoned))
     if on_start is not None:
         on_start(min(pool.slots, left))
+    # Fixed k on this machine: one more attempt per slot is queued, and its containers are
+    # made ahead by the warm pool while the running trials work (adaptive runs decide each
+    # next attempt on the results, so they queue nothing).
+    ahead = min(pool.slots, WARM.limit) if (containers_here and rule.k_min == rule.k_max
+                                            and pool.where == "local") else 0
     counted: list[TrialRecord] = []
     """Counted trials of this run (the live rate leaves resumed ones out)."""
     with track(f"grade {agent.name}", total=total, enabled=progress) as bar:
@@ -278,11 +284,13 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             bar.advance()
         try:
             while True:
-                free = pool.slots - len(running)
+                free = pool.slots + ahead - len(running)
                 for task_id in scheduler.next_attempts(free) if free > 0 else []:
                     attempt, retry = attempts.take(task_id)
                     job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent,
                                    run_id, this_run.job_id)
+                    if len(running) >= pool.slots:  # queued behind the running trials
+                        make_ahead_for(job)
                     running[pool.executor.submit(run, job)] = job
                 if not running:
                     break
@@ -322,6 +330,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             for pending in running:
                 pending.cancel()
             pool.shutdown()
+            if ahead:
+                WARM.drain()
     return GradeReport(journal.path, records, len(previous) - reused, scheduler.summary(),
                        time.monotonic() - began, lost, sorted(abandoned), reaped, reused,
                        reused_tasks, rerun, skipped, journal.unreadable, this_run)

@@ -27,17 +27,16 @@ import posixpath
 import shutil
 import stat
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
 from termgrade.records.verdict import TestVerdict
-from termgrade.sandbox.base import Sandbox
+from termgrade.sandbox.base import ExecResult, Sandbox
+from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.errors import ImageBuildError, SandboxError
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.sandbox.ownership import current_run
-from termgrade.sandbox.seccomp import scoring_profile
 from termgrade.scoring import attestation as attest
 from termgrade.scoring.attestable import Attestability, from_reference
 from termgrade.scoring.carry import carry_work
@@ -50,15 +49,11 @@ from termgrade.scoring.grader_procs import (
 )
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
-from termgrade.scoring.policy import GRADER_DIR, GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.pair import Pair, PairSpec, make_pair, tests_stamp
+from termgrade.scoring.phases import timed
+from termgrade.scoring.policy import GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.reference import ReferenceRecord, reference_for
-from termgrade.scoring.scoring_box import (
-    TESTS_TMPFS_BYTES,
-    scoring_environment,
-    scoring_image,
-    stage_grader,
-    task_limits,
-)
+from termgrade.scoring.scoring_box import scoring_image, task_limits
 from termgrade.scoring.standins import is_shared_object
 from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
 from termgrade.scoring.verifier import (
@@ -75,6 +70,7 @@ from termgrade.scoring.verifier import (
     verifier_env,
     verifier_path,
 )
+from termgrade.scoring.warm import WARM
 from termgrade.task import CONTAINER, Task
 
 
@@ -87,9 +83,10 @@ class RunOutcome:
     error: str | None = None
     """Engine failure: the run is unscored and retried, never counted as 0."""
     durations: dict[str, float] = field(default_factory=dict)
-    """Seconds: ``start`` (A started, B created), ``agent``, ``snapshot`` (freeze, review,
-    carry, A killed and B started), ``verify`` (test.sh), ``total`` (until the reward is
-    known)."""
+    """Seconds per phase (:mod:`termgrade.scoring.phases`: ``prepare``, ``create``,
+    ``agent``, ``freeze``, ``review``, ``transfer``, ``start_b``, ``broker``, ``verify``
+    (test.sh), ``decision``), ``total`` (until the reward is known) and, once the
+    background removal ends, ``teardown``."""
     agent_run: AgentRun | None = None
     """What the agent phase left: a model agent's transcript is here."""
     transfer: TransferSet | None = None
@@ -120,29 +117,6 @@ def _engine_alive() -> bool:
         return False
 
 
-def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
-           run: str | None = None, command: list[str] | None = None,
-           env: dict[str, str] | None = None) -> Sandbox:
-    """The agent's container A, started; or (``read_only`` given) the scoring container B,
-    created but not started: its writable layer is filled on the host after the review.
-    ``run``: the run id the container carries (the caller's thread's: this one is a
-    pool's)."""
-    from termgrade.sandbox.docker_sandbox import DockerSandbox
-    from termgrade.sandbox.ownership import run_scope
-
-    with run_scope(run):
-        if read_only is None:
-            return DockerSandbox.start(
-                image, limits=task_limits(task), env=task.config.environment.env,
-                workdir=task.config.environment.workdir, label=label)
-        scoring = scoring_environment(task)
-        return DockerSandbox.create(
-            image, limits=task_limits(task, scoring), env={**scoring.env, **(env or {})},
-            workdir=scoring.workdir, label=label, read_only=read_only,
-            seccomp=scoring_profile(), command=command,
-            tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
-
-
 def _closure(image: str, task: Task, path: str = VERIFIER_PATH) -> Closure:
     return find_closure(image, path=task.config.verifier.env.get("PATH", path))
 
@@ -154,9 +128,35 @@ def transfer_set_for(task: Task, image: str, closure: Closure,
                                resolve=image_resolver(closure.view))
 
 
+def scoring_setup(task: Task, image: str) -> tuple[PairSpec, Closure, GraderProcs | None]:
+    """The pair's spec, B's closure and the grader's processes for ``task`` on ``image``.
+    SandboxError, ImageBuildError or DockerException when the verifier's image or its
+    closure cannot be had."""
+    score_image = scoring_image(task, image)
+    image_env, _workdir = image_config(score_image)
+    path = task.config.verifier.env.get("PATH", verifier_path(image_env))
+    closure = _closure(score_image, task, path)
+    spec = PairSpec(str(task.paths.root), image, score_image, path, tests_stamp(task))
+    return spec, closure, grader_procs(closure, path)
+
+
+def make_ahead(task: Task, image: str, key: str | None = None) -> bool:
+    """Ask the warm pool (:mod:`termgrade.scoring.warm`) to make the pair of a coming
+    trial of ``task`` on ``image`` in the background; False when the pool is full.
+    ``key``: the one trial that takes it (its ``warm_key``); default: the next trial of
+    the task."""
+
+    def _make() -> Pair:
+        spec, closure, procs = scoring_setup(task, image)
+        return make_pair(task, spec, closure, procs, f"{task.safe_name}-warm")
+
+    return WARM.make_ahead(key or str(task.paths.root), _make)
+
+
 def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
              reference: ReferenceRecord | None = None,
-             attestable: Attestability | None = None) -> RunOutcome:
+             attestable: Attestability | None = None,
+             warm_key: str | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
@@ -164,18 +164,21 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
     recorded for this task's content, if any).
     ``attestable``: the task's attestability (:func:`termgrade.audit.attestable.
     attestability`); default: what its recorded reference run says, else attestable.
+    The pair of containers comes from the warm pool when one was made ahead for this
+    trial's task (:func:`make_ahead`; under ``warm_key`` when given), else it is made here.
     """
     if reference is None:
         reference = reference_for(task)
     attestable = attestable or from_reference(reference)
     outcome = _run_task(task, image, agent, keep=keep, attestable=attestable,
-                        reference=reference)
+                        reference=reference, warm_key=warm_key)
     outcome.attested = attestable.attested
     return outcome
 
 
 def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
-              attestable: Attestability, reference: ReferenceRecord | None) -> RunOutcome:
+              attestable: Attestability, reference: ReferenceRecord | None,
+              warm_key: str | None = None) -> RunOutcome:
     require_runnable(agent, task)
     label = agent_label(agent)
     started = time.monotonic()
@@ -183,52 +186,36 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
     from docker.errors import DockerException
 
     try:
-        score_image = scoring_image(task, image)
-        image_env, _workdir = image_config(score_image)
-        path = task.config.verifier.env.get("PATH", verifier_path(image_env))
-        closure = _closure(score_image, task, path)
-        transfer = transfer_set_for(task, image, closure, reference)
+        with timed(durations, "prepare"):
+            spec, closure, procs = scoring_setup(task, image)
+            transfer = transfer_set_for(task, image, closure, reference)
     except (SandboxError, ImageBuildError, DockerException) as exc:
         return RunOutcome(label, None, error=f"the verifier's image and closure: {exc}",
                           durations={"total": time.monotonic() - started})
-    procs = grader_procs(closure, path)
-    staged, module = stage_grader(task, closure, procs)
-    mounts = {**closure.mounts(install_roots(task, closure)),
-              **(procs.mounts(closure.view) if procs else {}),
-              GRADER_DIR: str(staged / "grader")}
-    agent_box: Sandbox | None = None
-    score_box: Sandbox | None = None
+    pair: Pair | None = None
     try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            run = current_run()
-            want_a = pool.submit(_start, image, task, f"{task.safe_name}-{label}", None, run)
-            want_b = pool.submit(_start, score_image, task, f"{task.safe_name}-{label}-score",
-                                 mounts, run, procs.init_command() if procs else None,
-                                 procs.container_env() if procs else None)
-            errors = []
-            for future in (want_a, want_b):
-                try:
-                    box = future.result()
-                except SandboxError as exc:
-                    errors.append(str(exc))
-                    continue
-                if future is want_a:
-                    agent_box = box
-                else:
-                    score_box = box
-        if errors or agent_box is None or score_box is None:
-            return RunOutcome(label, None, error="; ".join(errors) or "no container",
-                              durations={"total": time.monotonic() - started})
-        durations["start"] = time.monotonic() - started
-        return _run_started(task, agent, label, agent_box, score_box, durations, started,
-                            Scoring(closure, module, attestable, transfer, reference,
-                                    procs, path))
+        with timed(durations, "warm_wait"):
+            pair = WARM.take(spec, warm_key)
+        if pair is None:
+            try:
+                with timed(durations, "create"):
+                    pair = make_pair(task, spec, closure, procs, f"{task.safe_name}-{label}")
+            except SandboxError as exc:
+                return RunOutcome(label, None, error=str(exc),
+                                  durations={"total": time.monotonic() - started})
+        # the pair's own closure and grader processes (its broker's socket name): a warm
+        # pair was staged with them, not with this call's
+        return _run_started(task, agent, label, pair.agent_box, pair.score_box, durations,
+                            started, Scoring(pair.closure, pair.module, attestable, transfer,
+                                             reference, pair.procs, spec.path))
     finally:
-        for started_box in (agent_box, score_box):
-            if started_box is not None and not keep:
-                started_box.close_later()
-        if not keep:  # a kept scoring container still mounts the staged tests
-            shutil.rmtree(staged, ignore_errors=True)
+        if pair is not None and keep:
+            pair.agent_box.halt(kill=True)  # kept stopped, for inspection
+        elif pair is not None:
+            for box in (pair.agent_box, pair.score_box):
+                _teardown(box, durations)
+            # a kept scoring container still mounts the staged tests
+            shutil.rmtree(pair.staged, ignore_errors=True)
         durations["total"] = time.monotonic() - started
 
 
@@ -278,37 +265,39 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     except SandboxError as exc:
         agent_run = AgentRun(result=None, error=f"agent phase: {exc}")
     finally:
-        watch.stop()
-        agent_box.halt()
+        with timed(durations, "freeze"):
+            watch.stop()
+            agent_box.halt()
     durations["agent"] = agent_run.duration_s
     if agent_run.infrastructure_error is not None:
         return RunOutcome(label, None, durations=durations, agent_run=agent_run,
                           error=f"the model endpoint: {agent_run.infrastructure_error}")
-    marked = time.monotonic()
     result = VerifierResult(reward=None, attested=scoring.attestable.attested)
     seen = RunOutcome(label, None, transfer=scoring.transfer)
     try:
-        exceeded = watch.check_now()
+        with timed(durations, "freeze"):
+            exceeded = watch.check_now()
         if exceeded is not None:
             result.fail(f"the agent wrote {exceeded >> 20} MiB to the container's disk, over "
                         f"its {limit >> 20} MiB limit ([environment] storage_mb)")
         else:
-            review = review_layer(walk_upper(upper), LowerView(lowers), policy,
-                                  grader_paths=agent_box.engine_paths(),
-                                  transfer=scoring.transfer)
+            with timed(durations, "review"):
+                review = review_layer(walk_upper(upper), LowerView(lowers), policy,
+                                      grader_paths=agent_box.engine_paths(),
+                                      transfer=scoring.transfer)
             result.tampered = review.all_findings()
             seen.footprint, seen.left_out = review.footprint, review.left_out_summary()
             if review.carried_bytes > limit:  # a sparse file counts at its full length
                 result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
             else:
-                _carry(score_box, layer, review)
-                _hand_over(agent_box, score_box)
-                durations["snapshot"] = time.monotonic() - marked
+                with timed(durations, "transfer"):
+                    _carry(score_box, layer, review)
+                with timed(durations, "start_b"):
+                    _hand_over(agent_box, score_box)
                 _verify(score_box, task, policy, scoring, attest.new_key(), result, limit,
                         transfer_roots(review, scoring.transfer),
-                        ldconfig=needs_ldconfig(review.carried))
-            durations["verify"] = result.duration_s
+                        ldconfig=needs_ldconfig(review.carried), durations=durations)
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, agent_run.error, durations=durations,
@@ -355,34 +344,25 @@ def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview
 
 
 def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
-    """Kill every process of A (frozen until now: none ever runs again) while B starts on
-    the carried layer. SandboxError when B does not start."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        killed = pool.submit(agent_box.halt, kill=True)
-        try:
-            score_box.begin()
-        finally:
-            killed.result()
+    """Start B on the carried layer. A stays frozen (none of its processes ever runs
+    again) until its removal kills it, off the critical path (``teardown``); SandboxError
+    when B does not start."""
+    del agent_box  # frozen since the agent phase ended; killed by its removal
+    score_box.begin()
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, roots: list[str] | None = None, *,
-            ldconfig: bool = False) -> None:
+            ldconfig: bool = False, durations: dict[str, float] | None = None) -> None:
+    durations = {} if durations is None else durations
+    with timed(durations, "broker"):
+        prepared = _before_tests(box, scoring, key, result, limit, ldconfig)
+    if prepared is None:
+        return
+    channel, watch, cache = prepared
     procs = scoring.procs
     if procs is None:
-        result.fail("the image has no Python or bash on the verifier's PATH: pytest cannot "
-                    "run")
         return
-    weights = read_weights(task)
-    layer = box.writable_layer()
-    if ldconfig:  # before the broker: nothing else has run in B yet
-        rebuilt = rebuild_cache(box, scoring.closure.view)
-        if rebuilt.problem:
-            result.output = f"termgrade: {rebuilt.problem}\n"
-        result.tampered += rebuilt.shadowed
-    cache = cache_digest(layer[0]) if layer else None
-    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
-    watch = DiskWatch(box, layer[0], limit) if layer else None
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
     try:
@@ -397,6 +377,39 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     finally:
         exceeded = watch.stop() if watch else None
     result.duration_s = time.monotonic() - began
+    durations["verify"] = result.duration_s
+    with timed(durations, "decision"):
+        _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache)
+
+
+def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
+                  limit: int, ldconfig: bool
+                  ) -> tuple[LineChannel, DiskWatch | None, str | None] | None:
+    """B's loader cache rebuilt when the carried work asks for it, the signed channel
+    opened and the disk watched: everything before test.sh. None: nothing can run."""
+    if scoring.procs is None:
+        result.fail("the image has no Python or bash on the verifier's PATH: pytest cannot "
+                    "run")
+        return None
+    layer = box.writable_layer()
+    if ldconfig:  # before the broker: nothing else has run in B yet
+        rebuilt = rebuild_cache(box, scoring.closure.view)
+        if rebuilt.problem:
+            result.output = f"termgrade: {rebuilt.problem}\n"
+        result.tampered += rebuilt.shadowed
+    cache = cache_digest(layer[0]) if layer else None
+    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
+    watch = DiskWatch(box, layer[0], limit) if layer else None
+    return channel, watch, cache
+
+
+def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
+            result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
+            exceeded: int | None, cache: str | None) -> None:
+    """From test.sh's run, the signed record and B's outputs: the reward."""
+    weights = read_weights(task)
+    timeout = task.config.verifier.timeout_sec
+    layer = box.writable_layer()
     result.output += run.output
     if layer and cache_digest(layer[0]) != cache:
         result.tampered.append("M /etc/ld.so.cache: the loader's cache changed while the "
@@ -432,6 +445,20 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         result.attested = True  # the task's property: a 0 here is an attested 0
     else:
         decide_unattested(result, record)
+
+
+def _teardown(box: Sandbox, durations: dict[str, float]) -> None:
+    """Remove ``box`` in the background; its seconds land in ``durations["teardown"]``."""
+    began = time.monotonic()
+
+    def _done(_future: object) -> None:
+        durations["teardown"] = max(durations.get("teardown", 0.0), time.monotonic() - began)
+
+    pending = box.close_later()
+    if isinstance(pending, Future):
+        pending.add_done_callback(_done)
+    else:
+        _done(None)
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:

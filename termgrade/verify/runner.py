@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from termgrade.agent.kinds import Agent, AgentName, ScriptAgent
@@ -16,9 +18,11 @@ from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.attestable import Attestability
 from termgrade.scoring.reference import ReferenceRecord, reference_for, save_reference
-from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.trial import RunOutcome, make_ahead, run_task
 from termgrade.scoring.verifier import all_skipped
+from termgrade.scoring.warm import WARM
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 from termgrade.task.errors import TaskLoadError
@@ -97,9 +101,9 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     if custom_runner:
         oracle_runs = [run_trial(task, image.tag, AgentName.ORACLE)
                        for _ in range(repeat if task.has_solution else 0)]
+        nop = run_trial(task, image.tag, AgentName.NOP)
     else:
-        oracle_runs = _reference_runs(task, image.tag, repeat, digest)
-    nop = run_trial(task, image.tag, AgentName.NOP)
+        oracle_runs, nop = _reference_runs(task, image.tag, repeat, digest)
     for run in [*oracle_runs, nop]:
         for key, value in run.durations.items():
             durations[f"{run.agent}_{key}"] += value
@@ -162,22 +166,46 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     )
 
 
-def _reference_runs(task: Task, image: str, repeat: int, digest: str) -> list[RunOutcome]:
-    """The reference solution's runs. A first verify knows no footprint of it: work it
-    left outside the derived transfer set (a deliverable the task's text never names) is
-    not carried. When a run fails so and left work out, the runs are made again with that
-    run's own footprint as the reference's (what ``verify`` then records); an agent is
-    then graded with it. Nothing else of the first runs is kept."""
+def _reference_runs(task: Task, image: str, repeat: int, digest: str
+                    ) -> tuple[list[RunOutcome], RunOutcome]:
+    """The reference solution's runs and the nop run, :data:`PARALLEL_RUNS` at a time
+    (each trial has its own two containers; nothing passes between them), the pairs of
+    the later ones made ahead by the warm pool. A first verify knows no footprint of the
+    reference: work it left outside the derived transfer set (a deliverable the task's
+    text never names) is not carried. When a run fails so and left work out, the runs are
+    made again with that run's own footprint as the reference's (what ``verify`` then
+    records); an agent is then graded with it. Nothing else of the first runs is kept."""
     judged = attestability(task)
-    runs = [run_task(task, image, AgentName.ORACLE, attestable=judged)
-            for _ in range(repeat if task.has_solution else 0)]
+    agents: list[Agent] = [AgentName.ORACLE] * (repeat if task.has_solution else 0)
+    *runs, nop = _in_parallel(task, image, [*agents, AgentName.NOP], judged)
     first = runs[0] if runs else None
     if first is None or first.left_out is None or (first.reward or 0) >= 1.0 \
             or reference_for(task) is not None:
-        return runs
+        return runs, nop
     provisional = ReferenceRecord(task_digest=digest, footprint=first.footprint)
-    return [run_task(task, image, AgentName.ORACLE, attestable=judged, reference=provisional)
-            for _ in range(repeat)]
+    return _in_parallel(task, image, agents, judged, provisional), nop
+
+
+PARALLEL_RUNS = 2
+"""A task's verify runs at once: two trials keep a 2-core machine busy (one's containers
+start while the other's test.sh runs)."""
+
+
+def _in_parallel(task: Task, image: str, agents: list[Agent], judged: Attestability,
+                 reference: ReferenceRecord | None = None) -> list[RunOutcome]:
+    keys = [f"{task.paths.root}#{uuid.uuid4().hex}" for _ in agents]
+    for key in keys[PARALLEL_RUNS:]:  # the later runs' pairs, made while the first run
+        make_ahead(task, image, key)
+    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS,
+                            thread_name_prefix="termgrade-verify") as pool:
+        futures = [pool.submit(run_task, task, image, agent, attestable=judged,
+                               reference=reference, warm_key=key)
+                   for agent, key in zip(agents, keys, strict=True)]
+        try:
+            return [future.result() for future in futures]
+        finally:
+            for key in keys:
+                WARM.drain(key)
 
 
 def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRecord | None:

@@ -27,7 +27,7 @@ from termgrade.grade import TRIALS_FILE
 from termgrade.grade.cleanup import run_label
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.leftovers import find_leftovers
-from termgrade.sandbox.ownership import OWNER_LABEL, RUN_LABEL, owner_id
+from termgrade.sandbox.ownership import OWNER_LABEL, RUN_LABEL, SANDBOX_LABEL, owner_id
 from tests.support.scripted_tools import Fault, FaultPlan, ScriptedToolEndpoint, replay_solution
 from tests.support.task_dirs import write_task
 
@@ -166,3 +166,58 @@ def test_ctrl_c_during_an_image_build_stops_the_build(tmp_path: Path) -> None:
     while building() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert building() == []  # the engine cancelled the build and removed its container
+
+
+def warm_of_run(run: str) -> list[str]:
+    return [c.id for c in docker_client().containers.list(
+        all=True, filters={"label": [f"{RUN_LABEL}={run}"]}, ignore_removed=True)
+        if "-warm-" in (c.name or "")]
+
+
+def test_ctrl_c_while_a_warm_pair_waits_leaves_no_container_of_the_run(tmp_path: Path) -> None:
+    # One worker, k=3: one trial runs while the next, queued, has its pair made ahead
+    # by the warm pool. Ctrl-C then: the running trial's and the warm pair's containers go.
+    out = tmp_path / "run"
+    model = "scripted-tool-stand-in"
+    run = run_label(out / TRIALS_FILE, model)
+    slow = FaultPlan(when=[(lambda n, body: n > 1, Fault.slow(3.0))])  # the probe is fast
+    with ScriptedToolEndpoint(replay_solution((TASK / "solution" / "solve.sh").read_text()),
+                              model=model, faults=slow) as llm:
+        grade = subprocess.Popen(
+            [sys.executable, "-m", "termgrade", "grade", str(TASK), "--model", model,
+             "--base-url", llm.url, "-k", "3", "-w", "1", "-o", str(out)], cwd=tmp_path,
+            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 120
+        while len(warm_of_run(run)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(warm_of_run(run)) == 2, "the warm pool never made the queued trial's pair"
+        grade.send_signal(signal.SIGINT)
+        output, _ = grade.communicate(timeout=60)
+    assert grade.returncode == 130, output
+    assert of_run(run) == [], output
+
+
+def of_owner(pid: int) -> list[str]:
+    """Containers whose owner label names process ``pid`` on this host."""
+    prefix = f"{owner_id().split(':')[0]}:{pid}:"
+    return [c.id for c in docker_client().containers.list(
+        all=True, filters={"label": [f"{SANDBOX_LABEL}=sandbox"]}, ignore_removed=True)
+        if (c.labels or {}).get(OWNER_LABEL, "").startswith(prefix)]
+
+
+def test_ctrl_c_during_verify_leaves_no_container_of_it(tmp_path: Path) -> None:
+    # The oracle runs two at a time and the third run's pair is made ahead: after Ctrl-C
+    # none of the containers verify made is left.
+    task = write_task(tmp_path / "tasks", "slow-oracle",
+                      solve="sleep 4; echo hello > /app/out.txt\n")
+    verify = subprocess.Popen([sys.executable, "-m", "termgrade", "verify", str(task),
+                               "--repeat", "2"], cwd=tmp_path, env=ENV,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 180
+    while len(of_owner(verify.pid)) < 6 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(of_owner(verify.pid)) >= 6, "verify never had two trials and a warm pair up"
+    verify.send_signal(signal.SIGINT)
+    output, _ = verify.communicate(timeout=90)
+    assert verify.returncode == 130, output
+    assert of_owner(verify.pid) == [], output

@@ -141,7 +141,8 @@ class ScriptedTrials:
         raise KeyError(f"no scripted outcome for {task_id}/{label}")
 
     def __call__(self, task: Task, image: str, agent: Agent, *, keep: bool = False,
-                 reference: object = None, attestable: object = None) -> RunOutcome:
+                 reference: object = None, attestable: object = None,
+                 warm_key: str | None = None) -> RunOutcome:
         """``run_task``'s signature; the keyword arguments change nothing here."""
         label = agent_label(agent)
         call = Call(task.task_id, label, image)

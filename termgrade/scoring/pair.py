@@ -1,0 +1,140 @@
+"""A trial's two containers before the agent acts: A started, B created, B's grader staged.
+
+Nothing in a :class:`Pair` depends on the agent, the trial's key or anything the trial
+decides later: the same pair is made whether the trial makes it itself (the ``create``
+phase) or the warm pool (:mod:`termgrade.scoring.warm`) made it ahead, while another trial
+ran. A's container runs ``sleep infinity`` and nothing else until the agent phase starts;
+B is created, never started, with an empty writable layer; the staged grader holds the
+task's tests copied when the pair was made and a plugin module name no one else knows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from termgrade.sandbox.base import Sandbox
+from termgrade.sandbox.errors import SandboxError
+from termgrade.sandbox.ownership import current_run
+from termgrade.sandbox.seccomp import scoring_profile
+from termgrade.scoring.closure import Closure
+from termgrade.scoring.grader_procs import GraderProcs
+from termgrade.scoring.policy import GRADER_DIR
+from termgrade.scoring.scoring_box import (
+    TESTS_TMPFS_BYTES,
+    scoring_environment,
+    stage_grader,
+    task_limits,
+)
+from termgrade.scoring.verifier import install_roots
+from termgrade.task import CONTAINER, Task
+from termgrade.task.digest import IGNORED_NAMES
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """What a pair is made of: a warm pair serves only a trial with the same spec."""
+
+    task_root: str
+    image: str
+    """A's image."""
+    score_image: str
+    """B's image (a separate verifier's own, or A's)."""
+    path: str
+    """test.sh's PATH (B's closure and its grader's tools follow it)."""
+    tests: str
+    """The tests' files as staged (:func:`tests_stamp`): an edit after a warm pair was
+    made leaves that pair unused."""
+
+
+def tests_stamp(task: Task) -> str:
+    """Every file under the task's tests: relative path, size, modification time (ns)."""
+    root = task.paths.tests_dir
+    entries = []
+    for path in sorted(root.rglob("*")):
+        if IGNORED_NAMES.intersection(path.relative_to(root).parts):
+            continue
+        info = path.lstat()
+        entries.append(f"{path.relative_to(root).as_posix()}:{info.st_size}:"
+                       f"{info.st_mtime_ns}:{info.st_mode:o}")
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()
+
+
+@dataclass
+class Pair:
+    spec: PairSpec
+    agent_box: Sandbox
+    score_box: Sandbox
+    staged: Path
+    """The host directory of B's read-only grader mount (removed with the pair)."""
+    module: str
+    """The attestation plugin's module name in this pair's grader."""
+    closure: Closure
+    """B's closure, as mounted."""
+    procs: GraderProcs | None
+    """What the grader runs in B: its broker's socket name is this pair's own."""
+    warm: bool = False
+    """Made ahead by the warm pool (its create phase was off this trial's path)."""
+
+    def discard(self) -> None:
+        """Remove both containers and the staged grader now (an unused warm pair)."""
+        for box in (self.agent_box, self.score_box):
+            box.close()
+        shutil.rmtree(self.staged, ignore_errors=True)
+
+
+def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
+           run: str | None = None, command: list[str] | None = None,
+           env: dict[str, str] | None = None) -> Sandbox:
+    """The agent's container A, started; or (``read_only`` given) the scoring container B,
+    created but not started: its writable layer is filled on the host after the review.
+    ``run``: the run id the container carries (the caller's thread's: this one is a
+    pool's)."""
+    from termgrade.sandbox.docker_sandbox import DockerSandbox
+    from termgrade.sandbox.ownership import run_scope
+
+    with run_scope(run):
+        if read_only is None:
+            return DockerSandbox.start(
+                image, limits=task_limits(task), env=task.config.environment.env,
+                workdir=task.config.environment.workdir, label=label)
+        scoring = scoring_environment(task)
+        return DockerSandbox.create(
+            image, limits=task_limits(task, scoring), env={**scoring.env, **(env or {})},
+            workdir=scoring.workdir, label=label, read_only=read_only,
+            seccomp=scoring_profile(), command=command,
+            tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
+
+
+def make_pair(task: Task, spec: PairSpec, closure: Closure, procs: GraderProcs | None,
+              label: str) -> Pair:
+    """A started and B created at once (two engine calls in flight); SandboxError naming
+    what failed, with whatever was made removed."""
+    staged, module = stage_grader(task, closure, procs)
+    mounts = {**closure.mounts(install_roots(task, closure)),
+              **(procs.mounts(closure.view) if procs else {}),
+              GRADER_DIR: str(staged / "grader")}
+    boxes: list[Sandbox | None] = [None, None]
+    errors: list[str] = []
+    run = current_run()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        wanted = [pool.submit(_start, spec.image, task, label, None, run),
+                  pool.submit(_start, spec.score_image, task, f"{label}-score", mounts, run,
+                              procs.init_command() if procs else None,
+                              procs.container_env() if procs else None)]
+        for i, future in enumerate(wanted):
+            try:
+                boxes[i] = future.result()
+            except SandboxError as exc:
+                errors.append(str(exc))
+    agent_box, score_box = boxes
+    if errors or agent_box is None or score_box is None:
+        for box in boxes:
+            if box is not None:
+                box.close_later()
+        shutil.rmtree(staged, ignore_errors=True)
+        raise SandboxError("; ".join(errors) or "no container")
+    return Pair(spec, agent_box, score_box, staged, module, closure, procs)
