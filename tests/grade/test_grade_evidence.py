@@ -1,0 +1,82 @@
+"""Why a trial failed, on a real ``grade`` trial: a near-miss policy (a scripted stand-in
+behind a real loopback server) replays word-frequency's reference solution with one slip
+(a missing file exits 1, not 2). The real grader scores it in a real container; the record,
+the trajectories row and the viewer's trial page all show the failing test's message."""
+
+from __future__ import annotations
+
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from termgrade.agent import Endpoint, ScaffoldConfig
+from termgrade.agent.kinds import ModelAgent
+from termgrade.builders.trajectory_rows import trajectory_row
+from termgrade.grade.record import graded_record
+from termgrade.records.near_miss import is_near_miss
+from termgrade.records.trial import TrialRecord
+from termgrade.sandbox.images import build_task_image
+from termgrade.scoring.trial import run_task
+from termgrade.task import load_task
+from termgrade.trialsets.io import write_trials
+from termgrade.view import find_sources, load_run
+from termgrade.view.server import ViewServer
+from tests.support.scripted_tools import ScriptedToolEndpoint, replay_solution
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = ROOT / "environments" / "word-frequency"
+SLIP = "test_missing_file_exits_2"
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def near_miss_solution() -> str:
+    """The reference solution with one slip: a missing file exits 1 (the tests want 2)."""
+    text = (TASK / "solution" / "solve.sh").read_text()
+    assert "  exit 2\n" in text
+    return text.replace("  exit 2\n", "  exit 1\n", 1)
+
+
+@pytest.fixture(scope="module")
+def record() -> TrialRecord:
+    task = load_task(TASK)
+    image = build_task_image(task).tag
+    with ScriptedToolEndpoint(replay_solution(near_miss_solution())) as llm:
+        agent = ModelAgent(Endpoint(llm.url, llm.model, api_key_env=None), ScaffoldConfig())
+        outcome = run_task(task, image, agent)
+    now = datetime.now(UTC)
+    return graded_record(task_id=task.task_id, model=agent.name, attempt=0, retry_index=0,
+                         outcome=outcome, started_at=now, finished_at=now)
+
+
+def test_the_record_says_which_assertion_failed_and_what_it_said(record: TrialRecord) -> None:
+    assert (record.counted, record.passed, record.attested) == (True, False, True)
+    assert record.n_tests_failed == 1 and record.n_tests_passed == 16
+    assert is_near_miss(record.model_dump())
+    failed = [e for e in record.test_evidence if e.outcome == "failed"]
+    assert [e.name.split("::")[-1] for e in failed] == [SLIP]
+    assert failed[0].message is not None and "assert 1 == 2" in failed[0].message
+    assert failed[0].repr is not None and "out.returncode == 2" in failed[0].repr
+    assert all(e.message is None for e in record.test_evidence if e.outcome == "passed")
+    assert len(record.test_evidence) == 17 and all(e.duration_s >= 0 for e in
+                                                   record.test_evidence)
+    assert record.failure_messages == [f"{SLIP}: {failed[0].message.splitlines()[0]}"]
+    assert record.verifier_output and SLIP in record.verifier_output
+
+
+def test_the_trajectories_row_carries_it(record: TrialRecord) -> None:
+    row = trajectory_row(record.model_dump(mode="json"), [], "instruction")
+    assert row["failed_tests"] == [SLIP]
+    assert row["failure_messages"][0].startswith(f"{SLIP}: ") and \
+        "assert 1 == 2" in row["failure_messages"][0]
+    assert any(e["message"] and "assert 1 == 2" in e["message"] for e in row["test_evidence"])
+
+
+def test_the_viewer_shows_it(record: TrialRecord, tmp_path: Path) -> None:
+    write_trials(tmp_path / "run" / "trials.jsonl", [record])
+    with ViewServer(load_run(find_sources(tmp_path / "run"))) as server, \
+            urllib.request.urlopen(server.url + "trial/0") as answer:
+        page = answer.read().decode()
+    assert SLIP in page and "assert 1 == 2" in page
