@@ -80,3 +80,24 @@ def test_the_viewer_shows_it(record: TrialRecord, tmp_path: Path) -> None:
             urllib.request.urlopen(server.url + "trial/0") as answer:
         page = answer.read().decode()
     assert SLIP in page and "assert 1 == 2" in page
+
+
+def test_the_report_shows_it(record: TrialRecord, tmp_path: Path) -> None:
+    import warnings
+
+    from termgrade.core.errors import DataWarning
+    from termgrade.passrates import PassRateOptions, build_report, load_inputs
+    from termgrade.passrates.markdown import render_markdown
+
+    write_trials(tmp_path / "trials.jsonl", [record])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        report = build_report(load_inputs([tmp_path / "trials.jsonl"]),
+                              PassRateOptions(n_boot=0))
+    near = report.near_misses
+    assert near is not None and near.total == 1
+    assert near.top_failed_messages[0][0] == SLIP and "assert 1 == 2" in \
+        near.top_failed_messages[0][1]
+    assert near.failing_counts == [(1, 1)]
+    text = render_markdown(report)
+    assert f"- `{SLIP}`: " in text and "assert 1 == 2" in text
