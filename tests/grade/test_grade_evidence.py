@@ -101,3 +101,13 @@ def test_the_report_shows_it(record: TrialRecord, tmp_path: Path) -> None:
     assert near.failing_counts == [(1, 1)]
     text = render_markdown(report)
     assert f"- `{SLIP}`: " in text and "assert 1 == 2" in text
+
+
+def test_the_viewers_trial_list_has_the_message_one_click_away(record: TrialRecord,
+                                                               tmp_path: Path) -> None:
+    write_trials(tmp_path / "run" / "trials.jsonl", [record])
+    with ViewServer(load_run(find_sources(tmp_path / "run"))) as server, \
+            urllib.request.urlopen(server.url + "trials") as answer:
+        page = answer.read().decode()
+    assert f'<details class="said"><summary>{SLIP}</summary>' in page
+    assert "assert 1 == 2" in page and "near-miss" in page
