@@ -6,49 +6,24 @@ the trajectories row and the viewer's trial page all show the failing test's mes
 from __future__ import annotations
 
 import urllib.request
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from termgrade.agent import Endpoint, ScaffoldConfig
-from termgrade.agent.kinds import ModelAgent
 from termgrade.builders.trajectory_rows import trajectory_row
-from termgrade.grade.record import graded_record
 from termgrade.records.near_miss import is_near_miss
 from termgrade.records.trial import TrialRecord
-from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.trial import run_task
-from termgrade.task import load_task
 from termgrade.trialsets.io import write_trials
 from termgrade.view import find_sources, load_run
 from termgrade.view.server import ViewServer
-from tests.support.scripted_tools import ScriptedToolEndpoint, replay_solution
-
-ROOT = Path(__file__).resolve().parents[2]
-TASK = ROOT / "environments" / "word-frequency"
-SLIP = "test_missing_file_exits_2"
+from tests.support.near_miss import SLIP, near_miss_record
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def near_miss_solution() -> str:
-    """The reference solution with one slip: a missing file exits 1 (the tests want 2)."""
-    text = (TASK / "solution" / "solve.sh").read_text()
-    assert "  exit 2\n" in text
-    return text.replace("  exit 2\n", "  exit 1\n", 1)
-
-
 @pytest.fixture(scope="module")
 def record() -> TrialRecord:
-    task = load_task(TASK)
-    image = build_task_image(task).tag
-    with ScriptedToolEndpoint(replay_solution(near_miss_solution())) as llm:
-        agent = ModelAgent(Endpoint(llm.url, llm.model, api_key_env=None), ScaffoldConfig())
-        outcome = run_task(task, image, agent)
-    now = datetime.now(UTC)
-    return graded_record(task_id=task.task_id, model=agent.name, attempt=0, retry_index=0,
-                         outcome=outcome, started_at=now, finished_at=now)
+    return near_miss_record()
 
 
 def test_the_record_says_which_assertion_failed_and_what_it_said(record: TrialRecord) -> None:

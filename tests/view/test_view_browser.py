@@ -106,6 +106,26 @@ def test_a_real_grading_run_from_grid_to_trial(graded_run: Path, browser: Any,
         _shot(browser, tmp_path, "viewer-trial.png", 1100)
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_real_near_miss_shows_what_its_failure_said(tmp_path: Path, browser: Any) -> None:
+    from termgrade.trialsets.io import write_trials
+    from tests.support.near_miss import SLIP, near_miss_record
+
+    write_trials(tmp_path / "run" / "trials.jsonl", [near_miss_record()])
+    with ViewServer(_index(tmp_path / "run")) as server:
+        browser.get(server.url + "trials?near_miss=1")
+        said = browser.find_element(_by("CSS_SELECTOR"), "details.said")
+        assert said.find_element(_by("TAG_NAME"), "summary").text == SLIP
+        said.click()  # one click away
+        assert "assert 1 == 2" in said.text
+        browser.find_element(_by("CLASS_NAME"), "trial-link").click()
+        failed = [r for r in browser.find_elements(_by("CSS_SELECTOR"), "table.tests tbody tr")
+                  if "failed" in r.text]
+        assert len(failed) == 1 and SLIP in failed[0].text
+        assert "assert 1 == 2" in failed[0].find_element(_by("TAG_NAME"), "summary").text
+
+
 def test_clicking_through_a_synthetic_run_and_hostile_trials(tmp_path: Path,
                                                              browser: Any) -> None:
     run = synthetic_run(tmp_path / "run", tasks=60)
