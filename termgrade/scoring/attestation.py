@@ -36,6 +36,8 @@ from termgrade.sandbox.channel import ChannelLines
 PREFIX = b"TERMGRADE-ATTEST"
 PLUGIN_STEM = "termgrade_attest"
 BROKER_MODULE = "termgrade_broker"
+WATCH_MODULE = "termgrade_watch"
+"""What the broker watches (``/tests``, verify-time installs): beside it, imported by it."""
 _NUMBERED = re.compile(r"^(\d+):")
 """A reference name of the k-th of several sessions (``2:tests/t.py::test_a``)."""
 
@@ -47,6 +49,10 @@ def plugin_source() -> bytes:
 
 def broker_source() -> bytes:
     return _source(BROKER_MODULE)
+
+
+def watch_source() -> bytes:
+    return _source(WATCH_MODULE)
 
 
 def sitecustomize_source() -> bytes:

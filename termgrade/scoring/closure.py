@@ -10,6 +10,8 @@ do, other than the task's tests:
   verifier's);
 - the files those trees link to elsewhere (Debian's ``sitecustomize.py`` lives in
   ``/etc/python3.X``);
+- every tool environment ``uv tool install`` baked into the image (``uv tool dir``:
+  ``uvx pytest`` runs pytest from there), each a virtual environment, whole;
 - the executables the verifier runs by name (``bash``, ``timeout``, ``python3``...);
 - the dynamic loader's configuration (``/etc/ld.so.preload``, ``/etc/ld.so.conf``).
 
@@ -51,7 +53,11 @@ PROBE = (
     "'prefix': sys.prefix, 'base': sys.base_prefix, "
     "'pytest': importlib.util.find_spec('pytest') is not None}))\n"
 )
-PROBE_VERSION = 2
+PROBE_VERSION = 3
+UV_TOOLS = ('for u in "$@"; do [ -x "$u" ] && '
+            'echo "TERMGRADE-UVTOOLS $("$u" tool dir 2>/dev/null)"; done; true')
+"""Where ``uv`` keeps the tools ``uv tool install`` made (the image's ``UV_TOOL_DIR``,
+``XDG_DATA_HOME`` and ``HOME`` decide it: uv itself is asked)."""
 
 
 @dataclass(frozen=True)
@@ -64,15 +70,19 @@ class Closure:
     """Single files mounted read-only (missing ones from an empty file)."""
     pytest_pythons: tuple[str, ...]
     """Interpreters that can run pytest (the verifier's Python)."""
+    sites: tuple[str, ...] = ()
+    """Where ``pip install`` puts what it installs, for each interpreter that runs pytest:
+    a virtual environment's prefix, else its site directories (outermost ones only)."""
 
     @property
     def paths(self) -> PathSet:
         return PathSet(self.dirs + self.files)
 
-    def mounts(self) -> dict[str, str]:
-        """Container path -> host source, for read-only bind mounts."""
+    def mounts(self, writable: tuple[str, ...] = ()) -> dict[str, str]:
+        """Container path -> host source, for read-only bind mounts (none for the
+        ``writable`` directories: the broker watches those instead)."""
         out: dict[str, str] = {}
-        for path in self.dirs:
+        for path in (d for d in self.dirs if d not in writable):
             source = self.view + path
             out[path] = source if os.path.isdir(source) and not os.path.islink(source) \
                 else _empty("dir")
@@ -84,7 +94,7 @@ class Closure:
 
     def to_json(self) -> dict[str, object]:
         return {"version": PROBE_VERSION, "dirs": list(self.dirs), "files": list(self.files),
-                "pytest_pythons": list(self.pytest_pythons)}
+                "pytest_pythons": list(self.pytest_pythons), "sites": list(self.sites)}
 
 
 def _empty(kind: str) -> str:
@@ -118,24 +128,52 @@ def _interpreters(view: str, path_dirs: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _probe(image: str, interpreters: list[str]) -> list[dict[str, object]]:
+def _probe(image: str, interpreters: list[str],
+           uvs: list[str]) -> tuple[list[dict[str, object]], list[str]]:
+    """Each interpreter's report, and the directories ``uv tool dir`` names."""
     from docker.errors import DockerException
 
     from termgrade.sandbox.engine import docker_client
 
-    script = 'for p in "$@"; do "$p" -I -c "$TERMGRADE_PROBE" "$p" 2>/dev/null; done; true'
+    script = ('for p in "$@"; do "$p" -I -c "$TERMGRADE_PROBE" "$p" 2>/dev/null; done; '
+              'set -- $TERMGRADE_UVS; ' + UV_TOOLS)
     try:
         raw = docker_client().containers.run(
             image, ["-c", script, "sh", *interpreters], entrypoint="/bin/sh", remove=True,
-            network_mode="none", environment={"TERMGRADE_PROBE": PROBE}, user="0:0",
-            working_dir="/", stdout=True, stderr=False)
+            network_mode="none", environment={"TERMGRADE_PROBE": PROBE,
+                                              "TERMGRADE_UVS": " ".join(uvs)},
+            user="0:0", working_dir="/", stdout=True, stderr=False)
     except DockerException as exc:
         raise SandboxError(f"asking the image's Python for its paths failed: {exc}") from exc
-    out = []
+    out, tools = [], []
     for line in raw.decode("utf-8", "replace").splitlines():
         if line.startswith("TERMGRADE-PROBE "):
             out.append(json.loads(line.split(" ", 1)[1]))
-    return out
+        elif line.startswith("TERMGRADE-UVTOOLS /"):
+            tools.append(posixpath.normpath(line.split(" ", 1)[1].strip()))
+    return out, tools
+
+
+def _tool_envs(view: str, tool_dirs: list[str]) -> set[str]:
+    """Each environment in uv's tool directories (the directory itself stays writable:
+    ``uvx`` takes a lock there)."""
+    found: set[str] = set()
+    for directory in tool_dirs:
+        real = pristine.resolve(view, directory)
+        if real is None or not os.path.isdir(view + real):
+            continue
+        for name in sorted(os.listdir(view + real)):
+            if os.path.isfile(os.path.join(view + real, name, "pyvenv.cfg")):
+                found.add(posixpath.join(real, name))
+    return found
+
+
+def _sites(report: dict[str, object]) -> set[str]:
+    """Where pip installs for this interpreter: a venv's prefix, else its site dirs."""
+    if report["prefix"] != report["base"]:
+        return {str(report["prefix"])}
+    return {posixpath.normpath(str(p)) for p in list(report.get("site") or [])  # type: ignore[call-overload]
+            if str(p).startswith("/")}
 
 
 def _python_dirs(report: dict[str, object]) -> set[str]:
@@ -183,14 +221,21 @@ def _closure(image_id: str, path_dirs: tuple[str, ...]) -> Closure:
         cached = json.loads(cache.read_text())
         if cached.get("version") == PROBE_VERSION and cached.get("path") == key:
             return Closure(view, tuple(cached["dirs"]), tuple(cached["files"]),
-                           tuple(cached["pytest_pythons"]))
+                           tuple(cached["pytest_pythons"]), tuple(cached.get("sites", ())))
     except (OSError, ValueError):
         pass
     interpreters = _interpreters(view, path_dirs)
-    reports = _probe(image_id, interpreters) if interpreters else []
+    uvs = [u for u in dict.fromkeys(pristine.resolve(view, posixpath.join(d, "uv"))
+                                    for d in path_dirs)
+           if u is not None and os.path.isfile(view + u)]
+    reports, tool_dirs = _probe(image_id, interpreters, uvs) if interpreters else ([], [])
     dirs: set[str] = set()
+    sites: set[str] = set()
     for report in reports:
         dirs |= _python_dirs(report)
+        if report.get("pytest"):  # pip of the verifier's own Python
+            sites |= _sites(report)
+    dirs |= _tool_envs(view, tool_dirs)
     dirs |= set(LOADER_DIRS)
     outer = _outermost(dirs)
     files: set[str] = set(LOADER_FILES)
@@ -202,7 +247,8 @@ def _closure(image_id: str, path_dirs: tuple[str, ...]) -> Closure:
     files |= {f for f in _escapes(view, outer) if os.path.isfile(view + f)}
     inside = PathSet(outer)
     closure = Closure(view, outer, tuple(sorted(f for f in files if f not in inside)),
-                      tuple(str(r["exe"]) for r in reports if r.get("pytest")))
+                      tuple(str(r["exe"]) for r in reports if r.get("pytest")),
+                      tuple(sorted(s for s in sites if s in outer)))
     try:
         tmp = cache.with_suffix(".tmp")
         tmp.write_text(json.dumps({**closure.to_json(), "path": key}))

@@ -62,7 +62,8 @@ def scoring_environment(task: Task) -> EnvironmentConfig:
 def stage_grader(task: Task, closure: Closure | None = None,
                  procs: GraderProcs | None = None) -> tuple[Path, str]:
     """A private copy of the task's tests (no host caches) and this trial's grader dir
-    (the plugin under a fresh module name, the broker, the ``sitecustomize`` that puts
+    (the plugin under a fresh module name, the broker and what it watches with, the
+    ``sitecustomize`` that puts
     the closure first, the closure's directories, the broker's random socket name, the
     image's own OpenSSL configuration), both mounted read-only in B."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
@@ -74,6 +75,7 @@ def stage_grader(task: Task, closure: Closure | None = None,
                     ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
     (grader / f"{module}.py").write_bytes(attest.plugin_source())
     (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
+    (grader / f"{attest.WATCH_MODULE}.py").write_bytes(attest.watch_source())
     (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
     trusted = [*closure.dirs, *closure.files] if closure else []
     (grader / "closure.json").write_text(json.dumps(trusted))

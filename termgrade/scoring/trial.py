@@ -66,6 +66,7 @@ from termgrade.scoring.verifier import (
     attest_config,
     decide,
     decide_unattested,
+    install_roots,
     read_reward,
     read_tests,
     read_weights,
@@ -191,7 +192,8 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
                           durations={"total": time.monotonic() - started})
     procs = grader_procs(closure, path)
     staged, module = stage_grader(task, closure, procs)
-    mounts = {**closure.mounts(), **(procs.mounts(closure.view) if procs else {}),
+    mounts = {**closure.mounts(install_roots(task, closure)),
+              **(procs.mounts(closure.view) if procs else {}),
               GRADER_DIR: str(staged / "grader")}
     agent_box: Sandbox | None = None
     score_box: Sandbox | None = None
@@ -418,9 +420,11 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         result.fail(f"{task.paths.test_script}: {exc} (exit {run.exit_code}; last output: "
                     f"{run.output[-300:]!r})")
     if layer:  # what the verifier's processes (agent code run by the tests) changed
+        # (a verify-time install target is the broker's to judge: termgrade_broker.Writable)
         after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
                              grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
-                                           *box.engine_paths()))
+                                           *box.engine_paths(),
+                                           *install_roots(task, scoring.closure)))
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
     if scoring.attestable.attested:
         decide(result, record, weights, scoring.reference)

@@ -71,6 +71,7 @@ def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
         "LC_ALL": "C.UTF-8",
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PIP_COMPILE": "0",  # pip writes no bytecode (PIP_NO_COMPILE=1 means the opposite)
         "PYTHONPATH": GRADER_DIR,
         "PYTHONSTARTUP": "",
         "PYTEST_ADDOPTS": "",
@@ -111,6 +112,17 @@ def verifier_command(task: Task, python: str, bash: str = "/bin/bash",
     return [bash, "-c", script]
 
 
+def install_roots(task: Task, closure: Closure) -> tuple[str, ...]:
+    """The verifier's own site directories (a virtual environment's prefix) that stay
+    writable in B, watched by the broker rather than mounted read-only, when the task
+    ships a wheel in ``tests/``: ``test.sh`` may ``pip install`` it before the first
+    pytest session is keyed. Whatever appears there must be, byte for byte, a member of a
+    wheel the task ships (pip's ``.dist-info`` bookkeeping and its console-script
+    launchers aside); nothing there may change afterwards (``termgrade_broker.Writable``)."""
+    ships = next(task.paths.tests_dir.rglob("*.whl"), None) is not None
+    return closure.sites if ships else ()
+
+
 def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                   launchers: tuple[str, ...] = (),
                   transfer_roots: list[str] | None = None) -> bytes:
@@ -125,6 +137,7 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
     return json.dumps({"key": key.hex(), "socket": socket, "trusted": trusted,
                        "services": services, "tools": tools, "pythons": pythons,
                        "transfer_roots": list(transfer_roots or []),
+                       "install_dirs": list(install_roots(task, closure)),
                        "tests_source": f"{GRADER_DIR}/{TESTS_SOURCE}",
                        "tests_dir": str(CONTAINER.tests_dir)}).encode() + b"\n"
 

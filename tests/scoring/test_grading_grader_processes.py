@@ -38,7 +38,7 @@ from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.docker_sandbox import DockerSandbox
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.attestation import broker_source
+from termgrade.scoring.attestation import broker_source, watch_source
 from termgrade.scoring.closure import find_closure
 from termgrade.scoring.grader_procs import PAUSE, grader_procs
 from termgrade.scoring.trial import RunOutcome, run_task
@@ -295,11 +295,13 @@ def test_a_squatter_cannot_take_the_brokers_name(tmp_path: Path, knows_name: boo
     assert procs is not None and other is not None
     assert procs.socket != other.socket and "attest" not in procs.socket
     (tmp_path / "broker.py").write_bytes(broker_source())
+    (tmp_path / "termgrade_watch.py").write_bytes(watch_source())
     (tmp_path / "squat.py").write_text(SQUAT)
     box = DockerSandbox.start("termgrade/base:local", label="squat",
                               command=procs.init_command())
     try:
         box.copy_in(tmp_path / "broker.py", PurePosixPath("/tmp"))
+        box.copy_in(tmp_path / "termgrade_watch.py", PurePosixPath("/tmp"))
         box.copy_in(tmp_path / "squat.py", PurePosixPath("/tmp"))
         guessed = procs.socket if knows_name else "termgrade-attest"
         box.exec(["/usr/bin/bash", "-c", f"{procs.python} /tmp/squat.py {guessed} "

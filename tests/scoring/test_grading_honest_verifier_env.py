@@ -239,20 +239,3 @@ def test_private_tests_unpacked_at_verify_time_score_exactly_one(make_task: Make
     outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
     assert_one(outcome)
     assert outcome.verifier is not None and len(outcome.verifier.tests) == 4
-
-
-def test_a_wheel_from_tests_pip_installed_at_verify_time() -> None:
-    pytest.skip("not supported: pip installs into the image's site-packages, which the "
-                "scoring container mounts read-only from the image (the verifier's closure); "
-                "a PIP_TARGET on the verifier's path would make `pip install <installed>` "
-                "download again offline. Fix: install the wheel in environment/Dockerfile, "
-                "or add it to the tests' sys.path (PYTHONPATH=/tests/wheel.whl)")
-
-
-def test_uvx_with_a_tool_environment_baked_into_the_image() -> None:
-    pytest.skip("not supported: `uvx pytest` runs pytest from uv's tool environment "
-                "(~/.cache/uv or ~/.local/share/uv/tools), which is outside the verifier's "
-                "closure, so the plugin reports pytest itself as agent code. Fix: "
-                "scoring/closure.py probes the image's uv tool environments (`uv tool dir`, "
-                "`uv cache dir`) and mounts them read-only like a virtual environment; until "
-                "then write `uv run --no-project pytest` (tested above)")

@@ -1,7 +1,9 @@
 """Honest work the transfer set must carry: each scores exactly 1 through ``run_task``.
 
 Deliverables outside the working directory that the instruction names (``/opt``, an
-``/etc`` file and the files beside it, a user the task asks to create), one that only
+``/etc`` file and the files beside it, a user the task asks to create, ``/var``,
+``/srv``, ``/solution``, a file in the home directory, in-place fixes of an image's config
+file and of a tool on its PATH), one that only
 the reference solution's recorded footprint names, a shared library installed with
 ``make install`` + ``ldconfig`` or found through an ``/etc/ld.so.conf.d`` entry, and an
 ``nsswitch.conf`` edit that uses the image's own modules. Beside them the attacks on
@@ -215,3 +217,71 @@ def test_verify_grades_a_bash_only_verifier_as_its_author_meant(tmp_path: Path) 
     record = verify_task(task_dir, repeat=1)
     assert record.verdict is Verdict.VERIFIED, record
     assert record.oracle_rewards == [1.0] and record.nop_reward == 0.0
+
+
+# Deliverables across the file system, each named by the instruction, none in the
+# working directory, and two in-place fixes of files the image already has (a config
+# file and a tool on PATH the task asks to repair). No reference record: the instruction's
+# names alone carry them, as for a third-party task.
+FIXES_IMAGE = textwrap.dedent("""\
+    FROM termgrade/base:local
+    RUN mkdir -p /etc/shop && printf '[server]\\nport = 80\\n' > /etc/shop/shop.ini \\
+        && printf '#!/bin/sh\\necho brokn\\n' > /usr/local/bin/shop-report \\
+        && chmod 755 /usr/local/bin/shop-report
+    WORKDIR /app
+    """)
+FIXES_INSTRUCTION = (
+    "Record the state in /var/lib/shop/state.json (`{\"ok\": true}`), publish "
+    "/srv/www/index.html containing `shop`, write your answer to /solution/answer.txt "
+    "(`42`), put `SHOP_HOME=1` in ~/.shoprc, set the port in /etc/shop/shop.ini to 8080, "
+    "and fix /usr/local/bin/shop-report so that it prints `report`.\n")
+FIXES_SOLVE = textwrap.dedent("""\
+    mkdir -p /var/lib/shop /srv/www /solution
+    echo '{"ok": true}' > /var/lib/shop/state.json
+    echo shop > /srv/www/index.html
+    echo 42 > /solution/answer.txt
+    echo SHOP_HOME=1 > ~/.shoprc
+    sed -i 's/^port = 80$/port = 8080/' /etc/shop/shop.ini
+    printf '#!/bin/sh\\necho report\\n' > /usr/local/bin/shop-report
+    """)
+FIXES_TESTS = textwrap.dedent("""\
+    import json
+    import subprocess
+    from pathlib import Path
+
+
+    def test_var_state():
+        assert json.loads(Path("/var/lib/shop/state.json").read_text()) == {"ok": True}
+
+
+    def test_srv_page():
+        assert Path("/srv/www/index.html").read_text().strip() == "shop"
+
+
+    def test_solution_answer():
+        assert Path("/solution/answer.txt").read_text().strip() == "42"
+
+
+    def test_home_file():
+        assert Path("/root/.shoprc").read_text().strip() == "SHOP_HOME=1"
+
+
+    def test_config_fixed_in_place():
+        assert "port = 8080" in Path("/etc/shop/shop.ini").read_text()
+
+
+    def test_tool_fixed_in_place():
+        done = subprocess.run(["shop-report"], capture_output=True, text=True)
+        assert done.stdout.strip() == "report"
+    """)
+
+
+def test_deliverables_in_var_srv_solution_home_and_in_place_fixes(tmp_path: Path) -> None:
+    task_dir = write_task(tmp_path, "fixes", tests=FIXES_TESTS, toml=TOML, solve=FIXES_SOLVE,
+                          dockerfile=FIXES_IMAGE, instruction=FIXES_INSTRUCTION)
+    build_task_image(load_task(task_dir))
+    outcome = _run(task_dir)
+    _passes(outcome)
+    assert outcome.verifier is not None and len(outcome.verifier.tests) == 6
+    nop = _run(task_dir, AgentName.NOP)
+    assert nop.reward == 0.0

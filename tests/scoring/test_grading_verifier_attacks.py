@@ -452,7 +452,7 @@ def test_each_defence_is_load_bearing(victims: dict[str, Path], tmp_path: Path,
 
     source = attestation.plugin_source()
     if defence == "read-only closure":
-        monkeypatch.setattr(closure.Closure, "mounts", lambda self: {})
+        monkeypatch.setattr(closure.Closure, "mounts", lambda self, *_: {})
     elif defence == "closure-first imports":
         monkeypatch.setattr(attestation, "sitecustomize_source", lambda: b"")
     elif defence == "string-code alarm":

@@ -9,7 +9,8 @@ it:
    code started gets no key and stays silent), then makes itself non-dumpable;
 2. reports code that enters this process from anywhere but the verifier's read-only
    closure and the tests: modules, files and libraries loaded from elsewhere, code
-   objects run from such a file, code compiled from a string and run during a test
+   objects run from such a file (a file the tests wrote themselves, while nothing else
+   ran, is theirs), code compiled from a string and run during a test
    (outside the standard library's own code generators; ``doctest`` only of the tests'
    own files, ``timeit`` only of callables), a pickle that names a callable outside a
    small safe set, a pytest configuration file of the agent's;
@@ -63,7 +64,8 @@ SAFE_PICKLE_MODULES = ("collections", "datetime", "decimal", "fractions", "uuid"
 UNSAFE_BUILTINS = ("eval", "exec", "compile", "open", "getattr", "setattr", "delattr",
                    "__import__", "globals", "locals", "vars", "input", "breakpoint",
                    "memoryview", "help", "exit", "quit")
-SPAWNS = ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork")
+SPAWNS = ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork",
+          "os.forkpty")
 WATCHED = ("open", "exec", "ctypes.dlopen", "pickle.find_class", *SPAWNS)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -134,7 +136,18 @@ _TRUSTED: tuple[str, ...] = ()
 _KEEP: set[int] = set()
 """Processes never killed: this one, its parents, the broker, the services."""
 _SERVICE_PIDS: set[int] = set()
-_WRITTEN: set[str] = set()
+_WROTE: dict[str, tuple[int, ...]] = {}
+"""Files the tests wrote -> their identity, taken while no other process could write."""
+_PENDING: set[str] = set()
+"""Files the tests opened for writing whose identity is not taken yet."""
+_GRADER_PIDS: set[int] = set()
+"""The grader's processes in B (see :func:`_grader_pids`): no others means no agent code
+runs anywhere in the container but in this process, where the audit hook sees it."""
+MAX_WROTE = 10000
+_READ_AGENTS = [False, False]
+"""Has this process opened a file of the agent's for reading [this session outside any
+test, during the current test]? After that, what the tests write may carry its bytes."""
+NOT_FILES = ("/proc/", "/sys/", "/dev/")
 _TEST_TEXT = ""
 _IN_TEST = False
 _DUMPABLE_OFF = False
@@ -174,8 +187,147 @@ def _tests_text() -> str:
     return _TEST_TEXT
 
 
+def _chain(pid: int) -> list[int]:
+    """``pid`` and its parents, nearest first, up to a process whose parent is outside."""
+    out: list[int] = []
+    while pid > 1 and pid not in out:
+        out.append(pid)
+        info = _stat(pid)
+        if info is None:
+            break
+        pid = info[0]
+    return out
+
+
+def _start_time(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        return int(raw[raw.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read(4096).split(b"\0")
+    except OSError:
+        return []
+
+
+def _grader_pids() -> set[int]:
+    """The grader's processes in B: this one and its parents, the container's first
+    process and what it started before the broker, the broker, and what the shells above
+    ``test.sh`` run beside it (``tee``, ``head``). Not: services, nor anything ``test.sh``
+    or a test started (an orphan of theirs is the first process's child, born later)."""
+    chain = _chain(os.getpid())
+    shell = next((p for p in chain if _cmdline(p)[1:2] == [b"/tests/test.sh"]), None)
+    above = set(chain[chain.index(shell) + 1:]) if shell is not None else set()
+    broker = int((_GRANT or {}).get("broker_pid", 0) or 0)
+    born = _start_time(broker) if broker else -1
+    found = set(chain) | {1, broker}
+    parents = {pid: (_stat(pid) or (-1, -1))[0] for pid in _pids()}
+    for pid, parent in parents.items():
+        if parent == 1 and 0 <= _start_time(pid) < born:
+            found.add(pid)
+            continue
+        seen = 0
+        while parent > 1 and parent != shell and seen < 64:
+            if parent in above:
+                found.add(pid)
+                break
+            parent, seen = parents.get(parent, -1), seen + 1
+    return found
+
+
+def _quiet() -> bool:
+    """No process but the grader's: nothing but this one can write a file now."""
+    return bool(_GRADER_PIDS) and _pids() <= _GRADER_PIDS
+
+
+def _identity(path: str) -> tuple[int, ...] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _settle() -> None:
+    """Take the identity of the files the tests just wrote, if only this process could
+    have written them since; else forget them (they are judged by their text)."""
+    if not _PENDING:
+        return
+    quiet = _quiet()
+    for path in _PENDING:
+        found = _identity(path) if quiet else None
+        if found is not None and len(_WROTE) < MAX_WROTE:
+            _WROTE[path] = found
+        else:
+            _WROTE.pop(path, None)
+    _PENDING.clear()
+
+
+def _opened_by_tests() -> bool:
+    """The nearest frame that is neither the standard library nor another library of the
+    closure belongs to a file of the tests."""
+    frame: Any = sys._getframe(3)  # past this, _tests_writing and the audit hook
+    for _ in range(64):
+        if frame is None:
+            return False
+        name = frame.f_code.co_filename
+        if name.startswith("/tests/"):
+            return True
+        if not (name.startswith("<") or _trusted(name)) or name == __file__:
+            return False
+        frame = frame.f_back
+    return False
+
+
+def _reading(target: object) -> None:
+    """A file opened for reading: if it may hold the agent's bytes (not the closure's, the
+    tests', the grader's, nor one the tests wrote), what the tests write next in this test
+    (or, read outside a test, in this session) is no longer vouched for by its writer."""
+    if not isinstance(target, (str, bytes)) or _READ_AGENTS[0] or (
+            _READ_AGENTS[1] and _IN_TEST):
+        return
+    literal = os.path.abspath(os.fsdecode(target))
+    if _trusted(literal) or literal.startswith(NOT_FILES):
+        return
+    real = os.path.realpath(literal)
+    if _trusted(real) or real.startswith(NOT_FILES) or not os.path.isfile(real) \
+            or _written_by_tests(real):
+        return
+    _READ_AGENTS[1 if _IN_TEST else 0] = True
+    _PENDING.clear()
+
+
+def _tests_writing(target: object) -> None:
+    """The tests open ``target`` for writing: its identity is taken at the next spawn, check
+    or write (while nothing else runs); opened at any other time, it is forgotten."""
+    _settle()
+    if not isinstance(target, (str, bytes)):
+        return
+    path = os.path.realpath(os.fsdecode(target))
+    if not any(_READ_AGENTS) and _opened_by_tests() and _quiet():
+        _PENDING.add(path)
+    else:
+        _WROTE.pop(path, None)
+
+
+def _written_by_tests(path: str) -> bool:
+    _settle()
+    real = os.path.realpath(path)
+    known = _WROTE.get(real)
+    return known is not None and _identity(real) == known
+
+
 def _tests_own_code(path: str) -> bool:
-    """A file whose code is a block of the task's tests (a helper the tests wrote)."""
+    """A file the tests wrote themselves (while nothing else ran, unchanged since), or one
+    whose code is a block of the task's tests."""
+    if _written_by_tests(path):
+        return True
     try:
         if os.path.islink(path) or os.path.getsize(path) > (1 << 20):
             return False
@@ -245,6 +397,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         return
     _IN_HOOK = True
     try:
+        if _PENDING and event in SPAWNS:  # before anything else can run
+            _settle()
         if event in SPAWNS:
             # A daemon the test started lives until the test ends (then it is reaped),
             # except that none meets the task's own helper: a program of /tests a test
@@ -255,8 +409,12 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
             if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                     isinstance(flags, int) and flags & WRITE_FLAGS):
+                if _CHANNEL is not None:
+                    _tests_writing(args[0])
                 return
             caller = sys._getframe(1).f_code.co_filename
+            if _CHANNEL is not None and caller not in LOADER_FRAMES:
+                _reading(args[0])
             if caller in LOADER_FRAMES or caller.endswith("/runpy.py"):
                 path = _agent_path(args[0])
                 if path is not None:
@@ -411,7 +569,9 @@ def _reap(before: set[int], why: str) -> None:
 
 
 if _CHANNEL is not None:
-    _KEEP = _parents(os.getpid()) | {1, int(_GRANT.get("broker", 0) if _GRANT else 0)}
+    _KEEP = _parents(os.getpid()) | {1, int(_GRANT.get("broker", 0) if _GRANT else 0),
+                                     int(_GRANT.get("broker_pid", 0) if _GRANT else 0)}
+    _GRADER_PIDS = _grader_pids()
     _emit({"e": "open", "pid": os.getpid(), "nodump": _DUMPABLE_OFF,
            "python": sys.version.split()[0], "argv": _text(" ".join(sys.argv))})
     sys.addaudithook(_audit)
@@ -593,6 +753,7 @@ def pytest_runtest_logreport(report: Any) -> None:
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
     global _IN_TEST
     _IN_TEST = True
+    _READ_AGENTS[1] = False
 
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:

@@ -41,6 +41,9 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the grader's read-only dir
+from termgrade_watch import Writable  # type: ignore[import-not-found]  # beside this file
+
 CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
 SHELLS = ("bash", "sh", "dash")
@@ -234,175 +237,6 @@ def python_runs_tests(pid: int, argv: list[str]) -> bool:
     return False
 
 
-ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
-PIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
-"""Files pip writes into a ``.dist-info`` itself (not members of the wheel)."""
-IN_WRITES = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-"""inotify: modify, attrib, close-write, moved from/to, create, delete, delete/move self."""
-IN_ISDIR = 0x40000000
-CACHES = (".pytest_cache", "pytest-cache-files-")
-"""pytest's cache of the last run under the rootdir (and the temporary directory it is
-made in): written by every honest session that keeps the cache provider."""
-
-
-def is_cache(name: str) -> bool:
-    return name == CACHES[0] or name.startswith(CACHES[1])
-MAX_WATCHED = 256 << 20
-
-
-def _sha(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def manifest(root: str) -> dict[str, str]:
-    """Relative path -> sha256 of every file under ``root`` (a symlink: its target)."""
-    out: dict[str, str] = {}
-    for here, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not is_cache(d)]
-        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
-            path = os.path.join(here, name)
-            relative = os.path.relpath(path, root)
-            try:
-                out[relative] = ("link:" + os.readlink(path)) if os.path.islink(path) \
-                    else _sha(path)
-            except OSError:
-                out[relative] = "unreadable"
-    return out
-
-
-def archive_members(root: str, files: dict[str, str]) -> set[tuple[str, str]]:
-    """(member name, sha256) of every regular member of the archives the tests ship."""
-    import tarfile
-    import zipfile
-
-    found: set[tuple[str, str]] = set()
-    for relative in files:
-        path = os.path.join(root, relative)
-        try:
-            if relative.endswith((".whl", ".zip")):
-                with zipfile.ZipFile(path) as archive:
-                    for info in archive.infolist():
-                        if not info.is_dir():
-                            data = archive.read(info)
-                            found.add((info.filename.lstrip("./"),
-                                       hashlib.sha256(data).hexdigest()))
-            elif relative.endswith(ARCHIVES):
-                with tarfile.open(path) as archive:
-                    for member in archive:
-                        handle = archive.extractfile(member) if member.isfile() else None
-                        if handle is not None:
-                            found.add((member.name.lstrip("./"),
-                                       hashlib.sha256(handle.read()).hexdigest()))
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, tarfile.TarError):
-            continue
-    return found
-
-
-class Writable:
-    """``/tests`` (a private writable copy) and the verify-time install target, watched.
-
-    Until the first key is granted, test.sh may unpack into them what the task ships in
-    ``tests/``: every new file must be, byte for byte, a member of an archive there (pip's
-    own ``.dist-info`` bookkeeping and ``bin/`` launchers aside), no file of the tests may
-    change, and only archives may go. From the first grant on, inotify reports any write
-    at all. Whatever breaks these rules is an alarm: agent code run by test.sh or by the
-    tests cannot rewrite the verifier unseen.
-    """
-
-    def __init__(self, roots: list[str], signer: Signer) -> None:
-        self.roots = [r for r in roots if os.path.isdir(r)]
-        self.signer = signer
-        self.base = {root: manifest(root) for root in self.roots}
-        tests = self.roots[0] if self.roots else ""
-        self.members = archive_members(tests, self.base.get(tests, {}))
-        self.sealed = False
-        self.reported: set[str] = set()
-        self.fd = -1
-        self.watches: dict[int, str] = {}
-        try:
-            import ctypes
-
-            self.libc = ctypes.CDLL(None, use_errno=True)
-            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
-        except Exception:
-            self.fd = -1
-        for root in self.roots:
-            for here, _dirs, _names in os.walk(root):
-                self._watch(here)
-
-    def _watch(self, path: str) -> None:
-        if self.fd < 0:
-            return
-        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_WRITES))
-        if wd >= 0:
-            self.watches[wd] = path
-
-    def _alarm(self, path: str, why: str) -> None:
-        if path not in self.reported:
-            self.reported.add(path)
-            self.signer.emit({"e": "alarm", "how": "verifier-changed",
-                              "path": f"{path}: {why}"[:MAX_FIELD], "pid": 0})
-
-    def drain(self) -> None:
-        """Read inotify's events: new directories get watched; after the first grant every
-        write is an alarm."""
-        while self.fd >= 0:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            offset = 0
-            while offset + 16 <= len(data):
-                wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
-                name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
-                                                                                  "replace")
-                offset += 16 + size
-                path = os.path.join(self.watches.get(wd, "?"), name)
-                if mask & IN_ISDIR and mask & 0x100:
-                    self._watch(path)
-                if self.sealed and not any(is_cache(part) for part in path.split("/")):
-                    self._alarm(path, "written while the tests ran")
-
-    def check(self) -> None:
-        """Every change since the broker started must be an unpacked archive member."""
-        self.drain()
-        for number, root in enumerate(self.roots):
-            now = manifest(root)
-            before = self.base[root]
-            for relative, digest in now.items():
-                if before.get(relative) == digest:
-                    continue
-                if relative in before:
-                    self._alarm(os.path.join(root, relative), "a file of the tests changed")
-                elif not self._shipped(relative, digest, install=number > 0):
-                    self._alarm(os.path.join(root, relative),
-                                "not a member of an archive the task ships in tests/")
-            for relative in before:
-                if relative not in now and not relative.endswith(ARCHIVES):
-                    self._alarm(os.path.join(root, relative), "a file of the tests deleted")
-
-    def _shipped(self, relative: str, digest: str, *, install: bool) -> bool:
-        parts = relative.split("/")
-        if install and "__pycache__" not in parts and (
-                parts[0] == "bin" or (len(parts) == 2 and parts[0].endswith(".dist-info")
-                                      and parts[1] in PIP_METADATA)):
-            return True
-        return any(relative == name or relative.endswith("/" + name)
-                   for name, sha in self.members if sha == digest)
-
-    def seal(self) -> None:
-        """The first key is about to be granted: from now on nothing may write here."""
-        if not self.sealed:
-            self.check()
-            self.sealed = True
-
-
 def prepare_tests(config: dict[str, Any]) -> None:
     """The private writable copy of the tests, from the grader's read-only staging."""
     import shutil
@@ -483,7 +317,7 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
                 sessions += 1
                 signer.emit({"e": "session", "n": sessions, "pid": pid,
                              "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
-                reply = {"ok": True, "n": sessions,
+                reply = {"ok": True, "n": sessions, "broker_pid": os.getpid(),
                          "key": derive(master, f"session {sessions}").hex(),
                          "trusted": config["trusted"], "services": services,
                          "transfer_roots": config.get("transfer_roots") or []}
@@ -502,8 +336,8 @@ def main() -> None:
     listener.listen(64)
     signer.emit({"e": "broker", "pid": os.getpid()})
     prepare_tests(config)
-    writable = Writable([config.get("tests_dir", "/tests"), *(config.get("install_dirs") or [])],
-                        signer)
+    writable = Writable([config.get("tests_dir", "/tests")], signer,
+                        config.get("install_dirs"), config.get("pythons"))
     mapped = foreign_mappings("self", config)
     if mapped:
         signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),

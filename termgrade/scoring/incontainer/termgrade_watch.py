@@ -1,0 +1,246 @@
+"""What the broker watches in the scoring container: the private copy of the tests and the
+verify-time install targets; copied in at scoring time beside the broker, which imports
+it from its own read-only directory. Kept free of TermGrade imports and of syntax newer
+than Python 3.8.
+"""
+
+import hashlib
+import os
+import re
+import struct
+from typing import Any
+
+MAX_FIELD = 1000
+
+ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
+PIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+"""Files pip writes into a ``.dist-info`` itself (not members of the wheel)."""
+IN_WRITES = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+"""inotify: modify, attrib, close-write, moved from/to, create, delete, delete/move self."""
+IN_ISDIR = 0x40000000
+IN_Q_OVERFLOW = 0x4000
+LAUNCHER = re.compile(
+    r"#!(/\S+)\n# -\*- coding: utf-8 -\*-\nimport re\nimport sys\n"
+    r"from [A-Za-z_][\w.]* import ([A-Za-z_]\w*)\n"
+    r"if __name__ == (['\"])__main__\3:\n"
+    r"    sys\.argv\[0\] = re\.sub\(r(['\"])\(-script\\\.pyw\|\\\.exe\)\?\$\4, \4\4, "
+    r"sys\.argv\[0\]\)\n    sys\.exit\(\2\(\)\)\n")
+"""pip's console-script launcher (distlib's template), nothing added."""
+CACHES = (".pytest_cache", "pytest-cache-files-")
+"""pytest's cache of the last run under the rootdir (and the temporary directory it is
+made in): written by every honest session that keeps the cache provider."""
+
+
+def is_cache(name: str) -> bool:
+    return name == CACHES[0] or name.startswith(CACHES[1])
+MAX_WATCHED = 256 << 20
+
+
+def _sha(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest(root: str, known: "dict[str, str] | None" = None) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root`` (a symlink: its target).
+
+    With ``known`` (an earlier :func:`signatures` of the root), a file whose signature is
+    unchanged keeps that signature instead of being read: an install target is the
+    verifier's whole environment, and only what changed in it needs its bytes checked."""
+    out: dict[str, str] = {}
+    for here, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not is_cache(d)]
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
+            path = os.path.join(here, name)
+            relative = os.path.relpath(path, root)
+            try:
+                if os.path.islink(path):
+                    out[relative] = "link:" + os.readlink(path)
+                    continue
+                signature = _signature(path)
+                out[relative] = signature if known is not None and \
+                    known.get(relative) == signature else _sha(path)
+            except OSError:
+                out[relative] = "unreadable"
+    return out
+
+
+def _signature(path: str) -> str:
+    """Inode, size and change time: no process can set a file's ctime back."""
+    info = os.lstat(path)
+    return f"stat:{info.st_ino}:{info.st_size}:{info.st_ctime_ns}"
+
+
+def signatures(root: str) -> dict[str, str]:
+    """Relative path -> :func:`_signature` (a symlink: its target), read without hashing."""
+    out: dict[str, str] = {}
+    for here, dirs, names in os.walk(root):
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(here, d)))]:
+            path = os.path.join(here, name)
+            try:
+                out[os.path.relpath(path, root)] = ("link:" + os.readlink(path)) \
+                    if os.path.islink(path) else _signature(path)
+            except OSError:
+                out[os.path.relpath(path, root)] = "unreadable"
+    return out
+
+
+def archive_members(root: str, files: dict[str, str]) -> set[tuple[str, str]]:
+    """(member name, sha256) of every regular member of the archives the tests ship."""
+    import tarfile
+    import zipfile
+
+    found: set[tuple[str, str]] = set()
+    for relative in files:
+        path = os.path.join(root, relative)
+        try:
+            if relative.endswith((".whl", ".zip")):
+                with zipfile.ZipFile(path) as archive:
+                    for info in archive.infolist():
+                        if not info.is_dir():
+                            data = archive.read(info)
+                            found.add((info.filename.lstrip("./"),
+                                       hashlib.sha256(data).hexdigest()))
+            elif relative.endswith(ARCHIVES):
+                with tarfile.open(path) as archive:
+                    for member in archive:
+                        handle = archive.extractfile(member) if member.isfile() else None
+                        if handle is not None:
+                            found.add((member.name.lstrip("./"),
+                                       hashlib.sha256(handle.read()).hexdigest()))
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, tarfile.TarError):
+            continue
+    return found
+
+
+class Writable:
+    """``/tests`` (a private writable copy) and the verify-time install target, watched.
+
+    Until the first key is granted, test.sh may unpack into them what the task ships in
+    ``tests/``: every new file must be, byte for byte, a member of an archive there (pip's
+    own ``.dist-info`` bookkeeping and ``bin/`` launchers aside), no file of the tests may
+    change, and only archives may go. From the first grant on, inotify reports any write
+    at all. Whatever breaks these rules is an alarm: agent code run by test.sh or by the
+    tests cannot rewrite the verifier unseen.
+    """
+
+    def __init__(self, roots: "list[str]", signer: Any, installs: "list[str] | None" = None,
+                 pythons: "list[str] | None" = None) -> None:
+        self.roots = [r for r in roots if os.path.isdir(r)]
+        self.installs = [r for r in installs or [] if os.path.isdir(r)]
+        self.pythons = list(pythons or [])
+        self.signer = signer
+        self.base = {root: manifest(root) for root in self.roots}
+        self.base.update({root: signatures(root) for root in self.installs})
+        tests = self.roots[0] if self.roots else ""
+        self.members = archive_members(tests, self.base.get(tests, {}))
+        self.roots += self.installs
+        self.sealed = False
+        self.reported: set[str] = set()
+        self.fd = -1
+        self.watches: dict[int, str] = {}
+        try:
+            import ctypes
+
+            self.libc = ctypes.CDLL(None, use_errno=True)
+            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
+        except Exception:
+            self.fd = -1
+        for root in self.roots:
+            for here, _dirs, _names in os.walk(root):
+                self._watch(here)
+
+    def _watch(self, path: str) -> None:
+        if self.fd < 0:
+            return
+        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_WRITES))
+        if wd >= 0:
+            self.watches[wd] = path
+
+    def _alarm(self, path: str, why: str) -> None:
+        if path not in self.reported:
+            self.reported.add(path)
+            self.signer.emit({"e": "alarm", "how": "verifier-changed",
+                              "path": f"{path}: {why}"[:MAX_FIELD], "pid": 0})
+
+    def drain(self) -> None:
+        """Read inotify's events: new directories get watched; after the first grant every
+        write is an alarm."""
+        while self.fd >= 0:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            offset = 0
+            while offset + 16 <= len(data):
+                wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
+                if mask & IN_Q_OVERFLOW:
+                    self._alarm("inotify", "too many writes to follow: the verifier's "
+                                "files may have changed unseen")
+                name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
+                                                                                  "replace")
+                offset += 16 + size
+                path = os.path.join(self.watches.get(wd, "?"), name)
+                if mask & IN_ISDIR and mask & 0x100:
+                    self._watch(path)
+                if self.sealed and not any(is_cache(part) for part in path.split("/")):
+                    self._alarm(path, "written while the tests ran")
+
+    def check(self) -> None:
+        """Every change since the broker started must be an unpacked archive member."""
+        self.drain()
+        for root in self.roots:
+            install = root in self.installs
+            before = self.base[root]
+            now = manifest(root, before if install else None)
+            whose = "of the verifier's environment" if install else "of the tests"
+            for relative, digest in now.items():
+                if before.get(relative) == digest:
+                    continue
+                path = os.path.join(root, relative)
+                if relative in before:
+                    self._alarm(path, f"a file {whose} changed")
+                elif not self._shipped(relative, digest, install=install) and not (
+                        install and self._launcher(path, relative)):
+                    self._alarm(path, "not a member of an archive the task ships in tests/")
+            for relative in before:
+                if relative not in now and (install or not relative.endswith(ARCHIVES)):
+                    self._alarm(os.path.join(root, relative), f"a file {whose} deleted")
+
+    def _shipped(self, relative: str, digest: str, *, install: bool) -> bool:
+        parts = relative.split("/")
+        if install and len(parts) >= 2 and parts[-2].endswith(".dist-info") \
+                and parts[-1] in PIP_METADATA:
+            return True
+        return any(relative == name or relative.endswith("/" + name)
+                   for name, sha in self.members if sha == digest)
+
+    def _launcher(self, path: str, relative: str) -> bool:
+        """A console script pip wrote into ``bin/``: its template exactly, run by one of
+        the verifier's Pythons, calling a function it imports (what it imports is the
+        closure's or a shipped wheel's: the plugin reports anything else)."""
+        if not relative.startswith("bin/") or "/" in relative[4:] or os.path.islink(path):
+            return False
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read(4096)
+        except (OSError, UnicodeDecodeError):
+            return False
+        found = LAUNCHER.fullmatch(text)
+        if found is None:
+            return False
+        shebang = found.group(1)
+        ours = {os.path.realpath(p) for p in self.pythons}
+        return os.path.realpath(shebang) in ours and (shebang in self.pythons or any(
+            shebang.startswith(root.rstrip("/") + "/") for root in self.installs))
+
+    def seal(self) -> None:
+        """The first key is about to be granted: from now on nothing may write here."""
+        if not self.sealed:
+            self.check()
+            self.sealed = True
