@@ -239,6 +239,8 @@ _EPISODE_HEAD: list[Column] = [
     FromTrial("retry_of"),
     FromTrial("tests", list[TestVerdict], description="Named per-test verdicts."),
     ("failed_tests", list[str], "Names of the tests that failed or errored."),
+    FromTrial("failure_messages"),
+    FromTrial("test_evidence"),
     FromTrial("n_tests_passed"),
     FromTrial("n_tests_failed"),
     FromTrial("input_tokens"),

@@ -21,7 +21,7 @@ MAX_TABLE_ROWS = 60
 
 def render_summary(report: VerifyReport, *, max_rows: int = MAX_TABLE_ROWS) -> None:
     table = Table(title="termgrade verify", show_lines=False)
-    for column in ("task", "verdict", "oracle", "nop", "tests", "error"):
+    for column in ("task", "verdict", "oracle", "nop", "tests", "why"):
         table.add_column(column, overflow="fold")
     colors = {"verified": "green", "flaky": "yellow", "vacuous": "yellow",
               "no_solution": "yellow"}
@@ -31,7 +31,7 @@ def render_summary(report: VerifyReport, *, max_rows: int = MAX_TABLE_ROWS) -> N
         oracle = ",".join("-" if x is None else f"{x:g}" for x in r.oracle_rewards)
         nop = "-" if r.nop_reward is None else f"{r.nop_reward:g}"
         table.add_row(escape(r.task_id), f"[{color}]{r.verdict.value}[/]", oracle, nop,
-                      str(r.n_assertions), escape((r.error or "")[:160]))
+                      str(r.n_assertions), escape((r.reason or r.error or "")[:240]))
     STDERR.print(table)
     if len(ordered) > max_rows:
         STDERR.print(f"... {len(ordered) - max_rows} more tasks not shown: --json has every "

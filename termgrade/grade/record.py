@@ -8,6 +8,8 @@ from datetime import datetime
 
 from termgrade.agent.loop import Transcript
 from termgrade.agent.scaffold import SCAFFOLD_NAME
+from termgrade.core.text import head_and_tail
+from termgrade.records.evidence import evidence_list, failure_lines
 from termgrade.records.trial import ChatMessage, TrialRecord
 from termgrade.records.verdict import TestVerdict
 from termgrade.scoring.trial import RunOutcome
@@ -57,7 +59,23 @@ def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
         http_retries=transcript.retries if transcript is not None else None)
     if transcript is not None:
         _add_transcript(record, transcript)
+    if verifier is not None:
+        _add_evidence(record, verifier.outcomes, verifier.evidence, verifier.output)
     return record
+
+
+VERIFIER_OUTPUT_CHARS = 16_000
+"""The verifier's output kept per trial: head and tail, the cut said in the text."""
+
+
+def _add_evidence(record: TrialRecord, outcomes: dict[str, str],
+                  evidence: dict[str, dict[str, object]], output: str) -> None:
+    """Issue 34's fields: per-test evidence, the failing tests' one-line reasons, and the
+    verifier's whole output (bounded, with the truncation shown)."""
+    record.test_evidence = evidence_list(outcomes, evidence) if evidence else []
+    record.failure_messages = failure_lines(record.test_evidence, limit=len(record.test_evidence))
+    if output:
+        record.verifier_output = head_and_tail(output, VERIFIER_OUTPUT_CHARS)
 
 
 def _exception_type(outcome: RunOutcome, transcript: Transcript | None,

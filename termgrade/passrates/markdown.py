@@ -132,13 +132,22 @@ def _near(report: PassRateReport) -> list[str]:
         return []
     rows = [[r.config, _n(r.n_near_miss), _share(r.share),
              "-" if r.example is None else f"{r.example.task_id}: {r.example.n_tests_passed} "
-             f"passed, failed `{r.example.failed_test}`"] for r in nm.rows]
+             f"passed, failed `{r.example.failed_test}`"
+             + (f" ({r.example.failed_message.partition(': ')[2]})"
+                if r.example.failed_message else "")] for r in nm.rows]
     top = ", ".join(f"`{name}` ({count})" for name, count in nm.top_failed_tests) or "-"
     lines = ["## Near-misses", "",
              f"{nm.total:,} counted trials ({_share(nm.share)}) failed exactly one assertion "
              f"while passing {nm.min_passed} or more; reward 0.", ""]
     lines += _table(["config", "near-misses", "share", "example"], rows)
     lines += [f"Most often the one failed assertion: {top}.", ""]
+    if nm.top_failed_messages:
+        lines += ["What those failures said:", ""]
+        lines += [f"- `{name}`: {said.partition(': ')[2] or said}"
+                  for name, said in nm.top_failed_messages] + [""]
+    if nm.failing_counts:
+        lines += ["Failed trials by tests failed: " + ", ".join(
+            f"{'10+' if k == 10 else k}: {_n(v)}" for k, v in nm.failing_counts) + ".", ""]
     return lines
 
 

@@ -99,6 +99,7 @@ class NearMissExample(_Out):
     task_id: str
     trial_id: str
     failed_test: str | None
+    failed_message: str | None = None
     n_tests_passed: int
 
 
@@ -117,6 +118,12 @@ class NearMisses(_Out):
     share: float | None
     rows: list[NearMissRow]
     top_failed_tests: list[tuple[str, int]]
+    top_failed_messages: list[tuple[str, str]] = Field(
+        default_factory=list, description="Per test of top_failed_tests with a recorded "
+        "message: its commonest 'name: message' among the near-misses.")
+    failing_counts: list[tuple[int, int]] = Field(
+        default_factory=list, description="Counted failed trials by how many tests each "
+        "failed: (tests failed, trials), tests failed capped at 10 (10 means 10 or more).")
 
 
 class TurnsRow(_Out):

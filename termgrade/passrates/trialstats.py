@@ -93,13 +93,23 @@ def near_misses(trials: pd.DataFrame, *, min_passed: int = NEAR_MISS_MIN_PASSED,
             example = NearMissExample(task_id=str(r["task_id"]), trial_id=str(r["trial_id"]),
                                       failed_test=None if pd.isna(r["failed_test"])
                                       else str(r["failed_test"]),
-                                      n_tests_passed=int(r["n_tests_passed"]))
+                                      n_tests_passed=int(r["n_tests_passed"]),
+                                      failed_message=None if pd.isna(r["failed_message"])
+                                      else str(r["failed_message"]))
         rows.append(NearMissRow(config=str(config), n_counted=len(group), n_near_miss=len(hits),
                                 share=_ratio(len(hits), len(group)), example=example))
     named = near["failed_test"].dropna().value_counts().head(top)
+    said = near.dropna(subset=["failed_test", "failed_message"])
+    messages = [(str(name), str(said[said["failed_test"] == name]["failed_message"]
+                                .value_counts().index[0]))
+                for name in named.index if (said["failed_test"] == name).any()]
+    failing = counted[~counted["passed"]]["n_tests_failed"].dropna().clip(upper=10)
+    counts = failing.astype("int64").value_counts().sort_index()
     return NearMisses(min_passed=min_passed, total=len(near), n_counted=len(counted),
                       share=_ratio(len(near), len(counted)), rows=rows,
-                      top_failed_tests=[(str(n), int(c)) for n, c in named.items()])
+                      top_failed_tests=[(str(n), int(c)) for n, c in named.items()],
+                      top_failed_messages=messages,
+                      failing_counts=[(int(k), int(v)) for k, v in counts.items()])
 
 
 def _within_task(t: pd.DataFrame) -> NDArray[np.float64]:

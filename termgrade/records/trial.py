@@ -20,6 +20,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade.records.arrow import Int32, LargeStr
+from termgrade.records.evidence import TestEvidence
 from termgrade.records.verdict import TestVerdict
 from termgrade.records.version import RecordFormat
 
@@ -161,3 +162,12 @@ class TrialRecord(_Record):
     scaffold_config: str | None = Field(
         None, description="The scaffold's limits and sampling parameters as graded, a JSON "
         "object's text (what scaffold_digest covers besides the fixed prompt and tools).")
+    # Issue 34: why a trial failed, in the verifier's own words (grouped, additive).
+    test_evidence: list[TestEvidence] = Field(
+        default_factory=list, description="Per attested test: outcome, duration and, for a "
+        "failure, pytest's message, the assertion's short repr and what the test printed "
+        "(bounded, secrets masked), from the grader's signed record; display data, never "
+        "the reward. Empty when not recorded (unattestable tasks, ingests, older files).")
+    failure_messages: list[str] = Field(
+        default_factory=list, description="Names of the tests that failed or errored, each "
+        "'name: message' (the first line of the failure message): a column to filter on.")

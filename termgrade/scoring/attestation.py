@@ -21,6 +21,7 @@ reported, and a session with fewer tests than the reference's are never a pass.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -102,6 +103,9 @@ class Session:
     """Test modules that skipped themselves at import."""
     reports: dict[str, list[tuple[str, str, bool, str]]] = field(default_factory=dict)
     """nodeid -> [(when, outcome, xfail, skip kind)] in order."""
+    evidence: dict[str, dict[str, object]] = field(default_factory=dict)
+    """nodeid -> display evidence (``duration``, ``message``, ``repr``, ``output``); never
+    read by the decision, bounded by :func:`_keep_evidence`."""
 
     @property
     def ran_tests(self) -> bool:
@@ -254,6 +258,12 @@ class Attestation:
         return {prefix + node: outcome for prefix, session in self._ran()
                 for node, outcome in session.outcomes().items()}
 
+    def evidence(self) -> dict[str, dict[str, object]]:
+        """Every attested test's display evidence (duration; for a failure its message,
+        short repr and printed output, bounded), keyed as :meth:`outcomes`."""
+        return {prefix + node: kept for prefix, session in self._ran()
+                for node, kept in session.evidence.items()}
+
     def pass_blockers(self, *, soft: bool = True,
                       reference: dict[str, str] | None = None) -> list[str]:
         """Why this record does not show a passing test run (empty when it does).
@@ -384,6 +394,26 @@ def _apply(att: Attestation, session: Session, event: dict[str, object]) -> None
         phase = (str(event.get("when")), str(event.get("outcome")), bool(event.get("xfail")),
                  str(event.get("skip") or ""))
         session.reports.setdefault(str(event.get("id")), []).append(phase)
+        _keep_evidence(session, str(event.get("id")), event)
     elif kind == "finish":
         session.finished = True
         session.exitstatus = int(str(event.get("exitstatus")))
+
+
+EVIDENCE_BOUNDS = {"msg": ("message", 300), "repr": ("repr", 1200), "out": ("output", 600)}
+"""Plugin key -> (evidence key, most characters kept): the host's bound, whatever was sent."""
+
+
+def _keep_evidence(session: Session, nodeid: str, event: dict[str, object]) -> None:
+    """Sum each test's phase durations; keep the first failing phase's message, repr and
+    output, each cut to its bound. Display data: the reward never reads it."""
+    kept = session.evidence.setdefault(nodeid, {"duration": 0.0})
+    with contextlib.suppress(ValueError):
+        kept["duration"] = round(float(str(kept["duration"])) + max(
+            0.0, min(float(str(event.get("dur") or 0.0)), 86400.0)), 4)
+    if "message" in kept or event.get("outcome") != "failed":
+        return
+    for key, (name, bound) in EVIDENCE_BOUNDS.items():
+        value = event.get(key)
+        if isinstance(value, str) and value:
+            kept[name] = value[:bound]

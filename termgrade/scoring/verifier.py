@@ -163,6 +163,11 @@ class VerifierResult:
     outcomes: dict[str, str] = field(default_factory=dict)
     """Per attested test: passed, failed, error, skipped, xfailed, xpassed or deselected
     (:meth:`Attestation.outcomes`); what ``verify`` records of the reference's run."""
+    evidence: dict[str, dict[str, object]] = field(default_factory=dict)
+    """Per attested test (keyed as ``outcomes``): duration and, for a failure, its message,
+    short repr and printed output (:meth:`Attestation.evidence`, bounded). Display data,
+    set only on attestable tasks (an unattestable task's pytest runs agent code that could
+    forge it); the reward never reads it."""
 
     @property
     def passed(self) -> bool:
@@ -294,6 +299,7 @@ def decide(result: VerifierResult, attestation: Attestation,
     failed scores 0 with no failure, as its tests say why.
     """
     result.outcomes = attestation.outcomes()
+    result.evidence = attestation.evidence()
     if result.tampered:
         return result.fail("integrity findings: " + "; ".join(result.tampered[:3]))
     if result.failure is not None or result.raw_reward is None:

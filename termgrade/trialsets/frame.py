@@ -3,7 +3,8 @@
 Columns (nullable numbers are float with NaN): trial_id, task_id, model, scaffold, attempt,
 retry_index, retry_of, reward, reward_nan (the reward was a NaN float, not null), passed,
 counted, n_tests_passed, n_tests_failed, failed_test (the one failed test's name when
-exactly one failed), input_tokens, output_tokens, turns, duration_s, task_digest,
+exactly one failed), failed_message (then its ``name: message``, when recorded),
+input_tokens, output_tokens, turns, duration_s, task_digest,
 scaffold_digest (null when unrecorded), job_id (the run; null in older files), attested
 (True, False or None when unrecorded), file, line.
 """
@@ -25,12 +26,13 @@ PLAIN_COLUMNS = ("trial_id", "task_id", "model", "scaffold", "attempt", "retry_i
                  "retry_of", "reward", "passed", "counted", "input_tokens", "output_tokens",
                  "turns", "duration_s", "task_digest", "scaffold_digest", "job_id", "attested")
 COLUMNS = (*PLAIN_COLUMNS, "reward_nan", "n_tests_passed", "n_tests_failed", "failed_test",
-           "file", "line")
+           "failed_message", "file", "line")
 _FLOATS = ("reward", "input_tokens", "output_tokens", "turns", "duration_s",
            "n_tests_passed", "n_tests_failed")
 
 
-_STRINGS = ("trial_id", "task_id", "model", "scaffold", "retry_of", "failed_test", "file",
+_STRINGS = ("trial_id", "task_id", "model", "scaffold", "retry_of", "failed_test",
+            "failed_message", "file",
             "task_digest", "scaffold_digest", "job_id")
 
 
@@ -66,6 +68,16 @@ def _test_counts(tests: pa.Array, n: int) -> tuple[np.ndarray, np.ndarray, list[
     return n_pass, n_fail, names
 
 
+def _single_messages(table: pa.Table, names: list[str | None]) -> list[str | None]:
+    """The one failed test's ``name: message`` (``failure_messages``) where exactly one
+    failed; None where none is recorded (older files have no such column)."""
+    if "failure_messages" not in table.column_names:
+        return [None] * len(names)
+    kept = table.column("failure_messages").to_pylist()
+    return [m[0] if name is not None and m else None for name, m in zip(names, kept,
+                                                                          strict=True)]
+
+
 def frame_from_table(table: pa.Table, file: str, lines: Sequence[int]) -> pd.DataFrame:
     """Frame of a table that :func:`termgrade.trialsets.fastpath.fast_read` vouched for."""
     n = table.num_rows
@@ -79,6 +91,7 @@ def frame_from_table(table: pa.Table, file: str, lines: Sequence[int]) -> pd.Dat
     frame["n_tests_passed"] = np.where(np.isnan(given_pass), n_pass, given_pass)
     frame["n_tests_failed"] = np.where(np.isnan(given_fail), n_fail, given_fail)
     frame["failed_test"] = names
+    frame["failed_message"] = _single_messages(table, names)
     frame["file"] = file
     frame["line"] = np.asarray(lines, dtype="int64")
     return _finish(frame)
@@ -98,6 +111,8 @@ def frame_from_records(records: Sequence[TrialRecord], file: str,
         row["n_tests_failed"] = (record.n_tests_failed if record.n_tests_failed is not None
                                  else (len(fails) if listed else math.nan))
         row["failed_test"] = fails[0] if len(fails) == 1 else None
+        row["failed_message"] = (record.failure_messages[0] if len(fails) == 1
+                                 and record.failure_messages else None)
         reward = record.reward
         row["reward_nan"] = reward is not None and math.isnan(reward)
         row["reward"] = math.nan if reward is None else reward

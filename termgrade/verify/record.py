@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from termgrade.records.evidence import TestEvidence
 from termgrade.records.verdict import TestVerdict
 from termgrade.records.version import RecordFormat
 from termgrade.scoring.reference import ReferenceRecord
@@ -50,3 +51,13 @@ class VerifyRecord(BaseModel):
         default_factory=list,
         description="Attacks that earned a reward above 0 (or left the run unscored), "
                     "with the reward.")
+    # Issue 34: why the verdict, in the verifier's own words (grouped, additive).
+    reason: str | None = Field(
+        None, description="Why the verdict, in one line: the reference tests that failed "
+        "with their messages (unsatisfiable), the tests the untouched container passed "
+        "(vacuous), the failing build step with its command, exit status and first error "
+        "line (build_failed). Null when verified or not recorded.")
+    test_evidence: list[TestEvidence] = Field(
+        default_factory=list, description="The last reference run's (else the untouched "
+        "container's) per-test evidence: outcome, duration and, for a failure, its message, "
+        "short repr and printed output (bounded, secrets masked).")

@@ -14,6 +14,7 @@ from termgrade.agent.kinds import Agent, AgentName, ScriptAgent
 from termgrade.attacks import Attack
 from termgrade.audit.attestable import attestability
 from termgrade.core.errors import TermGradeError
+from termgrade.records.evidence import TestEvidence, evidence_list
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.errors import ImageBuildError
@@ -26,6 +27,7 @@ from termgrade.scoring.warm import WARM
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 from termgrade.task.errors import TaskLoadError
+from termgrade.verify.reasons import build_reason, strip_ansi, unsatisfiable_reason, vacuous_reason
 from termgrade.verify.record import VerifyRecord
 from termgrade.verify.verdict import Verdict, classify
 
@@ -90,9 +92,10 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         image = build_image(task)
     except ImageBuildError as exc:
         durations["build"] = time.monotonic() - started
-        record = _failed_record(task.task_id, digest, Verdict.BUILD_FAILED, str(exc),
-                                dict(durations))
-        return record.model_copy(update={"wants_internet": task.wants_internet})
+        record = _failed_record(task.task_id, digest, Verdict.BUILD_FAILED,
+                                strip_ansi(str(exc)), dict(durations))
+        return record.model_copy(update={"wants_internet": task.wants_internet,
+                                         "reason": build_reason(exc.log_tail)})
     durations["build"] = image.duration_s
     if run_trial is None:  # the task's own attestability decides how its runs are graded
         run_trial = functools.partial(run_task, attestable=attestability(task))
@@ -163,7 +166,27 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         hacked_by=hacked,
         wants_internet=task.wants_internet,
         reference=reference,
+        reason=_reason(verdict, oracle_runs, nop),
+        test_evidence=_evidence(oracle_runs[-1] if oracle_runs else nop),
     )
+
+
+def _evidence(run: RunOutcome) -> list[TestEvidence]:
+    verifier = run.verifier
+    if verifier is None or not verifier.evidence:
+        return []
+    return evidence_list(verifier.outcomes, verifier.evidence)
+
+
+def _reason(verdict: Verdict, oracle_runs: list[RunOutcome], nop: RunOutcome) -> str | None:
+    """One actionable line for an unsatisfiable or vacuous verdict (see
+    :mod:`termgrade.verify.reasons`); None for the others."""
+    if verdict is Verdict.UNSATISFIABLE:
+        failing = next((r for r in reversed(oracle_runs) if (r.reward or 0) < 1.0), None)
+        return unsatisfiable_reason(_evidence(failing)) if failing else None
+    if verdict is Verdict.VACUOUS:
+        return vacuous_reason(_evidence(nop))
+    return None
 
 
 def _reference_runs(task: Task, image: str, repeat: int, digest: str

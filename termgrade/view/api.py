@@ -17,8 +17,8 @@ from termgrade.view.index import RunIndex
 
 TRIAL_FIELDS = ("trial_id", "task_id", "model", "scaffold", "config", "attempt", "retry_index",
                 "reward", "passed", "counted", "reason", "near_miss", "n_tests_passed",
-                "n_tests_failed", "failed_test", "turns", "input_tokens", "output_tokens",
-                "duration_s", "exception_message")
+                "n_tests_failed", "failed_test", "failed_message", "turns", "input_tokens",
+                "output_tokens", "duration_s", "exception_message")
 
 
 def plain(value: Any) -> Any:

@@ -154,11 +154,22 @@ def trial_rows(index: RunIndex, rows: pd.DataFrame, links: Links, *,
             f'<td class="num">{t["retry_index"]}</td><td class="num">{rate(t["reward"])}</td>'
             f'<td class="reason-{esc(reason)}">{esc(LABELS.get(reason, reason))}'
             f'{" · near-miss" if t["near_miss"] else ""}</td><td>{tests}</td>'
-            f'<td>{esc("" if missing(t["failed_test"]) else t["failed_test"])}</td>'
+            f'<td>{_one_failed(t)}</td>'
             f'<td class="num">{num(t["turns"])}</td>'
             f'<td class="num">{compact(t["input_tokens"])} / {compact(t["output_tokens"])}</td>'
             f'<td class="num">{num(t["duration_s"], 1)}</td></tr>')
     return out
+
+
+def _one_failed(t: Any) -> str:
+    """The one failed test's name; what its failure said one click away when recorded."""
+    if missing(t["failed_test"]):
+        return ""
+    said = t.get("failed_message")
+    if missing(said):
+        return esc(t["failed_test"])
+    return (f'<details class="said"><summary>{esc(t["failed_test"])}</summary>'
+            f'{esc(str(said).partition(": ")[2] or said)}</details>')
 
 
 TRIAL_HEADER = ["trial", "attempt", "retry", "reward", "reason", "tests passed / failed",

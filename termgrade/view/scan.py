@@ -29,7 +29,7 @@ from termgrade.records.jsonl import check_input, validate_line
 from termgrade.trialsets.fastpath import fast_read, nonblank_lines
 from termgrade.trialsets.frame import frame_from_records, frame_from_table
 
-HEAVY_FIELDS = ("messages", "episode", "per_turn", "verifier_output")
+HEAVY_FIELDS = ("messages", "episode", "per_turn", "verifier_output", "test_evidence")
 """Fields of a trial that only its own page shows; the index never keeps them."""
 MESSAGE_CHARS = 2000
 """How much of a failure message the index keeps (the trial page shows all of it)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from termgrade.records import ChatMessage, EpisodeStep, TrialRecord, TurnMetrics
+from termgrade.records.evidence import TestEvidence
 from termgrade.view.filters import Filters
 from termgrade.view.html import clipped, compact, esc, num, page, rate, table
 from termgrade.view.index import RunIndex
@@ -56,14 +57,40 @@ def _findings(record: TrialRecord) -> str:
     return f'<h2>Integrity findings</h2><ul class="findings">{items}</ul>'
 
 
+def _why(record: TrialRecord) -> dict[str, TestEvidence]:
+    """Each test's evidence by its short name (as ``record.tests`` names it)."""
+    out: dict[str, TestEvidence] = {}
+    for evidence in record.test_evidence:
+        out.setdefault(evidence.name.split("::")[-1], evidence)
+    return out
+
+
+def _said(evidence: TestEvidence | None) -> str:
+    if evidence is None or not (evidence.message or evidence.repr or evidence.output):
+        return "<td></td>"
+    more = "".join(f'<span class="meta">{label}</span>' + clipped(text)
+                   for label, text in (("assertion", evidence.repr),
+                                       ("printed", evidence.output)) if text)
+    message = esc((evidence.message or "").splitlines()[0] if evidence.message else "")
+    return (f'<td class="why"><details><summary>{message or "details"}</summary>'
+            f"{more}</details></td>")
+
+
 def _tests(record: TrialRecord) -> str:
     if not record.tests:
         return "<h2>Tests</h2><p>No per-test verdicts.</p>"
+    why = _why(record)
     rows = [f'<tr class="test outcome-{esc(t.outcome.value)}"><td>{esc(t.name)}</td>'
-            f"<td>{esc(t.outcome.value)}</td></tr>" for t in record.tests]
+            f"<td>{esc(t.outcome.value)}</td>"
+            f"<td>{_duration(why.get(t.name))}</td>{_said(why.get(t.name))}</tr>"
+            for t in record.tests]
     return (f"<h2>Tests ({num(record.n_tests_passed)} passed, "
-            f"{num(record.n_tests_failed)} failed)</h2>" + table(["test", "outcome"], rows,
-                                                                  "tests"))
+            f"{num(record.n_tests_failed)} failed)</h2>"
+            + table(["test", "outcome", "time", "what the failure said"], rows, "tests"))
+
+
+def _duration(evidence: TestEvidence | None) -> str:
+    return "" if evidence is None else f"{evidence.duration_s:.2f} s"
 
 
 def _arguments(name: str, arguments: str) -> str:

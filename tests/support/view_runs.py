@@ -7,6 +7,7 @@ from typing import Any
 
 from termgrade.core.text import head_and_tail
 from termgrade.records import ChatMessage, TestVerdict, TrialRecord, TurnMetrics
+from termgrade.records.evidence import TestEvidence
 from termgrade.records.trial import ToolCall, ToolFunction
 from termgrade.trialsets import write_trials
 from termgrade.trialsets.synthetic import generate
@@ -59,7 +60,12 @@ def hostile_trial(attempt: int = 0, **changes: Any) -> TrialRecord:
                 id="c2", function=ToolFunction(name="finish", arguments="{not json"))]),
             ChatMessage(role="tool", tool_call_id="c2", name="finish", content="finished"),
         ],
-        verifier_output=f"FAILED test_{SCRIPT}")
+        verifier_output=f"FAILED test_{SCRIPT}",
+        test_evidence=[TestEvidence(name=f"tests/test_x.py::test_{SCRIPT}", outcome="failed",
+                                    duration_s=0.5, message=f"AssertionError: rows {SCRIPT}",
+                                    repr="assert 0 == 3", output="parsed 0 rows"),
+                       TestEvidence(name="tests/test_x.py::test_ok", outcome="passed")],
+        failure_messages=[f"test_{SCRIPT}: AssertionError: rows {SCRIPT}"])
     fields.update(changes)
     return TrialRecord(**fields)
 

@@ -28,6 +28,11 @@ def test_unsatisfiable(make_task: MakeTask) -> None:
     assert record.oracle_rewards == [0.0, 0.0]
     outcomes = {t.name: t.outcome for t in record.tests}
     assert outcomes == {"test_output_exists": "passed", "test_output_content": "failed"}
+    # the reason names the failing reference test and what its assertion said
+    assert record.reason is not None and "fails 1 test(s): test_output_content: " in record.reason
+    assert "goodbye" in record.reason, record.reason
+    failing = [e for e in record.test_evidence if e.outcome == "failed"]
+    assert len(failing) == 1 and failing[0].repr and "assert" in failing[0].repr
 
 
 def test_flaky(make_task: MakeTask) -> None:
@@ -46,6 +51,7 @@ def test_vacuous_when_untouched_container_passes(make_task: MakeTask) -> None:
     assert record.verdict is Verdict.VACUOUS
     assert record.nop_reward == 1.0
     assert "untouched container passes" in (record.error or "")
+    assert record.reason == "the untouched container passes 1 test(s): test_always"
 
 
 def test_vacuous_when_every_test_is_skipped(make_task: MakeTask) -> None:
@@ -71,6 +77,18 @@ def test_build_failed_offline(make_task: MakeTask) -> None:
     assert record.verdict is Verdict.BUILD_FAILED
     assert "Dockerfile" in (record.error or "")
     assert "no network" in (record.error or "")
+    assert record.reason is not None and "`RUN curl -sSf http://deb.debian.org/" in record.reason
+    assert "the build has no network" in record.reason
+
+
+def test_build_failed_typo_is_not_blamed_on_the_network(make_task: MakeTask) -> None:
+    dockerfile = "FROM termgrade/base:local\nRUN chmdo +x /etc/hostname\n"
+    record = verify_task(make_task("typo", dockerfile=dockerfile), repeat=1)
+    assert record.verdict is Verdict.BUILD_FAILED
+    reason = record.reason or ""
+    assert "`RUN chmdo +x /etc/hostname` exited 127" in reason, reason
+    assert "chmdo: not found" in reason and "network" not in reason
+    assert "\x1b[" not in reason and "\x1b[" not in (record.error or "")
 
 
 @pytest.mark.parametrize(

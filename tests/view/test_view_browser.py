@@ -90,7 +90,8 @@ def test_a_real_grading_run_from_grid_to_trial(graded_run: Path, browser: Any,
             "A /app/libz.so.1: has the name of the image's shared library "
             "/usr/lib/x86_64-linux-gnu/libz.so.1"]
         tests = browser.find_elements(_by("CSS_SELECTOR"), "table.tests tbody tr")
-        assert len(tests) == 22 and all(t.text.endswith("failed") for t in tests)
+        assert len(tests) == 22 and all(
+            t.find_elements(_by("TAG_NAME"), "td")[1].text == "failed" for t in tests)
         calls = browser.find_elements(_by("CLASS_NAME"), "tool-call")
         assert [c.find_element(_by("CLASS_NAME"), "tool-name").text for c in calls] == [
             "bash", "bash", "finish"]
@@ -104,6 +105,26 @@ def test_a_real_grading_run_from_grid_to_trial(graded_run: Path, browser: Any,
         assert cut.text.startswith("[output truncated: 212942 of 228942 characters omitted")
         assert "__markdown-table-align__" in browser.title  # no script ran
         _shot(browser, tmp_path, "viewer-trial.png", 1100)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_real_near_miss_shows_what_its_failure_said(tmp_path: Path, browser: Any) -> None:
+    from termgrade.trialsets.io import write_trials
+    from tests.support.near_miss import SLIP, near_miss_record
+
+    write_trials(tmp_path / "run" / "trials.jsonl", [near_miss_record()])
+    with ViewServer(_index(tmp_path / "run")) as server:
+        browser.get(server.url + "trials?near_miss=1")
+        said = browser.find_element(_by("CSS_SELECTOR"), "details.said")
+        assert said.find_element(_by("TAG_NAME"), "summary").text == SLIP
+        said.click()  # one click away
+        assert "assert 1 == 2" in said.text
+        browser.find_element(_by("CLASS_NAME"), "trial-link").click()
+        failed = [r for r in browser.find_elements(_by("CSS_SELECTOR"), "table.tests tbody tr")
+                  if "failed" in r.text]
+        assert len(failed) == 1 and SLIP in failed[0].text
+        assert "assert 1 == 2" in failed[0].find_element(_by("TAG_NAME"), "summary").text
 
 
 def test_clicking_through_a_synthetic_run_and_hostile_trials(tmp_path: Path,

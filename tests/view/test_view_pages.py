@@ -56,6 +56,15 @@ def test_agent_written_html_renders_as_text(tmp_path: Path) -> None:
     assert "integrity finding (tamper)" in page
 
 
+def test_trial_page_says_what_each_failure_said(tmp_path: Path) -> None:
+    index = _index(hostile_run(tmp_path / "run"))
+    with ViewServer(index) as server:
+        _, page, _ = _get(server.url + "trial/0")
+    said = html.escape(f"AssertionError: rows {SCRIPT}", quote=True)
+    assert f"<summary>{said}</summary>" in page
+    assert "assert 0 == 3" in page and "parsed 0 rows" in page and "0.50 s" in page
+
+
 def test_long_texts_are_cut_with_a_notice(tmp_path: Path) -> None:
     from termgrade.view.html import VIEW_CHARS, clipped
 

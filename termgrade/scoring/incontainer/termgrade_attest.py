@@ -712,11 +712,41 @@ def _raised_by_marks(call: Any) -> bool:
     return last.endswith("/_pytest/skipping.py") and _trusted(last)
 
 
+MAX_MESSAGE = 300
+MAX_REPR = 1200
+MAX_OUTPUT = 600
+MAX_EVENT = 3600
+"""Evidence bounds: a report line stays below PIPE_BUF (4096) whatever the test printed."""
+
+
+def _evidence(report: Any) -> dict[str, Any]:
+    """Display evidence of one failed phase: duration, the failure message (pytest's
+    ``reprcrash``), the short repr and what the test printed; bounded here, again on the host."""
+    out: dict[str, Any] = {"dur": round(float(getattr(report, "duration", 0.0) or 0.0), 4)}
+    if not report.failed:
+        return out
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    message = getattr(crash, "message", None)
+    out["msg"] = str(message if message is not None else report.longrepr)[:MAX_MESSAGE]
+    with contextlib.suppress(AttributeError, TypeError, ValueError):
+        out["repr"] = str(report.longreprtext)[-MAX_REPR:]
+    printed = "".join(text for _, text in getattr(report, "sections", ()) or ()
+                      if isinstance(text, str))
+    if printed:
+        out["out"] = printed[-MAX_OUTPUT:]
+    return out
+
+
 def pytest_runtest_logreport(report: Any) -> None:
     event = {"e": "report", "id": _text(report.nodeid), "when": str(report.when),
              "outcome": str(report.outcome), "xfail": hasattr(report, "wasxfail")}
     if report.skipped or hasattr(report, "wasxfail"):
         event["skip"] = _KINDS.pop((report.nodeid, report.when), "runtime")
+    event.update(_evidence(report))
+    for key in ("out", "repr", "msg"):  # escaping can grow text: drop the largest first
+        if len(json.dumps(event)) <= MAX_EVENT:
+            break
+        event.pop(key, None)
     _emit(event)
 
 
