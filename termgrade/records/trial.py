@@ -161,3 +161,7 @@ class TrialRecord(_Record):
     scaffold_config: str | None = Field(
         None, description="The scaffold's limits and sampling parameters as graded, a JSON "
         "object's text (what scaffold_digest covers besides the fixed prompt and tools).")
+    scaffold_version: str | None = Field(
+        None, description="The registered scaffold's version (`grade --scaffold NAME`; "
+        "termgrade/agent/scaffolds.py) as graded. Null when not recorded (older files, "
+        "ingests).")
