@@ -49,14 +49,12 @@ class Scaffold(Protocol):
         ...
 
 
-class UnknownScaffoldError(OptionError):
-    """``--scaffold NAME`` names no registered scaffold."""
-
-    def __init__(self, name: str) -> None:
-        known = ", ".join(sorted(registered()))
-        super().__init__(f"--scaffold {name}: no such scaffold (known: {known})",
-                         fix=f"choose one of {known}, or register yours "
-                             "(docs/architecture.md, 'Adding a scaffold')")
+def unknown_scaffold(name: str) -> OptionError:
+    """``--scaffold NAME`` names no registered scaffold: the error naming the known ones."""
+    known = ", ".join(sorted(registered()))
+    return OptionError(f"--scaffold {name}: no such scaffold (known: {known})",
+                       fix=f"choose one of {known}, or register yours "
+                           "(docs/architecture.md, 'Adding a scaffold')")
 
 
 BUILT_IN = ("termgrade.agent.bash_scaffold",)
@@ -88,10 +86,11 @@ def registered() -> dict[str, Scaffold]:
 
 
 def scaffold_for(name: str) -> Scaffold:
-    """The scaffold registered as ``name``; :class:`UnknownScaffoldError` otherwise."""
+    """The scaffold registered as ``name``; an :class:`OptionError` naming the known ones
+    otherwise."""
     scaffolds = registered()
     if name not in scaffolds:
-        raise UnknownScaffoldError(name)
+        raise unknown_scaffold(name)
     return scaffolds[name]
 
 

@@ -15,11 +15,11 @@ from termgrade.agent.kinds import AgentRun, ModelAgent, run_agent
 from termgrade.agent.scaffold import SCAFFOLD_NAME, SYSTEM_PROMPT, TOOLS
 from termgrade.agent.scaffolds import (
     ScaffoldBase,
-    UnknownScaffoldError,
     register_scaffold,
     registered,
     scaffold_for,
 )
+from termgrade.core.errors import OptionError
 from termgrade.grade.reuse import scaffold_digest
 
 AGENT = ModelAgent(Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None),
@@ -48,7 +48,7 @@ def test_the_bash_scaffold_is_the_default_and_keeps_its_digest() -> None:
 
 
 def test_an_unknown_scaffold_names_the_known_ones() -> None:
-    with pytest.raises(UnknownScaffoldError, match="no such scaffold") as caught:
+    with pytest.raises(OptionError, match="no such scaffold") as caught:
         scaffold_for("bash-tol")
     assert "bash-tool" in str(caught.value) and caught.value.fix is not None
 
