@@ -79,8 +79,8 @@ def register(app: typer.Typer) -> None:
             "new one starts. `termgrade runs DIR` lists them."),
         scaffold: str = typer.Option(
             "bash-tool", "--scaffold", help="The scaffold the model works in, by registered "
-            "name: bash-tool (tool calls, one bash command each) or terminus-2 (JSON turns of "
-            "keystrokes into a tmux session). Labels keep scaffolds apart."),
+            "name (default bash-tool: tool calls, one bash command each; an unknown name lists "
+            "the registered ones). Labels keep scaffolds apart."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in a registered scaffold (default:
         the bash tool-calling one).
