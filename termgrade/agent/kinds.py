@@ -53,11 +53,14 @@ class ScriptAgent:
 
 @dataclass(frozen=True)
 class ModelAgent:
-    """A model driving the bash tool-calling scaffold. Picklable (a Ray worker opens its
+    """A model driving a registered scaffold (:mod:`termgrade.agent.scaffolds`; the bash
+    tool-calling one unless ``scaffold`` names another). Picklable (a Ray worker opens its
     own client for ``endpoint``)."""
 
     endpoint: Endpoint
     config: ScaffoldConfig
+    scaffold: str = "bash-tool"
+    """The registry name of the scaffold that drives the episode."""
 
     @property
     def name(self) -> str:
@@ -132,7 +135,9 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
     if agent is AgentName.NOP:
         return AgentRun(result=None)
     if isinstance(agent, ModelAgent):
-        return run_model(agent, sandbox, task)
+        from termgrade.agent.scaffolds import scaffold_for
+
+        return scaffold_for(agent.scaffold).run(agent, sandbox, task)
     if isinstance(agent, PolicyAgent):
         return agent.act(sandbox, task)
     timeout = task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S

@@ -84,8 +84,13 @@ def register(app: typer.Typer) -> None:
             "hold several runs of a model, each with its own trial ids; rerunning with the "
             "same name resumes it. Without it, the last run of the model in -o resumes, or a "
             "new one starts. `termgrade runs DIR` lists them."),
+        scaffold: str = typer.Option(
+            "bash-tool", "--scaffold", help="The scaffold the model works in, by registered "
+            "name (default bash-tool: tool calls, one bash command each; an unknown name lists "
+            "the registered ones). Labels keep scaffolds apart."),
     ) -> None:
-        """Grade a model on the tasks, k attempts each, in the bash tool-calling scaffold.
+        """Grade a model on the tasks, k attempts each, in a registered scaffold (default:
+        the bash tool-calling one).
 
         Every trial runs in fresh containers and is scored by the grader; trials lost to
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
@@ -94,9 +99,11 @@ def register(app: typer.Typer) -> None:
         from termgrade.agent.client import key_variable
         from termgrade.agent.kinds import ModelAgent
         from termgrade.agent.probe import check_base_url
+        from termgrade.agent.scaffolds import scaffold_for
         from termgrade.grade import AdaptiveRule, grade_model, make_pool
 
         check_base_url(base_url)  # before anything else: the rest of the probe needs tasks
+        scaffold_for(scaffold)  # an unknown name stops here, naming the known ones
 
         endpoint = Endpoint(base_url=base_url, model=model,
                             api_key_env=key_variable(api_key_env), max_in_flight=in_flight)
@@ -122,7 +129,8 @@ def register(app: typer.Typer) -> None:
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
         with _terminate_like_ctrl_c():
             report = grade_model(
-                paths or [Path("environments")], ModelAgent(endpoint, config), out_dir, k=k,
+                paths or [Path("environments")], ModelAgent(endpoint, config, scaffold), out_dir,
+                k=k,
                 adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
                 missing_images=cast(ImagePolicy, missing_images),
                 on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),

@@ -68,4 +68,5 @@ def run_job(job: TrialJob) -> TrialRecord:
             outcome = run_task(task, image, job.agent, attestable=attestable)
     return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                          retry_index=job.retry_index, outcome=outcome, started_at=started,
-                         finished_at=datetime.now(UTC), job_id=job.job_id)
+                         finished_at=datetime.now(UTC), job_id=job.job_id,
+                         scaffold=job.agent.scaffold)

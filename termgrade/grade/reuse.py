@@ -16,39 +16,30 @@ they were recorded) is never reused.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from termgrade.agent.kinds import ModelAgent
-from termgrade.agent.scaffold import SCAFFOLD_NAME, SYSTEM_PROMPT, TOOLS
+from termgrade.agent.scaffolds import config_of, scaffold_for
 from termgrade.grade.errors import ReuseError
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.records.trial import TrialRecord
 
 
-def _config(agent: ModelAgent) -> dict[str, Any]:
-    return {**asdict(agent.config),
-            "extra_body": {str(k): v for k, v in agent.endpoint.extra_body}}
-
-
 def scaffold_config(agent: ModelAgent) -> str:
     """The limits and sampling of ``agent``'s scaffold as a trial records them (JSON)."""
-    return json.dumps(_config(agent), sort_keys=True, default=str)
+    return json.dumps(config_of(agent), sort_keys=True, default=str)
 
 
 def scaffold_digest(agent: ModelAgent) -> str:
-    """sha256 of everything of the scaffold that shapes a trial: its name, system prompt
-    and tools, and :func:`scaffold_config`. The endpoint's address is not in it: the same
-    model served elsewhere is the same model."""
-    payload = {"scaffold": SCAFFOLD_NAME, "system_prompt": SYSTEM_PROMPT,
-               "tools": list(TOOLS), "config": _config(agent)}
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    """sha256 of everything of the scaffold that shapes a trial (its registered
+    :meth:`~termgrade.agent.scaffolds.Scaffold.identity`: name, prompt, tools or turn
+    format, :func:`scaffold_config`). The endpoint's address is not in it: the same model
+    served elsewhere is the same model."""
+    return scaffold_for(agent.scaffold).digest(agent)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from termgrade.agent.kinds import ModelAgent
 from termgrade.agent.probe import probe_endpoint
-from termgrade.agent.scaffold import SCAFFOLD_NAME
+from termgrade.agent.scaffolds import scaffold_for
 from termgrade.core.errors import TermGradeError
 from termgrade.core.progress import track
 from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
@@ -181,7 +181,7 @@ def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
     return TrialRecord(
         trial_id=trial_id(job.task_id, job.agent.name, job.attempt, job.retry_index,
                           job.job_id), job_id=job.job_id,
-        task_id=job.task_id, model=job.agent.name, scaffold=SCAFFOLD_NAME,
+        task_id=job.task_id, model=job.agent.name, scaffold=job.agent.scaffold,
         attempt=job.attempt, reward=None, passed=False, counted=False, started_at=now,
         finished_at=now, exception_type="InfrastructureError",
         exception_message=f"the executor lost the trial: {type(error).__name__}: {error}",
@@ -238,16 +238,18 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     for path in task_dirs.values():  # a downloaded repo's tasks: the modes they were built with
         restore_modes(path)
     digests = {task_id: task_digest(path) for task_id, path in task_dirs.items()}
-    this_run = choose_run(journal.load(), model=agent.name, scaffold=SCAFFOLD_NAME,
+    this_run = choose_run(journal.load(), model=agent.name, scaffold=agent.scaffold,
                           name=run_name)
-    stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent), this_run)
+    stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent), this_run,
+                   scaffold_for(agent.scaffold).version)
     note_run(out_dir, run_record(this_run, model=agent.name, endpoint=agent.endpoint.base_url,
-                                 rule=rule, scaffold=SCAFFOLD_NAME,
+                                 rule=rule, scaffold=agent.scaffold,
+                                 scaffold_version=stamp.scaffold_version,
                                  scaffold_digest=stamp.scaffold_digest, tasks=len(task_dirs)))
     reused, reused_tasks, rerun = 0, 0, {}
     if reuse is not None:
         plan = plan_reuse(load_earlier(reuse, out_dir), model=agent.name,
-                          scaffold=SCAFFOLD_NAME, scaffold_digest=stamp.scaffold_digest,
+                          scaffold=agent.scaffold, scaffold_digest=stamp.scaffold_digest,
                           task_digests=digests, k_max=rule.k_max)
         plan.records = [stamp.join(r) for r in plan.records]
         reused, reused_tasks, rerun = apply_reuse(plan, journal), len(plan.tasks), plan.changed
@@ -255,7 +257,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     containers_here = run is run_job and (pool is None or pool.where == "local")
     reaped = reap_run(run_id) if containers_here else 0
     previous = [r for r in journal.load()
-                if r.model == agent.name and r.scaffold == SCAFFOLD_NAME
+                if r.model == agent.name and r.scaffold == agent.scaffold
                 and r.task_id in task_dirs and r.job_id == this_run.job_id]
     done, attempts, abandoned = _rebuild(previous, max_losses)
     scheduler = AdaptiveScheduler(sorted(task_dirs), rule, done=done)
@@ -346,6 +348,7 @@ class _Stamp:
     scaffold_digest: str
     scaffold_config: str
     run: RunId
+    scaffold_version: str
 
     def join(self, record: TrialRecord) -> TrialRecord:
         """An earlier run's trial as a member of this run (``--reuse``): its trial id,
@@ -362,6 +365,9 @@ class _Stamp:
         if record.scaffold_digest is None:
             update["scaffold_digest"] = self.scaffold_digest
             update["scaffold_config"] = self.scaffold_config
+        if record.scaffold_version is None and record.scaffold_digest in (
+                None, self.scaffold_digest):
+            update["scaffold_version"] = self.scaffold_version
         return record.model_copy(update=update) if update else record
 
 

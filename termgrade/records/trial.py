@@ -171,3 +171,7 @@ class TrialRecord(_Record):
     failure_messages: list[str] = Field(
         default_factory=list, description="Names of the tests that failed or errored, each "
         "'name: message' (the first line of the failure message): a column to filter on.")
+    scaffold_version: str | None = Field(
+        None, description="The registered scaffold's version (`grade --scaffold NAME`; "
+        "termgrade/agent/scaffolds.py) as graded. Null when not recorded (older files, "
+        "ingests).")

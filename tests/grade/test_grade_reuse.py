@@ -69,6 +69,7 @@ def test_every_trial_records_its_task_digest_and_scaffold(tasks: Path, tmp_path:
         assert record.task_digest == task_digest(tasks / record.task_id)
         assert record.scaffold_digest == scaffold_digest(AGENT)
         assert record.scaffold_config is not None and '"max_turns": 50' in record.scaffold_config
+        assert (record.scaffold, record.scaffold_version) == ("bash-tool", "1")
 
 
 def test_regrading_after_one_task_changed_reruns_only_that_task(tasks: Path,
