@@ -83,6 +83,8 @@ def near_misses(trials: pd.DataFrame, *, min_passed: int = NEAR_MISS_MIN_PASSED,
     counted = frame[frame["counted"]]
     near = counted[near_miss(counted["counted"], counted["passed"], counted["n_tests_failed"],
                              counted["n_tests_passed"], min_passed=min_passed)]
+    if "failed_message" not in near.columns:  # a frame from before messages were recorded
+        near = near.assign(failed_message=None)
     rows = []
     for config, group in counted.groupby("config", sort=True):
         hits = near[near["config"] == config]
