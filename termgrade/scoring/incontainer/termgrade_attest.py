@@ -527,14 +527,7 @@ def _image_plugins() -> list[str]:
 
 
 def _parents(pid: int) -> set[int]:
-    out = set()
-    while pid > 1 and pid not in out:
-        out.add(pid)
-        info = _stat(pid)
-        if info is None:
-            break
-        pid = info[0]
-    return out
+    return set(_chain(pid))
 
 
 def _stat(pid: int) -> tuple[int, int] | None:
