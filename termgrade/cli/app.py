@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "verified)."),
     "generate": ("generate", "Generate tasks with a model, repair them against the execution "
                              "filter, audit."),
-    "grade": ("grade", "Grade a model on the tasks, k attempts each, in the bash tool-calling "
+    "grade": ("grade", "Grade a model on the tasks, k attempts each, in a registered "
                        "scaffold."),
     "run": ("run", "Build the task, run an agent phase, copy the tests in, verify, print the "
                    "reward."),

@@ -89,8 +89,9 @@ def register(app: typer.Typer) -> None:
             "name (default bash-tool: tool calls, one bash command each; an unknown name lists "
             "the registered ones). Labels keep scaffolds apart."),
     ) -> None:
-        """Grade a model on the tasks, k attempts each, in a registered scaffold (default:
-        the bash tool-calling one).
+        """Grade a model on the tasks, k attempts each, in a registered scaffold.
+
+        The scaffold is the bash tool-calling one unless ``--scaffold`` names another.
 
         Every trial runs in fresh containers and is scored by the grader; trials lost to
         infrastructure are recorded uncounted and run again. DIR/trials.jsonl feeds
