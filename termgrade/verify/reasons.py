@@ -49,6 +49,9 @@ def build_reason(log_tail: str, *, offline: bool = True) -> str | None:
     errors = [line.strip() for line in after if not _NOISE.match(line)
               and not _EXIT.search(line)]
     status = f" exited {codes[-1]}" if codes else " failed"
+    # the engine's log stream may cut a line in two ("/bin/sh: 1:" | "chmdo: not found")
+    while len(errors) > 1 and errors[0].endswith(":"):
+        errors[:2] = [f"{errors[0]} {errors[1]}"]
     first = f": {errors[0][:200]}" if errors else ""
     reason = f"{where}`{command[:200]}`{status}{first}"
     touched = bool(_NETWORK_COMMANDS.search(command)) or any(
