@@ -19,12 +19,10 @@ from pathlib import Path
 import pytest
 
 from termgrade.agent.kinds import AgentName
-from termgrade.core.errors import TermGradeError
-from termgrade.core.settings import SETTINGS
-from termgrade.sandbox.engine import build_image
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
+from tests.support.docker_engine import image_from_pypi
 from tests.support.task_dirs import CHECKS_HELLO, MakeTask
 
 pytestmark = pytest.mark.docker
@@ -134,27 +132,9 @@ DAEMON_TESTS = textwrap.dedent("""\
 @pytest.fixture(scope="module")
 def tools_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The base image plus uv and pytest-json-report from PyPI (this machine's CA)."""
-    from termgrade.sandbox.engine import image_exists
-
-    if image_exists(TOOLS_IMAGE):
-        return TOOLS_IMAGE
-    bundle = SETTINGS.ca_bundle
-    context = tmp_path_factory.mktemp("tools")
-    if bundle is not None:
-        shutil.copyfile(bundle, context / "ca.crt")
-    else:
-        (context / "ca.crt").write_text("")
-    (context / "Dockerfile").write_text(
-        "FROM termgrade/base:local\nCOPY ca.crt /tmp/ca.crt\n"
-        "RUN if [ -s /tmp/ca.crt ]; then export PIP_CERT=/tmp/ca.crt; fi; "
-        "/opt/venv/bin/pip install --no-cache-dir uv pytest-json-report && rm /tmp/ca.crt\n")
-    try:
-        build_image(context, TOOLS_IMAGE, network=True, timeout_s=600,
-                    fix="the tools image needs PyPI")
-    except TermGradeError as exc:
-        pytest.skip(f"uv and pytest-json-report could not be installed from PyPI ({exc}); "
-                    "give this machine PyPI (PIP_CERT naming its CA bundle) and rerun")
-    return TOOLS_IMAGE
+    return image_from_pypi(TOOLS_IMAGE, tmp_path_factory.mktemp("tools"),
+                           "/opt/venv/bin/pip install --no-cache-dir uv pytest-json-report",
+                           "uv and pytest-json-report")
 
 
 IDIOMS: dict[str, dict[str, object]] = {

@@ -30,6 +30,7 @@ from termgrade.scoring import verifier
 from termgrade.scoring.attestation import watch_source
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
+from tests.support.docker_engine import image_from_pypi
 from tests.support.task_dirs import MakeTask
 
 TOML = textwrap.dedent("""\
@@ -234,10 +235,10 @@ UVX_IMAGE = "termgrade/test-verifier-uvx:local"
 @pytest.fixture(scope="module")
 def uvx_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The base image plus uv, and pytest installed as a uv tool (`uv tool install`)."""
-    from termgrade.sandbox.engine import image_exists
-
-    if image_exists(UVX_IMAGE):
-        return UVX_IMAGE
+    return image_from_pypi(UVX_IMAGE, tmp_path_factory.mktemp("uvx"),
+                           "/opt/venv/bin/pip install --no-cache-dir uv "
+                           "&& /opt/venv/bin/uv tool install pytest",
+                           "uv and a pytest tool")
     context = tmp_path_factory.mktemp("uvx")
     bundle = SETTINGS.ca_bundle
     (context / "ca.crt").write_text("")

@@ -8,6 +8,7 @@ skipped with that sentence as the reason instead of failing one by one on a time
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 BASE_IMAGE = "termgrade/base:local"
 SETUP = "run `bash scripts/setup.sh`"
@@ -42,3 +43,32 @@ def engine_problem() -> str | None:
     finally:
         client.close()
     return None
+
+
+def image_from_pypi(tag: str, context: Path, install: str, what: str) -> str:
+    """``tag``: the base image plus what ``install`` (a shell line run with ``PIP_CERT``,
+    ``SSL_CERT_FILE`` and ``UV_NATIVE_TLS`` naming this machine's CA bundle) fetches from
+    PyPI; the test skips, naming why, when PyPI cannot be reached."""
+    import shutil
+
+    import pytest
+
+    from termgrade.core.errors import TermGradeError
+    from termgrade.core.settings import SETTINGS
+    from termgrade.sandbox.engine import build_image, image_exists
+
+    if image_exists(tag):
+        return tag
+    (context / "ca.crt").write_text("")
+    if SETTINGS.ca_bundle is not None:
+        shutil.copyfile(SETTINGS.ca_bundle, context / "ca.crt")
+    (context / "Dockerfile").write_text(
+        "FROM termgrade/base:local\nCOPY ca.crt /tmp/ca.crt\n"
+        "RUN if [ -s /tmp/ca.crt ]; then export PIP_CERT=/tmp/ca.crt "
+        f"SSL_CERT_FILE=/tmp/ca.crt UV_NATIVE_TLS=1; fi; {install} && rm /tmp/ca.crt\n")
+    try:
+        build_image(context, tag, network=True, timeout_s=600, fix=f"{what} needs PyPI")
+    except TermGradeError as exc:
+        pytest.skip(f"{what} could not be installed from PyPI ({exc}); give this machine "
+                    "PyPI (PIP_CERT naming its CA bundle) and rerun")
+    return tag
