@@ -19,10 +19,12 @@ from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.image_cache import image_for
 from termgrade.sandbox.ownership import run_scope
+from termgrade.scoring.kept import DEFAULT_MAX_BYTES, KeptLayer, WorkStore
 from termgrade.scoring.pair import Pair, make_pair
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_setup
 from termgrade.scoring.warm import WARM
 from termgrade.task import load_task
+from termgrade.task.digest import agent_side_digest, task_digest
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,11 @@ class TrialJob:
     job_id: str | None = None
     """The grading run's id (:mod:`termgrade.grade.runs`): the record's ``job_id`` and the
     start of its ``trial_id``."""
+    keep_work: str | None = None
+    """``grade --keep-work``: the run's work store (``DIR/work``), where the trial's carried
+    work is kept for ``termgrade regrade``; None: not kept."""
+    keep_work_max_bytes: int = DEFAULT_MAX_BYTES
+    """The bound on one trial's kept work."""
 
 
 def make_ahead_for(job: TrialJob) -> bool:
@@ -65,8 +72,34 @@ def run_job(job: TrialJob) -> TrialRecord:
                              attested=attestable is None or attestable.attested)
     else:
         with run_scope(job.run_id):
-            outcome = run_task(task, image, job.agent, attestable=attestable)
-    return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
-                         retry_index=job.retry_index, outcome=outcome, started_at=started,
-                         finished_at=datetime.now(UTC), job_id=job.job_id,
-                         scaffold=job.agent.scaffold)
+            outcome = run_task(task, image, job.agent, attestable=attestable,
+                               keep_work=store_of(job))
+    record = graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
+                           retry_index=job.retry_index, outcome=outcome, started_at=started,
+                           finished_at=datetime.now(UTC), job_id=job.job_id,
+                           scaffold=job.agent.scaffold)
+    store = store_of(job)
+    if store is not None and record.counted:
+        keep_manifest(store, record, outcome.kept, Path(job.task_dir))
+    return record
+
+
+def store_of(job: TrialJob) -> WorkStore | None:
+    return WorkStore(Path(job.keep_work), job.keep_work_max_bytes) if job.keep_work else None
+
+
+def keep_manifest(store: WorkStore, record: TrialRecord, kept: KeptLayer | None,
+                  task_dir: Path) -> Path:
+    """The manifest of ``record``'s kept work, named by its trial id. A counted trial that
+    was scored before anything was carried (over its disk limit, say) keeps none and says
+    why: regrading it needs a rerun."""
+    kept = kept or KeptLayer(reason="scored before its work was carried"
+                             + (f" ({record.exception_message})"
+                                if record.exception_message else ""))
+    digests: tuple[str | None, str | None]
+    try:
+        digests = (task_digest(task_dir), agent_side_digest(task_dir))
+    except (OSError, TermGradeError):
+        digests = (None, None)
+    return store.write(kept.manifest(trial_id=record.trial_id, task_id=record.task_id,
+                                     task_digest=digests[0], agent_side_digest=digests[1]))

@@ -41,7 +41,9 @@ from termgrade.grade.runs import RunId, check_run_name, choose_run, note_run, ru
 from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.journal import UnreadableLine
+from termgrade.records.kept_work import WORK_DIR
 from termgrade.records.trial import TrialRecord
+from termgrade.scoring.kept import DEFAULT_MAX_BYTES
 from termgrade.scoring.warm import WARM
 from termgrade.task import discover_tasks
 from termgrade.task.digest import restore_modes, task_digest
@@ -197,7 +199,9 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
           internet_tasks: InternetPolicy = "refuse", missing_images: ImagePolicy = "refuse",
           run: Callable[[TrialJob], TrialRecord] = run_job,
           on_start: Callable[[int], None] | None = None,
-          reuse: Path | None = None, run_name: str | None = None) -> GradeReport:
+          reuse: Path | None = None, run_name: str | None = None,
+          keep_work: bool = False, keep_work_max_bytes: int = DEFAULT_MAX_BYTES
+          ) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
     ``adaptive``: stop a task once its band is decided (its ``k_max`` replaces ``k``).
@@ -214,6 +218,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     are copied into this run's journal and not graded again (:mod:`.reuse`).
     ``run_name``: the run to write (resumed when ``out_dir`` holds it, else started);
     without it, the last run of this model in ``out_dir`` resumes (:mod:`.runs`).
+    ``keep_work``: keep each trial's carried work in ``out_dir/work`` (at most
+    ``keep_work_max_bytes`` a trial) for ``termgrade regrade`` (:mod:`termgrade.scoring.kept`).
     """
     if run_name is not None:
         check_run_name(run_name)
@@ -254,6 +260,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
         plan.records = [stamp.join(r) for r in plan.records]
         reused, reused_tasks, rerun = apply_reuse(plan, journal), len(plan.tasks), plan.changed
     run_id = run_label(journal.path, agent.name)
+    kept_in = str((out_dir / WORK_DIR).resolve()) if keep_work else None
     containers_here = run is run_job and (pool is None or pool.where == "local")
     reaped = reap_run(run_id) if containers_here else 0
     previous = [r for r in journal.load()
@@ -290,7 +297,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                 for task_id in scheduler.next_attempts(free) if free > 0 else []:
                     attempt, retry = attempts.take(task_id)
                     job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent,
-                                   run_id, this_run.job_id)
+                                   run_id, this_run.job_id, keep_work=kept_in,
+                                   keep_work_max_bytes=keep_work_max_bytes)
                     if len(running) >= pool.slots:  # queued behind the running trials
                         make_ahead_for(job)
                     running[pool.executor.submit(run, job)] = job

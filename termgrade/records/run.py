@@ -47,6 +47,10 @@ class RunRecord(BaseModel):
         None, ge=0, le=1, description="The adaptive rule's confidence; null for fixed k.")
     tasks: int = Field(ge=0, description="Tasks the run set out to grade.")
     started_at: datetime = Field(description="When this record was written (UTC).")
+    regrade_of: str | None = Field(
+        None, description="`termgrade regrade`: the job_id of the run whose kept work this "
+        "run scored again (its plan, model and scaffold are that run's). Null for a run "
+        "that ran the agent.")
     termgrade_version: str = Field(description="The TermGrade that ran it.")
     schema_version: Annotated[str, RUN_FORMAT] = Field(RUN_SCHEMA_VERSION,
                                                        description="Format version.")

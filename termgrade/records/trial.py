@@ -175,3 +175,8 @@ class TrialRecord(_Record):
         None, description="The registered scaffold's version (`grade --scaffold NAME`; "
         "termgrade/agent/scaffolds.py) as graded. Null when not recorded (older files, "
         "ingests).")
+    regraded_from: str | None = Field(
+        None, description="`termgrade regrade`: the trial whose kept work this trial scored "
+        "again against the task's current tests (its trial_id, in the source run). The "
+        "agent's side (messages, tokens, turns) is that trial's; the verdicts are new. Null "
+        "for a graded trial.")

@@ -1,5 +1,5 @@
 """The errors scoring/ raises: the grader: a verifier with no usable reward, a review past its
-budget, work that cannot be carried.
+budget, work that cannot be carried, kept work that is not what was kept.
 
 Each is a :class:`~termgrade.core.errors.TermGradeError` naming what failed and the
 fix (the CLI prints it, exit status 1), or a signal another part of the stage
@@ -21,3 +21,9 @@ class IntegrityBudgetError(Exception):
 
 class CarryError(OSError):
     """The agent's work could not be written into the scoring container's layer."""
+
+
+class KeptWorkError(TermGradeError, ValueError):
+    """A trial's kept work cannot be rebuilt as it was kept: a blob missing or not the bytes
+    its manifest names (a hash mismatch), or a manifest entry that would write outside the
+    layer."""

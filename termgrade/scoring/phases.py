@@ -10,7 +10,9 @@ create     container A started and B created (0 when both came warm from the poo
 agent      the agent phase (the model's turns and its commands in A)
 freeze     A paused and its disk use checked
 review     A's writable layer reviewed on the host (findings, what is carried)
+rebuild    a regrade's kept work rebuilt on the host (in place of ``agent``)
 transfer   the reviewed work moved into B's layer
+keep       the carried work kept (``grade --keep-work``), before B starts
 start_b    B started (A killed meanwhile)
 broker     the loader cache, the channel and the attestation config, before test.sh
 verify     test.sh (with the broker and every pytest session it starts) in B
@@ -33,8 +35,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-PHASES = ("prepare", "warm_wait", "create", "agent", "freeze", "review", "transfer",
-          "start_b", "broker", "verify", "decision", "record", "teardown")
+PHASES = ("prepare", "warm_wait", "create", "agent", "rebuild", "freeze", "review",
+          "transfer", "keep", "start_b", "broker", "verify", "decision", "record", "teardown")
 LABELS = {"start_b": "start B", "verify": "test.sh", "create": "create/start A+B",
           "warm_wait": "warm wait"}
 OFF_PATH = frozenset({"teardown", "record"})

@@ -27,6 +27,7 @@ import posixpath
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ from termgrade.scoring.grader_procs import (
     image_config,
 )
 from termgrade.scoring.integrity import LayerReview, review_layer
+from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
 from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
 from termgrade.scoring.pair import Pair, PairSpec, make_pair, tests_stamp
 from termgrade.scoring.phases import timed
@@ -98,6 +100,8 @@ class RunOutcome:
     attested: bool = True
     """The task is attestable: the reward came from the signed record (0 on any alarm).
     False: an unattestable task, graded by ``test.sh``'s own reward."""
+    kept: KeptLayer | None = None
+    """The carried work as kept (``keep_work``); None when not asked or never carried."""
 
     @property
     def reward(self) -> float | None:
@@ -156,10 +160,12 @@ def make_ahead(task: Task, image: str, key: str | None = None) -> bool:
 def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
              reference: ReferenceRecord | None = None,
              attestable: Attestability | None = None,
-             warm_key: str | None = None) -> RunOutcome:
+             warm_key: str | None = None, keep_work: WorkStore | None = None) -> RunOutcome:
     """Run ``agent`` on ``task`` in a fresh container of ``image`` and score it in another.
 
     ``keep`` leaves both containers for inspection instead of removing them.
+    ``keep_work``: keep the carried work there (:mod:`termgrade.scoring.kept`); the outcome's
+    ``kept`` says what was kept, for the caller to name in a manifest.
     ``reference``: the reference solution's recorded run (default: the one ``verify``
     recorded for this task's content, if any).
     ``attestable``: the task's attestability (:func:`termgrade.audit.attestable.
@@ -167,20 +173,42 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
     The pair of containers comes from the warm pool when one was made ahead for this
     trial's task (:func:`make_ahead`; under ``warm_key`` when given), else it is made here.
     """
+    require_runnable(agent, task)
+    label = agent_label(agent)
+
+    def act(pair: Pair, durations: dict[str, float], started: float,
+            scoring: Scoring) -> RunOutcome:
+        return _run_started(task, agent, label, pair.agent_box, pair.score_box, durations,
+                            started, scoring)
+
+    return run_pair(task, image, label, act, keep=keep, reference=reference,
+                    attestable=attestable, warm_key=warm_key, keep_work=keep_work)
+
+
+Phase = Callable[["Pair", dict[str, float], float, "Scoring"], RunOutcome]
+"""What a trial does with its pair of containers once made: grading runs the agent in A
+and scores its layer; a regrade scores kept work (:mod:`termgrade.scoring.replay`)."""
+
+
+def run_pair(task: Task, image: str, label: str, act: Phase, *, keep: bool = False,
+             reference: ReferenceRecord | None = None,
+             attestable: Attestability | None = None, warm_key: str | None = None,
+             keep_work: WorkStore | None = None) -> RunOutcome:
+    """A trial's frame: the scoring setup and the transfer set, the pair (warm or made
+    here), ``act`` on it, the pair's teardown; the outcome says whether the task is
+    attested. See :func:`run_task` for the arguments."""
     if reference is None:
         reference = reference_for(task)
     attestable = attestable or from_reference(reference)
-    outcome = _run_task(task, image, agent, keep=keep, attestable=attestable,
-                        reference=reference, warm_key=warm_key)
+    outcome = _run_task(task, image, label, act, keep=keep, attestable=attestable,
+                        reference=reference, warm_key=warm_key, keep_work=keep_work)
     outcome.attested = attestable.attested
     return outcome
 
 
-def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
+def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
               attestable: Attestability, reference: ReferenceRecord | None,
-              warm_key: str | None = None) -> RunOutcome:
-    require_runnable(agent, task)
-    label = agent_label(agent)
+              warm_key: str | None = None, keep_work: WorkStore | None = None) -> RunOutcome:
     started = time.monotonic()
     durations: dict[str, float] = {}
     from docker.errors import DockerException
@@ -205,9 +233,9 @@ def _run_task(task: Task, image: str, agent: Agent, *, keep: bool,
                                   durations={"total": time.monotonic() - started})
         # the pair's own closure and grader processes (its broker's socket name): a warm
         # pair was staged with them, not with this call's
-        return _run_started(task, agent, label, pair.agent_box, pair.score_box, durations,
-                            started, Scoring(pair.closure, pair.module, attestable, transfer,
-                                             reference, pair.procs, spec.path))
+        return act(pair, durations, started, Scoring(pair.closure, pair.module, attestable,
+                                                     transfer, reference, pair.procs,
+                                                     spec.path, keep_work))
     finally:
         if pair is not None and keep:
             pair.agent_box.halt(kill=True)  # kept stopped, for inspection
@@ -236,6 +264,8 @@ class Scoring:
     """What the grader runs in B, by the image's absolute paths; None without a Python."""
     path: str = VERIFIER_PATH
     """test.sh's PATH: the image's, then the grader's fixed directories."""
+    keep_work: WorkStore | None = None
+    """Where the carried work is kept (``grade --keep-work``); None: not kept."""
 
     @property
     def python(self) -> str | None:
@@ -248,15 +278,11 @@ class Scoring:
 
 def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score_box: Sandbox,
                  durations: dict[str, float], started: float, scoring: Scoring) -> RunOutcome:
-    policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
-                                    scoring.path)
     limit = task_limits(task).storage_mb << 20
     layer = agent_box.writable_layer()
     if layer is None or score_box.writable_layer() is None:
-        return RunOutcome(label, None, durations=durations, error=(
-            "the engine's writable layers are not readable on this host (TermGrade grades "
-            "on a local Docker engine with the overlay2 storage driver, as root)"))
-    upper, lowers = layer
+        return RunOutcome(label, None, durations=durations, error=NO_LAYERS)
+    upper, _lowers = layer
     # From here on the agent has acted: a failure to score is its failure, not unscored.
     watch = DiskWatch(agent_box, upper, limit)
     agent_run = AgentRun(result=None)
@@ -272,18 +298,42 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     if agent_run.infrastructure_error is not None:
         return RunOutcome(label, None, durations=durations, agent_run=agent_run,
                           error=f"the model endpoint: {agent_run.infrastructure_error}")
+    outcome = score_layer(task, layer, agent_box.engine_paths(), score_box, scoring,
+                          durations, label=label, exceeded=watch.check_now)
+    outcome.agent_run, outcome.agent_error = agent_run, agent_run.error
+    return outcome
+
+
+NO_LAYERS = ("the engine's writable layers are not readable on this host (TermGrade grades "
+             "on a local Docker engine with the overlay2 storage driver, as root)")
+
+
+def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tuple[str, ...],
+                score_box: Sandbox, scoring: Scoring, durations: dict[str, float], *,
+                label: str, exceeded: Callable[[], int | None] | None = None) -> RunOutcome:
+    """Score the agent's work in ``agent_layer`` (an overlay upper directory and the image's
+    layers below it, nothing of it running): review it, carry what the transfer set lets
+    through into the created, never started ``score_box``, keep it (``scoring.keep_work``),
+    start B and run the verifier. Grading calls it on the frozen agent container's layer
+    (``exceeded``: its disk watch's last measure); a regrade on kept work rebuilt on the
+    host (:mod:`termgrade.scoring.replay`). Every failure to score is the agent's, unless
+    the engine itself stopped answering (unscored)."""
+    policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
+                                    scoring.path)
+    limit = task_limits(task).storage_mb << 20
+    upper, lowers = agent_layer
     result = VerifierResult(reward=None, attested=scoring.attestable.attested)
     seen = RunOutcome(label, None, transfer=scoring.transfer)
     try:
         with timed(durations, "freeze"):
-            exceeded = watch.check_now()
-        if exceeded is not None:
-            result.fail(f"the agent wrote {exceeded >> 20} MiB to the container's disk, over "
+            over = exceeded() if exceeded is not None else None
+        if over is not None:
+            result.fail(f"the agent wrote {over >> 20} MiB to the container's disk, over "
                         f"its {limit >> 20} MiB limit ([environment] storage_mb)")
         else:
             with timed(durations, "review"):
                 review = review_layer(walk_upper(upper), LowerView(lowers), policy,
-                                      grader_paths=agent_box.engine_paths(),
+                                      grader_paths=engine_paths,
                                       transfer=scoring.transfer)
             result.tampered = review.all_findings()
             seen.footprint, seen.left_out = review.footprint, review.left_out_summary()
@@ -292,23 +342,40 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
             else:
                 with timed(durations, "transfer"):
-                    _carry(score_box, layer, review)
+                    _carry(score_box, agent_layer, review)
+                if scoring.keep_work is not None:  # before B starts: the carried bytes as they are
+                    with timed(durations, "keep"):
+                        seen.kept = _keep(score_box, scoring.keep_work)
                 with timed(durations, "start_b"):
-                    _hand_over(agent_box, score_box)
+                    _hand_over(score_box)
                 _verify(score_box, task, policy, scoring, attest.new_key(), result, limit,
                         transfer_roots(review, scoring.transfer),
                         ldconfig=needs_ldconfig(review.carried), durations=durations)
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
-            return RunOutcome(label, None, agent_run.error, durations=durations,
-                              agent_run=agent_run,
+            return RunOutcome(label, None, durations=durations, kept=seen.kept,
                               error=f"the Docker engine stopped answering while scoring: {exc}")
         result.fail(f"scoring failed after the agent phase: {type(exc).__name__}: {exc}")
     if result.reward is None:
         result.fail("no reward")
-    return RunOutcome(label, result, agent_run.error, durations=durations, agent_run=agent_run,
-                      transfer=scoring.transfer, footprint=seen.footprint,
-                      left_out=seen.left_out)
+    return RunOutcome(label, result, durations=durations, transfer=scoring.transfer,
+                      footprint=seen.footprint, left_out=seen.left_out, kept=seen.kept)
+
+
+def _keep(score_box: Sandbox, store: WorkStore) -> KeptLayer:
+    """B's carried layer, less the grader's own paths, in ``store``; a layer that cannot be
+    read is not kept (the trial is scored as ever, and must be rerun to be regraded)."""
+    layer = score_box.writable_layer()
+    try:
+        if layer is None:
+            raise OSError("the scoring container's layer is not readable")
+        return snapshot(layer[0], store, skip=GRADER_OWN_PATHS)
+    except OSError as exc:
+        return KeptLayer(reason=f"the carried work could not be kept: {exc}")
+
+
+GRADER_OWN_PATHS = (str(CONTAINER.logs_dir), GRADER_RUN_DIR)
+"""What :func:`_carry` writes into B's layer beside the agent's work: never kept."""
 
 
 MAX_MAPPED_PATHS = 200_000
@@ -343,11 +410,10 @@ def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview
     writer.finish()
 
 
-def _hand_over(agent_box: Sandbox, score_box: Sandbox) -> None:
+def _hand_over(score_box: Sandbox) -> None:
     """Start B on the carried layer. A stays frozen (none of its processes ever runs
     again) until its removal kills it, off the critical path (``teardown``); SandboxError
     when B does not start."""
-    del agent_box  # frozen since the agent phase ended; killed by its removal
     score_box.begin()
 
 

@@ -223,3 +223,33 @@ def task_manifest(root: Path) -> list[FileEntry]:
 def task_digest(root: Path) -> str:
     """sha256 over every file's path, mode and content: changes when the task does."""
     return manifest_digest(task_manifest(root))
+
+
+AGENT_UNSEEN = frozenset({"tests", "solution"})
+"""The task's folders the agent never sees: a change there leaves its work as it was."""
+
+
+def agent_side_digest(root: Path) -> str:
+    """sha256 over what the agent saw and acted in: every file outside ``tests/`` and
+    ``solution/`` (the instruction, the environment) and ``task.toml`` less its
+    ``[verifier]`` table. A trial's work can be regraded against the task as it is now
+    only while this is unchanged (``termgrade regrade``); otherwise the agent would have
+    acted differently and must run again."""
+    import tomllib
+
+    h = hashlib.sha256()
+    for entry in task_manifest(root):
+        if entry.path.split("/", 1)[0] in AGENT_UNSEEN:
+            continue
+        if entry.path == "task.toml":
+            try:
+                config = tomllib.loads((Path(root) / entry.path).read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise TaskLoadError(Path(root) / entry.path, f"unreadable: {exc}",
+                                    fix="fix the TOML") from None
+            config.pop("verifier", None)
+            h.update(f"task.toml\0{json.dumps(config, sort_keys=True, default=str)}\n"
+                     .encode())
+            continue
+        h.update(f"{entry.path}\0{entry.mode:o}\0{entry.sha256}\n".encode())
+    return h.hexdigest()

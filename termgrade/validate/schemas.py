@@ -23,6 +23,7 @@ from termgrade.core.package_data import data_path
 from termgrade.generate.funnel import Funnel
 from termgrade.generate.records import CandidateRecord
 from termgrade.records.arrow import schema_name
+from termgrade.records.kept_work import KeptWork
 from termgrade.records.label import LabelRow, SplitRow
 from termgrade.records.run import RunRecord
 from termgrade.records.trial import TrialRecord
@@ -50,7 +51,8 @@ def _by_name(*models: type[BaseModel]) -> dict[str, type[BaseModel]]:
 
 
 RECORDS: tuple[type[BaseModel], ...] = (
-    TrialRecord, RunRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel)
+    TrialRecord, RunRecord, LabelRow, SplitRow, VerifyRecord, CandidateRecord, Funnel,
+    KeptWork)
 """The record models with files of their own (JSONL); dataset rows come from the repo kinds."""
 
 
