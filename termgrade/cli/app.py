@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                        "scaffold."),
     "run": ("run", "Build the task, run an agent phase, copy the tests in, verify, print the "
                    "reward."),
+    "regrade": ("regrade", "Score a run's kept work again against changed tests, as a new run "
+                           "(no agent)."),
     "runs": ("runs", "List the grading runs in a folder: run, name, model, k, tasks, trial "
                      "counts."),
     "doctor": ("doctor", "Check the engine, base image and disk; say how to fix each problem."),

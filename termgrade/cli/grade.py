@@ -17,6 +17,7 @@ from termgrade.agent.scaffold import ScaffoldConfig
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 from termgrade.grade.defaults import DEFAULT_CONFIDENCE, DEFAULT_K, DEFAULT_WORKERS
+from termgrade.scoring.kept import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -88,6 +89,14 @@ def register(app: typer.Typer) -> None:
             "bash-tool", "--scaffold", help="The scaffold the model works in, by registered "
             "name (default bash-tool: tool calls, one bash command each; an unknown name lists "
             "the registered ones). Labels keep scaffolds apart."),
+        keep_work: bool = typer.Option(
+            False, "--keep-work", help="Keep each trial's carried work (what reached the "
+            "verifier) in DIR/work, content-addressed, so `termgrade regrade` can score it "
+            "again after a test changes."),
+        keep_work_max_mb: int = typer.Option(
+            DEFAULT_MAX_BYTES >> 20, "--keep-work-max-mb", min=1, help="The most carried "
+            "work kept per trial (MiB); a trial over it keeps none and must be rerun to be "
+            "regraded."),
     ) -> None:
         """Grade a model on the tasks, k attempts each, in a registered scaffold.
 
@@ -135,7 +144,8 @@ def register(app: typer.Typer) -> None:
                 adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
                 missing_images=cast(ImagePolicy, missing_images),
                 on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
-                reuse=reuse, run_name=run_name)
+                reuse=reuse, run_name=run_name, keep_work=keep_work,
+                keep_work_max_bytes=keep_work_max_mb << 20)
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
         if report.run is not None and report.run.job_id is not None:

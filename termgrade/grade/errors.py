@@ -21,3 +21,7 @@ class GradeAborted(TermGradeError):
 
 class ReuseError(TermGradeError):
     """``grade --reuse`` names no earlier run, or the run being written itself."""
+
+
+class RegradeIncompleteError(TermGradeError, RuntimeError):
+    """A regrade left kept trials unscored (refused or lost), or could regrade nothing."""
