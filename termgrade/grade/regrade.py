@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from termgrade.audit.attestable import attestability
 from termgrade.core.errors import OptionError, TermGradeError
 from termgrade.core.progress import track
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
@@ -35,6 +36,7 @@ from termgrade.records.journal import read_journal
 from termgrade.records.kept_work import KeptWork
 from termgrade.records.run import RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
+from termgrade.scoring.attestable import Attestability
 from termgrade.scoring.errors import KeptWorkError
 from termgrade.scoring.kept import WorkStore
 from termgrade.scoring.trial import RunOutcome
@@ -167,17 +169,18 @@ class _Job:
     source: TrialRecord
     task: Path
     work: KeptWork
+    attestable: Attestability
 
 
-Regrader = Callable[[Task, KeptWork, WorkStore], RunOutcome]
+Regrader = Callable[[Task, KeptWork, WorkStore, Attestability], RunOutcome]
 
 
-def _regrade(task: Task, work: KeptWork, store: WorkStore) -> RunOutcome:
-    from termgrade.audit.attestable import attestability
+def _regrade(task: Task, work: KeptWork, store: WorkStore,
+             attestable: Attestability) -> RunOutcome:
     from termgrade.sandbox.image_cache import image_for
     from termgrade.scoring.replay import regrade_task
 
-    return regrade_task(task, image_for(task), work, store, attestable=attestability(task))
+    return regrade_task(task, image_for(task), work, store, attestable=attestable)
 
 
 def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
@@ -222,7 +225,7 @@ def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
                 else:
                     report.lost[job.source.trial_id] = record.exception_message or "unscored"
             bar.advance()
-    ordered = {**done, **new}
+    ordered: dict[str | None, TrialRecord] = {**done, **new}
     report.records = [ordered[t.trial_id] for t in trials if t.trial_id in ordered]
     return report
 
@@ -232,6 +235,8 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
     """The trials to regrade now; the rest listed in ``report`` with their reason."""
     jobs = []
     digests: dict[str, str] = {}
+    attestable: dict[str, Attestability] = {}  # here, not in the pool: CPython 3.11's
+    # ast.parse is not thread-safe (the audit's static checks parse the tests)
     for record in trials:
         if not record.counted:
             continue
@@ -256,8 +261,10 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
                        "differently")
         if why is not None or task is None or work is None:
             report.must_rerun[record.trial_id] = why or "unknown"
-        else:
-            jobs.append(_Job(record, task, work))
+            continue
+        if record.task_id not in attestable:
+            attestable[record.task_id] = attestability(load_task(task))
+        jobs.append(_Job(record, task, work, attestable[record.task_id]))
     return jobs
 
 
@@ -268,7 +275,7 @@ def _one(job: _Job, store: WorkStore, regrade: Regrader, job_id: str,
     outcome = None
     for _ in range(MAX_TRIES):
         try:
-            outcome = regrade(task, job.work, store)
+            outcome = regrade(task, job.work, store, job.attestable)
         except KeptWorkError:
             raise
         except TermGradeError as exc:
