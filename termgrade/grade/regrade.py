@@ -225,7 +225,7 @@ def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
                 else:
                     report.lost[job.source.trial_id] = record.exception_message or "unscored"
             bar.advance()
-    ordered: dict[str | None, TrialRecord] = {**done, **new}
+    ordered = {key: record for key, record in done.items() if key is not None} | new
     report.records = [ordered[t.trial_id] for t in trials if t.trial_id in ordered]
     return report
 
