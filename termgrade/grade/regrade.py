@@ -29,11 +29,12 @@ from pathlib import Path
 from termgrade.audit.attestable import attestability
 from termgrade.core.errors import OptionError, TermGradeError
 from termgrade.core.progress import track
+from termgrade.grade.jobs import keep_manifest
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.record import graded_record, trial_id
 from termgrade.grade.runs import check_run_name, new_job_id, note_run
 from termgrade.records.journal import read_journal
-from termgrade.records.kept_work import KeptWork
+from termgrade.records.kept_work import WORK_DIR, KeptWork
 from termgrade.records.run import RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.attestable import Attestability
@@ -172,15 +173,16 @@ class _Job:
     attestable: Attestability
 
 
-Regrader = Callable[[Task, KeptWork, WorkStore, Attestability], RunOutcome]
+Regrader = Callable[[Task, KeptWork, WorkStore, Attestability, WorkStore], RunOutcome]
 
 
-def _regrade(task: Task, work: KeptWork, store: WorkStore,
-             attestable: Attestability) -> RunOutcome:
+def _regrade(task: Task, work: KeptWork, store: WorkStore, attestable: Attestability,
+             keep: WorkStore) -> RunOutcome:
     from termgrade.sandbox.image_cache import image_for
     from termgrade.scoring.replay import regrade_task
 
-    return regrade_task(task, image_for(task), work, store, attestable=attestable)
+    return regrade_task(task, image_for(task), work, store, attestable=attestable,
+                        keep_work=keep)
 
 
 def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
@@ -205,13 +207,15 @@ def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
     report = RegradeReport(out_dir, source_id, job_id, resumed=len(done))
     jobs = _plan(trials, found, store, report, done)
     name = run_name or (ongoing[-1].run_name if ongoing else None)
+    keep = WorkStore(out_dir / WORK_DIR, store.max_bytes)
     out_dir.mkdir(parents=True, exist_ok=True)
     note_run(out_dir, _regrade_record(run_record, trials, job_id, name,
                                       len({t.task_id for t in trials if t.counted})))
     new: dict[str, TrialRecord] = {}
     with track(f"regrade {trials[0].model}", total=len(jobs), enabled=progress) as bar, \
             ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(_one, job, store, regrade, job_id, name): job for job in jobs}
+        futures = {pool.submit(_one, job, store, regrade, job_id, name, keep): job
+                   for job in jobs}
         for future in as_completed(futures):
             job = futures[future]
             try:
@@ -268,14 +272,16 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
     return jobs
 
 
-def _one(job: _Job, store: WorkStore, regrade: Regrader, job_id: str,
-         name: str | None) -> TrialRecord:
+def _one(job: _Job, store: WorkStore, regrade: Regrader, job_id: str, name: str | None,
+         keep: WorkStore) -> TrialRecord:
+    """One trial regraded, its record made, and what reached its verifier kept in
+    ``keep`` (the new run's store): a regrade run can be regraded in turn."""
     started = datetime.now(UTC)
     task = load_task(job.task)
     outcome = None
     for _ in range(MAX_TRIES):
         try:
-            outcome = regrade(task, job.work, store, job.attestable)
+            outcome = regrade(task, job.work, store, job.attestable, keep)
         except KeptWorkError:
             raise
         except TermGradeError as exc:
@@ -283,8 +289,11 @@ def _one(job: _Job, store: WorkStore, regrade: Regrader, job_id: str,
         if outcome.error is None:
             break
     assert outcome is not None
-    return regraded(job.source, outcome, job_id=job_id, run_name=name, started_at=started,
-                    task_digest=task_digest(job.task))
+    record = regraded(job.source, outcome, job_id=job_id, run_name=name, started_at=started,
+                      task_digest=task_digest(job.task))
+    if record.counted:
+        keep_manifest(keep, record, outcome.kept, job.task)
+    return record
 
 
 def regraded(source: TrialRecord, outcome: RunOutcome, *, job_id: str, run_name: str | None,

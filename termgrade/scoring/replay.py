@@ -35,11 +35,13 @@ LABEL = "regrade"
 
 def regrade_task(task: Task, image: str, work: KeptWork, store: WorkStore, *,
                  reference: ReferenceRecord | None = None,
-                 attestable: Attestability | None = None) -> RunOutcome:
+                 attestable: Attestability | None = None,
+                 keep_work: WorkStore | None = None) -> RunOutcome:
     """Score ``work`` (one trial's kept work, its blobs in ``store``) against ``task`` as it
-    is now, on ``image``. KeptWorkError when the kept work is not what was kept (a blob's
-    bytes changed, a manifest path leaving the layer); the outcome is unscored (``error``)
-    on an engine failure, as a grading trial's would be."""
+    is now, on ``image``; ``keep_work``: keep what reached this verifier there, as grading
+    keeps it (the regrade can then be regraded in turn). KeptWorkError when the kept work
+    is not what was kept (a blob's bytes changed, a manifest path leaving the layer); the
+    outcome is unscored (``error``) on an engine failure, as a grading trial's would be."""
 
     def act(pair: Pair, durations: dict[str, float], started: float,
             scoring: Scoring) -> RunOutcome:
@@ -58,7 +60,8 @@ def regrade_task(task: Task, image: str, work: KeptWork, store: WorkStore, *,
         finally:
             shutil.rmtree(rebuilt, ignore_errors=True)
 
-    return run_pair(task, image, LABEL, act, reference=reference, attestable=attestable)
+    return run_pair(task, image, LABEL, act, reference=reference, attestable=attestable,
+                    keep_work=keep_work)
 
 
 def _scratch(beside: str) -> str:

@@ -138,6 +138,12 @@ def test_a_fixed_test_changes_exactly_its_verdict(
     assert done.exit_code == 0, done.output
     [row] = [json.loads(line) for line in target.read_text().splitlines()]
     assert (row["k"], row["n_counted"], row["n_passed"], row["pass_rate"]) == (2, 2, 2, 1.0)
+    # the regrade kept what reached its verifier: it can be regraded in turn
+    again = regrade_run(tmp_path / "regraded", [tasks], tmp_path / "again", progress=False)
+    assert sorted(r.regraded_from or "" for r in again.records) == \
+        sorted(r.trial_id for r in report.records)
+    assert again.changed() == [] and all(r.reward == 1.0 for r in again.records)
+    assert read_runs([tmp_path / "again"])[again.job_id].regrade_of == report.job_id
 
 
 def test_a_broken_test_changes_exactly_its_verdict_and_the_run_resumes(
