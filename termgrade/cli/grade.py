@@ -148,11 +148,26 @@ def register(app: typer.Typer) -> None:
                 keep_work_max_bytes=keep_work_max_mb << 20)
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
+        if keep_work:
+            _print_kept(report, out_dir)
         if report.run is not None and report.run.job_id is not None:
             STDERR.print(f"run: {report.run.job_id}"
                          + (f" ({report.run.name})" if report.run.name else ""), highlight=False)
         report.check()
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
+
+
+def _print_kept(report: GradeReport, out_dir: Path) -> None:
+    """How many counted trials kept their work for ``termgrade regrade``."""
+    from termgrade.scoring.kept import WorkStore
+
+    store = WorkStore.of_run(out_dir)
+    kept = [store.read(r.trial_id) for r in report.counted]
+    whole = sum(1 for work in kept if work is not None and work.regradable)
+    STDERR.print(f"kept work: {whole} of {len(kept)} counted trial(s) in {store.root}"
+                 + (f"; {len(kept) - whole} not kept (over --keep-work-max-mb, or scored "
+                    "before their work was carried): rerun them to regrade them"
+                    if whole < len(kept) else ""), highlight=False)
 
 
 @contextlib.contextmanager

@@ -309,3 +309,18 @@ def test_kept_work_reaches_the_verifier_only_through_the_transfer_set(
         assert new.reward == 0.0 and _changed(old, new) == {}
         assert new.left_out is not None
         assert all(path in new.left_out for path in ("/opt", "/usr/local/bin/bash", "/logs"))
+
+
+def test_the_grade_command_keeps_work_and_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with ScriptedToolEndpoint(replay_solution(near_miss_solution())) as llm:
+        done = CliRunner().invoke(app, ["grade", str(TASK), "--model", llm.model, "--base-url",
+                                        llm.url, "--api-key-env", "", "-k", "1", "-w", "1",
+                                        "-o", str(out), "--keep-work"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())  # the console wraps long lines
+    assert f"kept work: 1 of 1 counted trial(s) in {out / 'work'}" in said, done.output
+    [record] = [TrialRecord.model_validate_json(line)
+                for line in (out / TRIALS_FILE).read_text().splitlines()]
+    work = WorkStore.of_run(out).read(record.trial_id)
+    assert work is not None and work.regradable
