@@ -18,6 +18,7 @@ from termgrade.view.filters import Filters, Page, paginate
 from termgrade.view.html import compact, esc, missing, num, page, rate, sparkline, table
 from termgrade.view.index import RunIndex
 from termgrade.view.links import Links
+from termgrade.view.near_miss_panel import near_miss_panel
 from termgrade.view.reasons import LABELS
 
 
@@ -129,7 +130,8 @@ def grid_page(index: RunIndex, filters: Filters, number: int, links: Links) -> s
     issues = "".join(f"<li>{esc(i)}</li>" for i in index.issues)
     body = (f"<h1>Grading run</h1><p>{esc(', '.join(map(str, index.sources.trials)))}"
             f"{' · labels ' + esc(index.sources.labels) if index.sources.labels else ''}</p>"
-            + summary_table(index) + filter_bar(index, filters, links)
+            + summary_table(index) + near_miss_panel(index, links)
+            + filter_bar(index, filters, links)
             + f'<p class="matches">{len(tasks):,} task(s), {int(mask.sum()):,} cell(s) match; '
             f'<a href="{esc(links.trials(filters))}">{n_trials:,} trial(s)</a></p>'
             + pager(p, filters, links.grid)

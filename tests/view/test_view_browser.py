@@ -127,6 +127,50 @@ def test_a_real_near_miss_shows_what_its_failure_said(tmp_path: Path, browser: A
         assert "assert 1 == 2" in failed[0].find_element(_by("TAG_NAME"), "summary").text
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_grid_panel_shows_near_misses_per_model(tmp_path: Path, browser: Any) -> None:
+    """The real near-miss trial, and the same trial relabelled as a second model (a copy,
+    named as one): per model its near-misses and an example whose failure is one click
+    away, the most-failed test across both models with its message, the distribution of
+    failing-test counts, and a link to each model's near-miss trials."""
+    from termgrade.trialsets.io import write_trials
+    from tests.support.near_miss import SLIP, near_miss_record
+
+    real = near_miss_record()
+    copy = real.model_copy(update={"model": "copy-of-the-stand-in",
+                                   "trial_id": real.trial_id + "-copy"})
+    write_trials(tmp_path / "run" / "trials.jsonl", [real, copy])
+    with ViewServer(_index(tmp_path / "run")) as server:
+        browser.get(server.url)
+        panel = browser.find_element(_by("CSS_SELECTOR"), "section.near-misses")
+        assert "2 of 2" in panel.text
+        models = panel.find_elements(_by("CSS_SELECTOR"), "table.near-models tbody tr")
+        assert len(models) == 2 and all("1 / 1" in m.text for m in models)
+        said = models[0].find_element(_by("CSS_SELECTOR"), "details.said")
+        assert said.find_element(_by("TAG_NAME"), "summary").text == SLIP
+        assert said.get_attribute("open") is None  # closed until clicked
+        said.click()  # one click away
+        assert said.get_attribute("open") == "true" and "assert 1 == 2" in said.text
+        [test] = panel.find_elements(_by("CSS_SELECTOR"), "table.near-tests tbody tr")
+        assert test.find_elements(_by("TAG_NAME"), "td")[1].text == "2"  # across models
+        test.find_element(_by("TAG_NAME"), "summary").click()
+        assert "assert 1 == 2" in test.text
+        [count] = panel.find_elements(_by("CSS_SELECTOR"), "table.failing-counts tbody tr")
+        assert [c.text for c in count.find_elements(_by("TAG_NAME"), "td")] == ["1", "2"]
+        [copied] = [m for m in models if "copy-of-the-stand-in" in m.text]
+        copied.find_element(_by("CLASS_NAME"), "near-trials").click()
+        assert "1 trial(s) match" in browser.find_element(_by("CLASS_NAME"), "matches").text
+        assert "copy-of-the-stand-in" in browser.find_element(
+            _by("CSS_SELECTOR"), "table.trials").text
+        browser.get(server.url)
+        browser.find_element(_by("CSS_SELECTOR"),
+                             "section.near-misses table.near-models a.trial-link").click()
+        failed = [r for r in browser.find_elements(_by("CSS_SELECTOR"), "table.tests tbody tr")
+                  if "failed" in r.text]
+        assert len(failed) == 1 and SLIP in failed[0].text
+
+
 def test_clicking_through_a_synthetic_run_and_hostile_trials(tmp_path: Path,
                                                              browser: Any) -> None:
     run = synthetic_run(tmp_path / "run", tasks=60)
