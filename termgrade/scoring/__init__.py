@@ -1,6 +1,10 @@
 """Everything that decides a reward, in one place (see ``docs/grading.md``).
 
-- :mod:`~termgrade.scoring.trial`: one trial, agent container to reward (the boundary).
+- :mod:`~termgrade.scoring.trial`: one trial, agent container to reward (the boundary);
+  :mod:`~termgrade.scoring.score`: the agent's stopped work to reward (review, carry,
+  verifier, decision); :mod:`~termgrade.scoring.outcome`: what a trial comes to.
+- :mod:`~termgrade.scoring.kept`: a trial's carried work kept; :mod:`~termgrade.scoring.
+  replay`: a regrade of kept work on the same path.
 - :mod:`~termgrade.scoring.scoring_box`: the scoring container's image, limits, staging.
 - :mod:`~termgrade.scoring.transfer`: the transfer set, the only work the verifier sees.
 - :mod:`~termgrade.scoring.policy`: the verifier's closure and the grader's paths.

@@ -1,7 +1,7 @@
 """A regrade: a trial's kept work scored again, on the task as it is now, with no agent.
 
 Everything but the agent phase is grading's own (:func:`termgrade.scoring.trial.run_pair`
-and :func:`~termgrade.scoring.trial.score_layer`): the task's scoring setup and transfer
+and :func:`~termgrade.scoring.score.score_layer`): the task's scoring setup and transfer
 set as they are now, a fresh pair of containers from the (rebuilt) task image, and then,
 where grading would run the agent in A, the kept work
 (:mod:`termgrade.scoring.kept`) is rebuilt as an overlay upper directory beside A's
@@ -24,10 +24,12 @@ import tempfile
 from termgrade.records.kept_work import KeptWork
 from termgrade.scoring.attestable import Attestability
 from termgrade.scoring.kept import WorkStore, materialize
+from termgrade.scoring.outcome import RunOutcome, Scoring
 from termgrade.scoring.pair import Pair
 from termgrade.scoring.phases import timed
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.trial import NO_LAYERS, RunOutcome, Scoring, run_pair, score_layer
+from termgrade.scoring.score import NO_LAYERS, score_layer
+from termgrade.scoring.trial import run_pair
 from termgrade.task import Task
 
 LABEL = "regrade"

@@ -176,7 +176,7 @@ def unwatched_installs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raw["install_dirs"] = []
         return json.dumps(raw).encode() + b"\n"
 
-    monkeypatch.setattr("termgrade.scoring.trial.attest_config", config)
+    monkeypatch.setattr("termgrade.scoring.score.attest_config", config)
     yield
 
 
