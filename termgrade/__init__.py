@@ -32,6 +32,7 @@ _API: dict[str, str] = {
     "audit_corpus": "termgrade.audit",
     "run_task": "termgrade.scoring",
     "grade_model": "termgrade.grade",
+    "regrade_run": "termgrade.grade",
     "AdaptiveRule": "termgrade.grade",
     "Endpoint": "termgrade.agent",
     "ScaffoldConfig": "termgrade.agent",
@@ -53,6 +54,7 @@ _API: dict[str, str] = {
     "AuditReport": "termgrade.audit",
     "GenerationReport": "termgrade.generate",
     "GradeReport": "termgrade.grade",
+    "RegradeReport": "termgrade.grade",
     "LabelSet": "termgrade.labels",
     "TrialSet": "termgrade.trialsets",
     "Selection": "termgrade.selection",
@@ -87,6 +89,7 @@ __all__ = [
     "PassRateReport",
     "PublishOptions",
     "PublishResult",
+    "RegradeReport",
     "ScaffoldConfig",
     "Selection",
     "SelectionConfig",
@@ -107,6 +110,7 @@ __all__ = [
     "materialize",
     "publish",
     "read_trials",
+    "regrade_run",
     "run_task",
     "select_band_central",
     "validate_repo",
@@ -143,7 +147,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from termgrade.builders.trajectories import build_trajectories as build_trajectories
     from termgrade.core.errors import TermGradeError
     from termgrade.generate import GenerationReport
-    from termgrade.grade import AdaptiveRule, GradeReport, grade_model
+    from termgrade.grade import AdaptiveRule, GradeReport, RegradeReport, grade_model, regrade_run
     from termgrade.ingest import IngestResult
     from termgrade.labels import LabelSet
     from termgrade.labels.compute import compute_labels

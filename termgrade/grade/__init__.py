@@ -22,11 +22,13 @@ _API: dict[str, str] = {
     "TrialJournal": "termgrade.grade.journal",
     "GradeReport": "termgrade.grade.runner",
     "grade_model": "termgrade.grade.runner",
+    "RegradeReport": "termgrade.grade.regrade",
+    "regrade_run": "termgrade.grade.regrade",
 }
 
 __all__ = ["TRIALS_FILE", "AdaptiveRule", "AdaptiveScheduler", "AdaptiveSummary",
-           "GradeReport", "Pool", "TrialJob", "TrialJournal", "grade_model",
-           "local_pool", "make_pool", "run_job"]
+           "GradeReport", "Pool", "RegradeReport", "TrialJob", "TrialJournal", "grade_model",
+           "local_pool", "make_pool", "regrade_run", "run_job"]
 
 
 __getattr__ = lazy_exports(__name__, _API)
@@ -36,5 +38,6 @@ if TYPE_CHECKING:
     from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSummary
     from termgrade.grade.jobs import TrialJob, run_job
     from termgrade.grade.journal import TRIALS_FILE, TrialJournal
+    from termgrade.grade.regrade import RegradeReport, regrade_run
     from termgrade.grade.runner import GradeReport, grade_model
     from termgrade.pools.executors import Pool, local_pool, make_pool

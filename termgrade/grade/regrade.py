@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from termgrade.audit.attestable import attestability
-from termgrade.core.errors import OptionError, TermGradeError
+from termgrade.core.errors import OptionError, RecordError, TermGradeError
 from termgrade.core.progress import track
 from termgrade.grade.jobs import keep_manifest
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
@@ -249,7 +249,11 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
             continue
         why = None
         task = found.get(record.task_id)
-        work = store.read(record.trial_id)
+        try:
+            work = store.read(record.trial_id)
+        except RecordError as exc:  # a manifest edited into something else: not scored
+            report.refused[record.trial_id] = str(exc).splitlines()[0]
+            continue
         if task is None:
             why = f"task {record.task_id} is not under --tasks"
         elif work is None:

@@ -40,6 +40,7 @@ def _facts(record: TrialRecord, reason: str, near: bool, cell_link: str | None) 
                                      f"{num(record.output_tokens)} / {num(record.cached_tokens)}"),
         ("HTTP retries", num(record.http_retries)), ("source", esc(record.source)),
         ("messages from", esc(record.messages_source or "-")),
+        *([("regraded from", esc(record.regraded_from))] if record.regraded_from else []),
     ]
     per_row = 4
     lines = ["<tr>" + "".join(f"<th>{esc(k)}</th><td>{v}</td>" for k, v in rows[i:i + per_row])

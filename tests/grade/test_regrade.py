@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from termgrade.records.kept_work import KeptEntry
 from termgrade.records.run import RUNS_FILE, read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.kept import WorkStore
+from termgrade.view import find_sources, load_run
+from termgrade.view.server import ViewServer
 from tests.support.near_miss import SLIP, TASK, near_miss_solution
 from tests.support.scripted_tools import ScriptedToolEndpoint, replay_solution
 
@@ -138,6 +141,11 @@ def test_a_fixed_test_changes_exactly_its_verdict(
     assert done.exit_code == 0, done.output
     [row] = [json.loads(line) for line in target.read_text().splitlines()]
     assert (row["k"], row["n_counted"], row["n_passed"], row["pass_rate"]) == (2, 2, 2, 1.0)
+    # the viewer's trial page says which trial it regraded
+    with ViewServer(load_run(find_sources(tmp_path / "regraded"))) as server, \
+            urllib.request.urlopen(server.url + "trial/0") as answer:
+        page = answer.read().decode()
+    assert "regraded from" in page and any(r.trial_id in page for r in records)
     # the regrade kept what reached its verifier: it can be regraded in turn
     again = regrade_run(tmp_path / "regraded", [tasks], tmp_path / "again", progress=False)
     assert sorted(r.regraded_from or "" for r in again.records) == \
@@ -259,6 +267,17 @@ def test_a_changed_blob_is_refused(graded: tuple[Path, list[TrialRecord]],
     done = CliRunner().invoke(app, ["regrade", str(copy), "--tasks", str(TASK),
                                     "-o", str(tmp_path / "out2")])
     assert done.exit_code == 1 and "refused" in done.output
+
+
+def test_a_manifest_that_is_no_manifest_is_refused(
+        graded: tuple[Path, list[TrialRecord]], tmp_path: Path) -> None:
+    source, records = graded
+    copy = _copy_source(source, tmp_path)
+    for record in records:
+        WorkStore.of_run(copy).manifest(record.trial_id).write_text('{"entries": "all"}\n')
+    report = regrade_run(copy, [TASK], tmp_path / "out", progress=False)
+    assert report.records == [] and set(report.refused) == {r.trial_id for r in records}
+    assert all("not a kept-work manifest" in why for why in report.refused.values())
 
 
 def _entry(path: str, kind: str, **fields: object) -> KeptEntry:
