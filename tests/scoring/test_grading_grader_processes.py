@@ -347,9 +347,9 @@ def test_a_pyvenv_cfg_gives_the_broker_no_stdlib_of_the_agents(tmp_path: Path,
 
 
 def _isolated_broker(monkeypatch: pytest.MonkeyPatch) -> None:
-    import termgrade.scoring.trial as trial
+    import termgrade.scoring.score as score
 
-    home_set = trial.verifier_command
+    home_set = score.verifier_command
 
     def isolated(task: object, python: str, bash: str, home: str) -> list[str]:
         command = home_set(task, python, bash, home)  # type: ignore[arg-type]
@@ -357,7 +357,7 @@ def _isolated_broker(monkeypatch: pytest.MonkeyPatch) -> None:
                                           f"{python} -I -S")
         return command
 
-    monkeypatch.setattr(trial, "verifier_command", isolated)
+    monkeypatch.setattr(score, "verifier_command", isolated)
 
 
 def _init_by_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -367,22 +367,23 @@ def _init_by_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _nss_asking_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    import termgrade.scoring.trial as trial
+    import termgrade.scoring.score as score
+    from termgrade.scoring.grader_procs import GraderProcs
 
-    fixed = trial.verifier_env
+    fixed = score.verifier_env
 
     def asking(*args: object, **kwargs: object) -> dict[str, str]:
         env = fixed(*args, **kwargs)  # type: ignore[arg-type]
         return {k: v for k, v in env.items() if k not in ("USER", "LOGNAME", "SHELL")}
 
-    monkeypatch.setattr(trial, "verifier_env", asking)
-    monkeypatch.setattr(trial.GraderProcs, "container_env", lambda self: {})
+    monkeypatch.setattr(score, "verifier_env", asking)
+    monkeypatch.setattr(GraderProcs, "container_env", lambda self: {})
 
 
 def _no_mapping_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    import termgrade.scoring.trial as trial
+    import termgrade.scoring.score as score
 
-    monkeypatch.setattr(trial, "transfer_roots", lambda review, transfer: [])
+    monkeypatch.setattr(score, "transfer_roots", lambda review, transfer: [])
 
 
 @pytest.mark.parametrize(("defence_off", "solve", "tests"), [
