@@ -50,14 +50,15 @@ def main() -> None:
     n = len(tasks) * args.k
     with tempfile.TemporaryDirectory() as scratch, LoopbackChat(solver(tasks)) as llm:
         agent = ModelAgent(Endpoint(llm.url, llm.model, api_key_env=None), ScaffoldConfig())
-        walls = {}
-        for keep in (False, True):
+        walls: dict[bool, float] = {}
+        for round_, keep in enumerate((False, True, False, True)):  # alternated, best of 2
             began = time.monotonic()
-            report = grade_model(roots, agent, Path(scratch) / f"keep-{keep}", k=args.k,
-                                 workers=args.workers, progress=False, keep_work=keep)
-            walls[keep] = time.monotonic() - began
+            report = grade_model(roots, agent, Path(scratch) / f"keep-{keep}-{round_}",
+                                 k=args.k, workers=args.workers, progress=False,
+                                 keep_work=keep)
+            walls[keep] = min(walls.get(keep, float("inf")), time.monotonic() - began)
             assert len(report.counted) == n, report.lost
-        source = Path(scratch) / "keep-True"
+        source = Path(scratch) / "keep-True-3"
         began = time.monotonic()
         regraded = regrade_run(source, roots, Path(scratch) / "regraded",
                                workers=args.workers, progress=False)
@@ -71,8 +72,8 @@ def main() -> None:
         phases = sequential(tasks, agent, Path(scratch) / "sequential")
     print(f"{len(tasks)} tasks x k={args.k} = {n} trials, {args.workers} workers, warm images")
     for keep, wall in walls.items():
-        print(f"grade{' --keep-work' if keep else ''}: {wall:.1f} s, {n / wall * 3600:.0f} "
-              "trials/h")
+        print(f"grade{' --keep-work' if keep else ''} (best of 2): {wall:.1f} s, "
+              f"{n / wall * 3600:.0f} trials/h")
     print(f"regrade (no agent): {regrade_wall:.1f} s, {n / regrade_wall * 3600:.0f} trials/h")
     print(f"kept: {sum(1 for w in kept if w and w.regradable)}/{n} trials, {logical:,} bytes "
           f"of carried files, {stored:,} bytes stored (deduplicated by sha256)")
