@@ -51,13 +51,29 @@ class TrajectoryStats:
     def passed(self) -> int:
         return sum(s.passed for s in self.models.values())
 
+    @property
+    def one_assertion_misses(self) -> int:
+        return sum(s.one_assertion_misses for s in self.models.values())
+
+    def near_miss_line(self) -> str:
+        """The release's own figure: the share of counted trials that failed exactly one
+        assertion while passing eight or more (a reward of 0 all the same)."""
+        if not self.counted:
+            return "No counted trials: no near-misses to count."
+        return (f"{self.one_assertion_misses:,} of {self.counted:,} counted trials "
+                f"({self.one_assertion_misses / self.counted:.1%}) failed exactly one "
+                "assertion while passing eight or more, and scored 0 like a trial that never "
+                "started; `failure_messages` says what each one's failure said.")
+
     def table(self) -> str:
         rows = []
         for (model, scaffold), s in sorted(self.models.items()):
             rows.append((model, scaffold, s.trials, s.counted, s.passed,
                          s.passed / s.counted if s.counted else None,
                          s.turns / s.trials if s.trials else None,
-                         s.input_tokens, s.output_tokens, s.one_assertion_misses))
-        return markdown_table(("model", "scaffold", "trials", "counted", "passed",
-                               "pass rate", "mean turns", "input tokens", "output tokens",
-                               "missed by one assertion"), rows)
+                         s.input_tokens, s.output_tokens, s.one_assertion_misses,
+                         s.one_assertion_misses / s.counted if s.counted else None))
+        return self.near_miss_line() + "\n\n" + markdown_table(
+            ("model", "scaffold", "trials", "counted", "passed", "pass rate", "mean turns",
+             "input tokens", "output tokens", "missed by one assertion",
+             "share missed by one"), rows)

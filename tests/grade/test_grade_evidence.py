@@ -86,3 +86,20 @@ def test_the_viewers_trial_list_has_the_message_one_click_away(record: TrialReco
         page = answer.read().decode()
     assert f'<details class="said"><summary>{SLIP}</summary>' in page
     assert "assert 1 == 2" in page and "near-miss" in page
+
+
+def test_the_trajectories_card_gives_the_releases_figure(record: TrialRecord,
+                                                         tmp_path: Path) -> None:
+    """The share of counted trials failing exactly one assertion while passing eight or
+    more, overall and per model, on the card a real near-miss trial is published with."""
+    from termgrade.builders.trajectories import build_trajectories
+
+    write_trials(tmp_path / "trials.jsonl", [record])
+    out = tmp_path / "traj"
+    build_trajectories(out, trials=tmp_path / "trials.jsonl",
+                       task_roots=[Path(__file__).resolve().parents[2] / "environments"])
+    card = (out / "README.md").read_text()
+    assert "1 of 1 counted trials (100.0%) failed exactly one assertion while passing " \
+        "eight or more" in card
+    row = next(line for line in card.splitlines() if line.startswith(f"| {record.model} "))
+    assert row.rstrip(" |").endswith("| 1 | 1.0000")  # one near-miss, all its counted
