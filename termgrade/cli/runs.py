@@ -57,7 +57,10 @@ def register(app: typer.Typer) -> None:
                        "counted", "passed", "reused", "started", "file"):
             table.add_column(column, overflow="fold")
         for run in found.runs:
-            table.add_row(run.job_id or "(before run ids)", run.name or "", run.model,
+            regrade = run.record.regrade_of if run.record is not None else None
+            name = " ".join(filter(None, (run.name, f"(regrade of {regrade})" if regrade
+                                          else None)))
+            table.add_row(run.job_id or "(before run ids)", name, run.model,
                           run.scaffold, ", ".join(run.configs), _plan(run.record),
                           str(len(run.tasks)),
                           str(run.trials), str(run.counted), str(run.passed), str(run.reused),

@@ -170,6 +170,10 @@ def test_a_broken_test_changes_exactly_its_verdict_and_the_run_resumes(
         changed = _changed(by_source[record.regraded_from or ""], record)
         assert changed == {BROKEN: ("passed", "failed")}
         assert record.reward == 0.0
+    listed = runner.invoke(app, ["runs", str(out), "--json"])
+    assert listed.exit_code == 0, listed.output
+    [run] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert run["record"]["regrade_of"] == records[0].job_id and run["counted"] == 2
     # a rerun resumes: nothing regraded twice, the same run
     again = runner.invoke(app, ["regrade", str(source), "--tasks", str(tasks), "-o", str(out)])
     assert again.exit_code == 0, again.output
