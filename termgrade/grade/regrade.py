@@ -29,6 +29,7 @@ from pathlib import Path
 from termgrade.audit.attestable import attestability
 from termgrade.core.errors import OptionError, RecordError, TermGradeError
 from termgrade.core.progress import track
+from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.jobs import keep_manifest
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.record import graded_record, trial_id
@@ -37,6 +38,7 @@ from termgrade.records.journal import read_journal
 from termgrade.records.kept_work import WORK_DIR, KeptWork
 from termgrade.records.run import RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
+from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.attestable import Attestability
 from termgrade.scoring.errors import KeptWorkError
 from termgrade.scoring.kept import WorkStore
@@ -212,23 +214,32 @@ def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
     note_run(out_dir, _regrade_record(run_record, trials, job_id, name,
                                       len({t.task_id for t in trials if t.counted})))
     new: dict[str, TrialRecord] = {}
+    containers = run_label(journal.path, trials[0].model)  # as grade's: reaped, left nothing
+    reap_run(containers)
     with track(f"regrade {trials[0].model}", total=len(jobs), enabled=progress) as bar, \
             ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(_one, job, store, regrade, job_id, name, keep): job
+        futures = {pool.submit(_one, job, store, regrade, job_id, name, keep, containers): job
                    for job in jobs}
-        for future in as_completed(futures):
-            job = futures[future]
-            try:
-                record = future.result()
-            except KeptWorkError as exc:
-                report.refused[job.source.trial_id] = str(exc).splitlines()[0]
-            else:
-                if record.counted:  # a lost one is not journaled: the next run tries it
-                    journal.append(record)
-                    new[job.source.trial_id] = record
+        try:
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    record = future.result()
+                except KeptWorkError as exc:
+                    report.refused[job.source.trial_id] = str(exc).splitlines()[0]
                 else:
-                    report.lost[job.source.trial_id] = record.exception_message or "unscored"
-            bar.advance()
+                    if record.counted:  # a lost one is not journaled: the next run tries it
+                        journal.append(record)
+                        new[job.source.trial_id] = record
+                    else:
+                        report.lost[job.source.trial_id] = (record.exception_message
+                                                            or "unscored")
+                bar.advance()
+        except BaseException:  # Ctrl-C, a bug: no container of the regrade is left
+            for pending in futures:
+                pending.cancel()
+            leave_nothing(containers)
+            raise
     ordered = {key: record for key, record in done.items() if key is not None} | new
     report.records = [ordered[t.trial_id] for t in trials if t.trial_id in ordered]
     return report
@@ -277,7 +288,7 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
 
 
 def _one(job: _Job, store: WorkStore, regrade: Regrader, job_id: str, name: str | None,
-         keep: WorkStore) -> TrialRecord:
+         keep: WorkStore, containers: str) -> TrialRecord:
     """One trial regraded, its record made, and what reached its verifier kept in
     ``keep`` (the new run's store): a regrade run can be regraded in turn."""
     started = datetime.now(UTC)
@@ -285,7 +296,8 @@ def _one(job: _Job, store: WorkStore, regrade: Regrader, job_id: str, name: str 
     outcome = None
     for _ in range(MAX_TRIES):
         try:
-            outcome = regrade(task, job.work, store, job.attestable, keep)
+            with run_scope(containers):
+                outcome = regrade(task, job.work, store, job.attestable, keep)
         except KeptWorkError:
             raise
         except TermGradeError as exc:
