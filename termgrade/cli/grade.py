@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
             STDERR.print(f"[yellow]warning:[/] {why}", highlight=False, soft_wrap=True)
         pool = make_pool(workers, ray)
         where = "this machine" if pool.where == "local" else f"the Ray cluster at {pool.where}"
-        with _terminate_like_ctrl_c():
+        with terminate_like_ctrl_c():
             report = grade_model(
                 paths or [Path("environments")], ModelAgent(endpoint, config, scaffold), out_dir,
                 k=k,
@@ -171,7 +171,7 @@ def _print_kept(report: GradeReport, out_dir: Path) -> None:
 
 
 @contextlib.contextmanager
-def _terminate_like_ctrl_c() -> Iterator[None]:
+def terminate_like_ctrl_c() -> Iterator[None]:
     """Inside the block, SIGTERM (``kill``, ``timeout``, a scheduler) ends the run as
     Ctrl-C does: the runner removes its containers, finished trials stay, and the exit
     status is 143. The previous handler is restored after the block."""

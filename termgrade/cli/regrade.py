@@ -40,10 +40,12 @@ def register(app: typer.Typer) -> None:
         container of the task as it is now and verified exactly as grading does. Trials
         without kept work, or whose task's instruction or environment changed, are listed
         as must-rerun. Exit 0 when every kept trial was regraded."""
+        from termgrade.cli.grade import terminate_like_ctrl_c
         from termgrade.grade.regrade import regrade_run
 
-        report = regrade_run(source, tasks, out_dir, run=run, run_name=run_name,
-                             workers=workers)
+        with terminate_like_ctrl_c():  # SIGTERM as Ctrl-C: no container left, exit 143
+            report = regrade_run(source, tasks, out_dir, run=run, run_name=run_name,
+                                 workers=workers)
         _print(report)
         report.check()
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")

@@ -13,6 +13,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -347,3 +351,44 @@ def test_the_grade_command_keeps_work_and_says_so(tmp_path: Path) -> None:
                 for line in (out / TRIALS_FILE).read_text().splitlines()]
     work = WorkStore.of_run(out).read(record.trial_id)
     assert work is not None and work.regradable
+
+
+def _slow(text: str) -> str:
+    """A test that takes its time: the regrade is still in its containers when stopped."""
+    head, tail = text.split(f"def {BROKEN}(", 1)
+    return f"{head}def {BROKEN}(" + tail.replace(
+        ":\n", ":\n    __import__('time').sleep(300)\n", 1)
+
+
+def test_sigterm_mid_regrade_leaves_no_container(
+        graded: tuple[Path, list[TrialRecord]], tmp_path: Path) -> None:
+    from termgrade.grade.cleanup import run_label
+    from termgrade.sandbox.engine import docker_client
+    from termgrade.sandbox.ownership import RUN_LABEL
+
+    source, records = graded
+    tasks = _task_copy(tmp_path, _slow)
+    out = tmp_path / "regraded"
+    label = run_label(out / TRIALS_FILE, records[0].model)
+
+    def of_run() -> list[str]:
+        return [c.name for c in docker_client().containers.list(
+            all=True, filters={"label": [f"{RUN_LABEL}={label}"]}, ignore_removed=True)]
+
+    env = {**os.environ, "TERMGRADE_PROGRESS": "0", "PYTHONPATH": str(Path.cwd())}
+    regrade = subprocess.Popen(
+        [sys.executable, "-m", "termgrade", "regrade", str(source), "--tasks", str(tasks),
+         "-o", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while len(of_run()) < 2 and time.monotonic() < deadline and regrade.poll() is None:
+        time.sleep(0.2)
+    assert len(of_run()) >= 2, "the regrade never started its containers"
+    regrade.send_signal(signal.SIGTERM)
+    try:  # stopped now, not when the verifier's five minutes are up
+        output, _ = regrade.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        regrade.kill()
+        raise
+    assert regrade.returncode == 143, output
+    assert of_run() == [], output
+    assert not (out / TRIALS_FILE).exists() or not (out / TRIALS_FILE).read_text()
