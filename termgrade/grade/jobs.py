@@ -8,6 +8,7 @@ back as an uncounted record, which the runner retries.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,7 +81,10 @@ def run_job(job: TrialJob) -> TrialRecord:
                            scaffold=job.agent.scaffold)
     store = store_of(job)
     if store is not None and record.counted:
-        keep_manifest(store, record, outcome.kept, Path(job.task_dir))
+        # keeping never changes a grade: a manifest that cannot be written leaves the trial
+        # without kept work (regrade lists it as must-rerun)
+        with contextlib.suppress(OSError, TermGradeError):
+            keep_manifest(store, record, outcome.kept, Path(job.task_dir))
     return record
 
 

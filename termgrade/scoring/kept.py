@@ -38,6 +38,7 @@ from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import RecordError
 from termgrade.records.kept_work import WORK_DIR, KeptEntry, KeptWork, trial_file_name
 from termgrade.records.version import validate_record
+from termgrade.sandbox.errors import DiffTooLargeError
 from termgrade.sandbox.overlay_diff import walk_upper
 from termgrade.scoring.carry import OPAQUE_XATTR
 from termgrade.scoring.errors import KeptWorkError
@@ -115,18 +116,26 @@ def snapshot(upper: str, store: WorkStore, *, skip: tuple[str, ...] = ()) -> Kep
     store's bound, nothing is kept and the reason says so."""
     kept = KeptLayer()
     walked = []
-    for entry in walk_upper(upper, max_entries=store.max_entries + len(skip) + 1):
-        if _skipped(entry.path, skip):
-            continue
-        walked.append(entry)
-        if stat.S_ISREG(entry.mode):
-            kept.files += 1
-            kept.bytes += entry.size
-    if len(walked) > store.max_entries or kept.bytes > store.max_bytes:
-        kept.reason = (f"the carried work ({len(walked):,} entries, {kept.bytes:,} bytes) is "
-                       f"over the keep-work bound ({store.max_entries:,} entries, "
-                       f"{store.max_bytes:,} bytes; grade --keep-work-max-mb): not kept, "
-                       "rerun this trial to regrade it")
+    too_many = False
+    try:  # the walk stops one entry past the bound: an over-large layer costs no more
+        for entry in walk_upper(upper, max_entries=2 * store.max_entries + 64):
+            if _skipped(entry.path, skip):
+                continue
+            too_many = len(walked) >= store.max_entries
+            if too_many:
+                break
+            walked.append(entry)
+            if stat.S_ISREG(entry.mode):
+                kept.files += 1
+                kept.bytes += entry.size
+    except DiffTooLargeError:  # the grader's own paths hold the rest: over the bound too
+        too_many = True
+    if too_many or kept.bytes > store.max_bytes:
+        many = (f"over {store.max_entries:,} entries" if too_many
+                else f"{len(walked):,} entries, {kept.bytes:,} bytes")
+        kept.reason = (f"the carried work ({many}) is over the keep-work bound "
+                       f"({store.max_entries:,} entries, {store.max_bytes:,} bytes; grade "
+                       "--keep-work-max-mb): not kept, rerun this trial to regrade it")
         return kept
     inodes: dict[tuple[int, int], str] = {}
     for entry in walked:

@@ -121,8 +121,9 @@ def _keep(score_box: Sandbox, store: WorkStore) -> KeptLayer:
         if layer is None:
             raise OSError("the scoring container's layer is not readable")
         return snapshot(layer[0], store, skip=GRADER_OWN_PATHS)
-    except OSError as exc:
-        return KeptLayer(reason=f"the carried work could not be kept: {exc}")
+    except Exception as exc:  # keeping never changes a grade: the trial is scored as ever
+        return KeptLayer(reason=f"the carried work could not be kept: "
+                         f"{type(exc).__name__}: {exc}")
 
 
 GRADER_OWN_PATHS = (str(CONTAINER.logs_dir), GRADER_RUN_DIR)

@@ -132,3 +132,13 @@ def test_an_entry_under_a_kept_symlink_is_refused(tmp_path: Path) -> None:
     with pytest.raises(KeptWorkError, match="parent is not a directory"):
         materialize(work, store, str(rebuilt))
     assert list(outside.iterdir()) == []
+
+
+def test_over_the_entry_bound_nothing_is_kept(tmp_path: Path) -> None:
+    upper = _layer(tmp_path)
+    store = WorkStore(tmp_path / "work", max_entries=5)
+    kept = snapshot(str(upper), store, skip=("/logs",))
+    assert kept.reason is not None and "over 5 entries" in kept.reason
+    assert kept.entries == [] and not (store.root / "blobs").exists()
+    exact = WorkStore(tmp_path / "exact", max_entries=len(_seen(upper)) - 2)  # less /logs/*
+    assert snapshot(str(upper), exact, skip=("/logs",)).reason is None
