@@ -39,7 +39,7 @@ from termgrade.core.errors import RecordError
 from termgrade.records.kept_work import WORK_DIR, KeptEntry, KeptWork, trial_file_name
 from termgrade.records.version import validate_record
 from termgrade.sandbox.errors import DiffTooLargeError
-from termgrade.sandbox.overlay_diff import walk_upper
+from termgrade.sandbox.overlay_diff import UpperEntry, walk_upper
 from termgrade.scoring.carry import OPAQUE_XATTR
 from termgrade.scoring.errors import KeptWorkError
 
@@ -115,7 +115,7 @@ def snapshot(upper: str, store: WorkStore, *, skip: tuple[str, ...] = ()) -> Kep
     own paths): its manifest entries, and each file's bytes in ``store`` once. Over the
     store's bound, nothing is kept and the reason says so."""
     kept = KeptLayer()
-    walked = []
+    walked: list[UpperEntry] = []
     too_many = False
     try:  # the walk stops one entry past the bound: an over-large layer costs no more
         for entry in walk_upper(upper, max_entries=2 * store.max_entries + 64):
