@@ -40,3 +40,14 @@ class RequestRejected(RuntimeError):
 
 class ContextLengthError(RuntimeError):
     """The request is longer than the model's context window."""
+
+
+class TerminalError(RuntimeError):
+    """The tmux session of the Terminus-2-style scaffold failed in the agent's container.
+
+    ``missing_tmux``: the container has no tmux at all (the task's image, not the model,
+    is at fault: the trial is lost, not scored)."""
+
+    def __init__(self, message: str, *, missing_tmux: bool = False) -> None:
+        super().__init__(message)
+        self.missing_tmux = missing_tmux
