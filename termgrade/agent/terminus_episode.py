@@ -40,6 +40,7 @@ from termgrade.agent.errors import (
 from termgrade.agent.loop import StopReason, Transcript
 from termgrade.agent.scaffold import ScaffoldConfig
 from termgrade.agent.terminus_prompt import (
+    SESSION_GONE,
     confirmation,
     first_prompt,
     limit_frame,
@@ -142,6 +143,10 @@ class TerminusEpisode:
                 continue
             invalid_in_a_row = 0
             typed = self._type(session, parsed)
+            if not session.alive():  # the keys ended the shell (exit, C-d)
+                self._record(turn, reply, parsed, typed, SESSION_GONE, completion, began)
+                script.stop_reason = SESSION_ENDED
+                return
             frame = self._frame(session)
             confirmed = parsed.task_complete and pending_completion
             if confirmed:

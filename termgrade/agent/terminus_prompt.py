@@ -63,6 +63,9 @@ PARSE_ERROR = ("Your last reply could not be used, so nothing was typed:\n{probl
                "Reply with one valid JSON object in the format given at the start.")
 """The next user message after a reply with an error (:mod:`terminus_turns`)."""
 
+SESSION_GONE = "The terminal's shell has exited: the session is over."
+"""The last observation when the keys ended the shell (``exit``, Ctrl+D); never sent."""
+
 WARNINGS = "Your last reply had warnings:\n{problems}\n\n{frame}"
 
 NEW_OUTPUT = "New terminal output:\n"

@@ -113,11 +113,11 @@ def _load(text: str) -> tuple[Any, list[str], str | None]:
         if repaired is not None:
             try:
                 value = json.loads(repaired)
-            except json.JSONDecodeError:
-                pass
-            else:
-                return value, ["the JSON object was not closed; closing braces were "
-                               "added (close it yourself next time)"], None
+            except json.JSONDecodeError as exc:
+                return None, [], ("the JSON does not parse: its object is never closed "
+                                  f"({exc.msg} once closed)")
+            return value, ["the JSON object was not closed; closing braces were added "
+                           "(close it yourself next time)"], None
         return None, [], "no JSON object found in the reply"
     try:
         return json.loads(body), warnings, None

@@ -116,8 +116,9 @@ class TmuxSession:
         return SCREEN + self.screen()
 
     def stop(self) -> None:
-        """End the session and its server (and so the shell and what it runs); never
-        raises."""
+        """End the session and its server: the shell is hung up, and with it the jobs it
+        started (a process the agent detached on purpose is the grader's to freeze).
+        Never raises."""
         with contextlib.suppress(SandboxError):  # a container gone has nothing to stop
             self._tmux("kill-server")
 
