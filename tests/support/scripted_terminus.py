@@ -108,3 +108,19 @@ def keys(*batches: tuple[str, float], then: str = DONE) -> Policy:
 def frames(requests: Sequence[dict[str, Any]]) -> list[str]:
     """The user messages of the last request: the prompt, then each frame or error."""
     return _user_texts(list(requests[-1]["messages"]))
+
+
+def replay_by_instruction(solutions: dict[str, str]) -> Policy:
+    """Stand-in policy for a run over several tasks: :func:`replay_solution` of the
+    ``solve.sh`` whose task's instruction (the key) the first user message holds."""
+    by_task = {instruction.strip(): replay_solution(script)
+               for instruction, script in solutions.items()}
+
+    def policy(messages: Messages) -> Reply:
+        prompt = _user_texts(messages)[0]
+        for instruction, replay in by_task.items():
+            if instruction in prompt:
+                return replay(messages)
+        raise AssertionError("a prompt holding none of the tasks' instructions")
+
+    return policy
