@@ -45,9 +45,10 @@ class ContextLengthError(RuntimeError):
 class TerminalError(RuntimeError):
     """The tmux session of the Terminus-2-style scaffold failed in the agent's container.
 
-    ``missing_tmux``: the container has no tmux at all (the task's image, not the model,
-    is at fault: the trial is lost, not scored)."""
+    ``lost``: it failed before the model acted (no tmux in the task's image, a tmux that
+    will not start): the image, not the model, is at fault, and the trial is lost to
+    infrastructure, not scored. A failure later is the agent's doing and is scored."""
 
-    def __init__(self, message: str, *, missing_tmux: bool = False) -> None:
+    def __init__(self, message: str, *, lost: bool = False) -> None:
         super().__init__(message)
-        self.missing_tmux = missing_tmux
+        self.lost = lost

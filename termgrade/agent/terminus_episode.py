@@ -83,7 +83,10 @@ class TerminusEpisode:
         self._started = time.monotonic()
         session = TmuxSession(self.sandbox, self.workdir, dict(self.env or {}))
         try:
-            session.start()
+            try:
+                session.start()
+            except TerminalError as exc:  # before the model acted: the image's fault
+                raise TerminalError(f"no terminal for the agent: {exc}", lost=True) from exc
             self._loop(session)
         except RequestRejected as exc:
             script.stop_reason, script.rejected = StopReason.REJECTED, str(exc)
@@ -94,7 +97,7 @@ class TerminusEpisode:
         except TerminalError as exc:
             self.terminal_error = str(exc)
             script.stop_reason = TERMINAL_FAILED
-            if exc.missing_tmux:  # the image's fault: the trial is lost, not scored
+            if exc.lost:  # the trial is lost to infrastructure, not scored
                 script.endpoint_error = str(exc)
         finally:
             session.stop()

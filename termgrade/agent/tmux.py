@@ -64,8 +64,9 @@ class TmuxSession:
         container has no tmux or it will not start."""
         which = self.sandbox.exec(["sh", "-c", "command -v tmux"], timeout_s=TMUX_TIMEOUT_S)
         if which.exit_code != 0:
-            raise TerminalError("the agent's container has no tmux: the terminus-2 scaffold "
-                                "types into a tmux session", missing_tmux=True)
+            raise TerminalError("the agent's container has no tmux, which the terminus-2 "
+                                "scaffold types into (build the task FROM termgrade/base, "
+                                "or install tmux in its image)")
         variables = [arg for key, value in sorted(self.env.items())
                      for arg in ("-e", f"{key}={value}")]
         self._check(self._tmux("new-session", "-d", "-s", SESSION, "-x", str(self.width),

@@ -181,3 +181,23 @@ def test_unusable_replies_in_a_row_end_the_episode(task: Task, image: str) -> No
     assert transcript is not None and transcript.stop_reason == StopReason.INVALID_TURNS
     assert len(llm.requests) == 3 and record.counted and record.reward == 0.0
     assert [s.is_valid_tool_call for s in (record.episode or [])[1:]] == [False] * 3
+
+
+def test_a_container_without_tmux_loses_the_trial_before_the_model_is_asked(
+        task: Task, image: str) -> None:
+    from termgrade.agent.scaffolds import scaffold_for
+
+    box = DockerSandbox.start(image)
+    try:
+        removed = box.exec(["sh", "-c", "rm -f \"$(command -v tmux)\" && ! command -v tmux"],
+                           timeout_s=30)
+        assert removed.exit_code == 0, removed.output
+        with ScriptedToolEndpoint(give_up()) as llm:
+            agent = ModelAgent(Endpoint(llm.url, llm.model, api_key_env=None),
+                               ScaffoldConfig(), "terminus-2")
+            run = scaffold_for("terminus-2").run(agent, box, task)
+    finally:
+        box.close()
+    assert run.infrastructure_error is not None and "no tmux" in run.infrastructure_error
+    assert "termgrade/base" in run.infrastructure_error  # the fix
+    assert llm.requests == []
