@@ -69,10 +69,12 @@ class TmuxSession:
                                 "or install tmux in its image)")
         variables = [arg for key, value in sorted(self.env.items())
                      for arg in ("-e", f"{key}={value}")]
-        self._check(self._tmux("new-session", "-d", "-s", SESSION, "-x", str(self.width),
+        # The history limit is a window's from its birth: set before the session exists.
+        self._check(self._tmux("start-server", ";",
+                               "set-option", "-g", "history-limit", str(HISTORY_LINES), ";",
+                               "new-session", "-d", "-s", SESSION, "-x", str(self.width),
                                "-y", str(self.height), "-c", self.workdir, *variables,
                                "bash --login"), "new-session")
-        self._tmux("set-option", "-g", "history-limit", str(HISTORY_LINES))
         self._wait_for_prompt()
 
     def _wait_for_prompt(self) -> None:

@@ -201,3 +201,11 @@ def test_a_container_without_tmux_loses_the_trial_before_the_model_is_asked(
     assert run.infrastructure_error is not None and "no tmux" in run.infrastructure_error
     assert "termgrade/base" in run.infrastructure_error  # the fix
     assert llm.requests == []
+
+
+def test_a_long_frame_keeps_its_head_and_tail_with_a_notice(task: Task, image: str) -> None:
+    with ScriptedToolEndpoint(keys(("seq 1 30000\n", 1.0))) as llm:
+        _, record = _trial(task, image, llm, ScaffoldConfig(max_output_chars=2000))
+    frame = (record.episode or [])[1].observation
+    assert "[output truncated:" in frame and len(frame) < 2300
+    assert "seq 1 30000" in frame and "\n30000\n" in frame  # the command, and the end
