@@ -120,3 +120,12 @@ def test_terminus_2_is_registered_with_no_tools_and_its_own_digest() -> None:
     identity = terminus.identity(agent)
     assert identity["format"]["required"] == ["analysis", "plan", "commands"]
     assert "{instruction}" in identity["prompt"]
+
+
+def test_grade_help_names_the_scaffold() -> None:
+    from typer.testing import CliRunner
+
+    from termgrade.cli.app import app
+
+    done = CliRunner().invoke(app, ["grade", "--help"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0 and "terminus-2" in done.output
