@@ -27,6 +27,12 @@ from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.sandbox.errors import SandboxError
 
 SESSION = "termgrade"
+SOCKET = "/dev/shm/termgrade-tmux"
+"""The server's socket: on the engine's in-memory /dev/shm, not in the container's
+writable layer, so the grader's review of what the agent changed does not list it
+(tmux's default, /tmp/tmux-0/, where /dev/shm is missing or read-only)."""
+_PROBE = ('command -v tmux >/dev/null 2>&1 || exit 3; '
+          '[ -d /dev/shm ] && [ -w /dev/shm ] || exit 4')
 TMUX_TIMEOUT_S = 20.0
 """One tmux command (send, capture) is given this long."""
 MAX_SEND_BYTES = 8_000
@@ -48,9 +54,10 @@ class TmuxSession:
     width: int = PANE_WIDTH
     height: int = PANE_HEIGHT
     _previous: str | None = None
+    _socket: tuple[str, ...] = ("-S", SOCKET)
 
     def _tmux(self, *args: str, stdin: bytes | None = None) -> ExecResult:
-        return self.sandbox.exec(["tmux", *args], timeout_s=TMUX_TIMEOUT_S,
+        return self.sandbox.exec(["tmux", *self._socket, *args], timeout_s=TMUX_TIMEOUT_S,
                                  env={"TERM": "xterm-256color", "SHELL": "/bin/bash"},
                                  stdin=stdin)
 
@@ -62,19 +69,23 @@ class TmuxSession:
     def start(self) -> None:
         """Start the session in ``workdir`` with ``env``. :class:`TerminalError` when the
         container has no tmux or it will not start."""
-        which = self.sandbox.exec(["sh", "-c", "command -v tmux"], timeout_s=TMUX_TIMEOUT_S)
-        if which.exit_code != 0:
+        probe = self.sandbox.exec(["sh", "-c", _PROBE], timeout_s=TMUX_TIMEOUT_S)
+        if probe.exit_code == 4:
+            self._socket = ()
+        elif probe.exit_code != 0:
             raise TerminalError("the agent's container has no tmux, which the terminus-2 "
                                 "scaffold types into (build the task FROM termgrade/base, "
                                 "or install tmux in its image)")
         variables = [arg for key, value in sorted(self.env.items())
                      for arg in ("-e", f"{key}={value}")]
         # The history limit is a window's from its birth: set before the session exists.
+        # HISTFILE=/dev/null: the shell's history lives in it, not in /root/.bash_history.
         self._check(self._tmux("start-server", ";",
                                "set-option", "-g", "history-limit", str(HISTORY_LINES), ";",
                                "new-session", "-d", "-s", SESSION, "-x", str(self.width),
-                               "-y", str(self.height), "-c", self.workdir, *variables,
-                               "bash --login"), "new-session")
+                               "-y", str(self.height), "-c", self.workdir,
+                               "-e", "HISTFILE=/dev/null", *variables, "bash --login"),
+                    "new-session")
         self._wait_for_prompt()
 
     def _wait_for_prompt(self) -> None:

@@ -151,6 +151,9 @@ def test_giving_up_scores_zero_and_counts(task: Task, image: str) -> None:
         outcome, record = _trial(task, image, llm)
     assert outcome.reward == 0.0 and outcome.error is None
     assert (record.counted, record.passed, record.turns) == (True, False, 2)
+    # The scaffold's own traces (tmux's socket, the shell's history) stay out of the
+    # container's writable layer: nothing is left out of the transfer set.
+    assert record.left_out is None
 
 
 def test_exiting_the_shell_ends_the_episode_and_it_is_still_graded(task: Task,
