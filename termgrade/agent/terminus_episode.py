@@ -54,8 +54,6 @@ from termgrade.sandbox.base import Sandbox
 
 MAX_WAIT_S = 60.0
 """The longest a command's ``duration`` is honoured (the model is told)."""
-SESSION_ENDED = "session_ended"
-TERMINAL_FAILED = "terminal_error"
 
 
 def max_wait_s(config: ScaffoldConfig) -> float:
@@ -96,7 +94,7 @@ class TerminusEpisode:
             script.retries += exc.retries
         except TerminalError as exc:
             self.terminal_error = str(exc)
-            script.stop_reason = TERMINAL_FAILED
+            script.stop_reason = StopReason.TERMINAL_ERROR
             if exc.lost:  # the trial is lost to infrastructure, not scored
                 script.endpoint_error = str(exc)
         finally:
@@ -124,7 +122,7 @@ class TerminusEpisode:
                 script.stop_reason = StopReason.WALL_CLOCK
                 return
             if not session.alive():
-                script.stop_reason = SESSION_ENDED
+                script.stop_reason = StopReason.SESSION_ENDED
                 return
             script.messages.append({"role": "user", "content": prompt})
             began = time.monotonic()
@@ -148,7 +146,7 @@ class TerminusEpisode:
             typed = self._type(session, parsed)
             if not session.alive():  # the keys ended the shell (exit, C-d)
                 self._record(turn, reply, parsed, typed, SESSION_GONE, completion, began)
-                script.stop_reason = SESSION_ENDED
+                script.stop_reason = StopReason.SESSION_ENDED
                 return
             frame = self._frame(session)
             confirmed = parsed.task_complete and pending_completion

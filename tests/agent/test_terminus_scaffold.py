@@ -17,7 +17,6 @@ import pytest
 
 from termgrade.agent import Endpoint, ScaffoldConfig, StopReason
 from termgrade.agent.kinds import ModelAgent
-from termgrade.agent.terminus_episode import SESSION_ENDED
 from termgrade.agent.terminus_prompt import CONFIRM, NEW_OUTPUT
 from termgrade.agent.tmux import MAX_SEND_BYTES, TmuxSession
 from termgrade.grade.record import graded_record
@@ -161,7 +160,7 @@ def test_exiting_the_shell_ends_the_episode_and_it_is_still_graded(task: Task,
     with ScriptedToolEndpoint(keys(("exit\n", 0.3), ("ls\n", 0.1))) as llm:
         outcome, record = _trial(task, image, llm)
     transcript = outcome.agent_run.transcript if outcome.agent_run else None
-    assert transcript is not None and transcript.stop_reason == SESSION_ENDED
+    assert transcript is not None and transcript.stop_reason == StopReason.SESSION_ENDED
     assert record.counted and record.reward == 0.0 and record.turns == 1
 
 
@@ -203,6 +202,8 @@ def test_a_container_without_tmux_loses_the_trial_before_the_model_is_asked(
         box.close()
     assert run.infrastructure_error is not None and "no tmux" in run.infrastructure_error
     assert "termgrade/base" in run.infrastructure_error  # the fix
+    assert run.transcript is not None
+    assert run.transcript.stop_reason == StopReason.TERMINAL_ERROR
     assert llm.requests == []
 
 
