@@ -2,8 +2,8 @@
 
 In one warm container of a task's image, a tmux session (termgrade/agent/tmux.py) gets
 ``--turns`` turns of one short command each, with no wait (a ``duration`` of 0): each turn
-times ``alive`` (``tmux has-session``, asked before each model call), ``send`` (one
-``tmux send-keys`` exec) and ``frame`` (one or two ``capture-pane`` execs), i.e. what the
+times ``send`` (one ``tmux send-keys`` exec), ``alive`` (``tmux has-session``, asked after
+the keys) and ``frame`` (one or two ``capture-pane`` execs), i.e. what the
 scaffold costs beyond the model's latency and the durations the model asks for. Beside
 it, the bash tool-calling scaffold's one ``bash`` call per turn
 (termgrade/agent/shell.py) on the same container, for scale. No model is involved.

@@ -121,9 +121,6 @@ class TerminusEpisode:
             if self._left() <= 0:
                 script.stop_reason = StopReason.WALL_CLOCK
                 return
-            if not session.alive():
-                script.stop_reason = StopReason.SESSION_ENDED
-                return
             script.messages.append({"role": "user", "content": prompt})
             began = time.monotonic()
             completion = self._complete()
@@ -144,7 +141,7 @@ class TerminusEpisode:
                 continue
             invalid_in_a_row = 0
             typed = self._type(session, parsed)
-            if not session.alive():  # the keys ended the shell (exit, C-d)
+            if not session.alive():  # the keys ended the shell (exit, C-d), or a job did
                 self._record(turn, reply, parsed, typed, SESSION_GONE, completion, began)
                 script.stop_reason = StopReason.SESSION_ENDED
                 return
