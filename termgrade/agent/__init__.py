@@ -1,8 +1,11 @@
-"""The bash tool-calling scaffold: a model, one ``bash`` tool, a ``finish`` tool, limits.
+"""Scaffolds: how a model meets a task's container, registered by name.
 
-:mod:`~termgrade.agent.scaffold` is the one definition of the prompt and tools (grading
-and training share it), :mod:`~termgrade.agent.client` talks to any OpenAI-compatible
-endpoint, :mod:`~termgrade.agent.loop` runs one episode in a task's container.
+The bash tool-calling scaffold (a model, one ``bash`` tool, a ``finish`` tool, limits):
+:mod:`~termgrade.agent.scaffold` is the one definition of its prompt and tools (grading
+and training share it), :mod:`~termgrade.agent.loop` runs one episode. The Terminus-2-style
+scaffold (JSON turns of keystrokes typed into tmux): :mod:`~termgrade.agent.terminus_scaffold`.
+:mod:`~termgrade.agent.scaffolds` is the registry, :mod:`~termgrade.agent.client` talks to
+any OpenAI-compatible endpoint.
 """
 
 from termgrade.agent.client import ChatClient, Endpoint, client_for

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 class BashToolScaffold(ScaffoldBase):
     name = SCAFFOLD_NAME
     version = "1"
+    tools = TOOLS
 
     def identity(self, agent: ModelAgent) -> dict[str, Any]:
         return {"scaffold": SCAFFOLD_NAME, "system_prompt": SYSTEM_PROMPT,

@@ -40,3 +40,15 @@ class RequestRejected(RuntimeError):
 
 class ContextLengthError(RuntimeError):
     """The request is longer than the model's context window."""
+
+
+class TerminalError(RuntimeError):
+    """The tmux session of the Terminus-2-style scaffold failed in the agent's container.
+
+    ``lost``: it failed before the model acted (no tmux in the task's image, a tmux that
+    will not start): the image, not the model, is at fault, and the trial is lost to
+    infrastructure, not scored. A failure later is the agent's doing and is scored."""
+
+    def __init__(self, message: str, *, lost: bool = False) -> None:
+        super().__init__(message)
+        self.lost = lost

@@ -47,6 +47,10 @@ class StopReason:
     CONTEXT_LENGTH = "context_length"
     REJECTED = "request_rejected"
     ENDPOINT_ERROR = "endpoint_error"
+    SESSION_ENDED = "session_ended"
+    """terminus-2: the keys ended the shell (``exit``, Ctrl+D)."""
+    TERMINAL_ERROR = "terminal_error"
+    """terminus-2: the tmux session failed (before the model acted: the trial is lost)."""
 
 
 @dataclass

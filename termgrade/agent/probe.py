@@ -3,14 +3,16 @@
 Two cheap requests find in seconds what trials would otherwise find after minutes of
 retries each: ``GET /models`` (is anything listening, is the key accepted, is the model
 served) and a chat completion of one token that offers the scaffold's tools (does the
-server accept tool calls). Each problem raises :class:`EndpointUnusableError` naming the
-URL and the fix. What a probe cannot decide (a 5xx or 429, a provider without
-``/models``) is left to the run, whose retries handle it.
+server accept tool calls; a scaffold without tools, such as terminus-2, offers none).
+Each problem raises :class:`EndpointUnusableError` naming the URL and the fix. What a
+probe cannot decide (a 5xx or 429, a provider without ``/models``) is left to the run,
+whose retries handle it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import httpx2
@@ -40,13 +42,15 @@ def check_base_url(base_url: str) -> None:
                                     fix=_URL_FIX)
 
 
-def probe_endpoint(endpoint: Endpoint) -> None:
-    """Raise :class:`EndpointUnusableError` when no trial could use ``endpoint``."""
+def probe_endpoint(endpoint: Endpoint,
+                   tools: Sequence[dict[str, Any]] = TOOLS) -> None:
+    """Raise :class:`EndpointUnusableError` when no trial could use ``endpoint`` with
+    ``tools`` (the scaffold's: the bash tool-calling one's unless told)."""
     check_base_url(endpoint.base_url)
     with httpx2.Client(timeout=PROBE_TIMEOUT,
                        trust_env=not is_loopback(endpoint.base_url)) as http:
         _check_models(http, endpoint)
-        _check_tools(http, endpoint)
+        _check_tools(http, endpoint, tools)
 
 
 def _request(http: httpx2.Client, endpoint: Endpoint, method: str, url: str,
@@ -91,11 +95,12 @@ def _check_models(http: httpx2.Client, endpoint: Endpoint) -> None:
             fix=f"pass --model {served[0]} (or another model it serves)")
 
 
-def _check_tools(http: httpx2.Client, endpoint: Endpoint) -> None:
+def _check_tools(http: httpx2.Client, endpoint: Endpoint,
+                 tools: Sequence[dict[str, Any]]) -> None:
+    offered = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
     body: dict[str, Any] = {
         "model": endpoint.model, "messages": [{"role": "user", "content": "Say OK."}],
-        "tools": list(TOOLS), "tool_choice": "auto", **dict(endpoint.extra_body),
-        "max_tokens": 1}
+        **offered, **dict(endpoint.extra_body), "max_tokens": 1}
     reply = _request(http, endpoint, "POST", endpoint.url, body)
     if reply.status_code == 400 and "max_tokens" in reply.text:
         body.pop("max_tokens")  # a provider that wants max_completion_tokens instead
@@ -103,7 +108,7 @@ def _check_tools(http: httpx2.Client, endpoint: Endpoint) -> None:
     status, text = reply.status_code, reply.text[:500]
     if status in (401, 403):
         raise _refused_key(endpoint.url, reply)
-    if status in (400, 422) and "tool" in text.lower():
+    if tools and status in (400, 422) and "tool" in text.lower():
         raise EndpointUnusableError(
             endpoint.url, f"does not accept tool calls (HTTP {status}: {text})",
             fix="serve the model with tool calling on (vLLM: --enable-auto-tool-choice "

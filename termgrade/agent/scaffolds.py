@@ -35,6 +35,9 @@ class Scaffold(Protocol):
     """The ``scaffold`` of every trial it produces (labels key on it)."""
     version: str
     """Bumped when the scaffold's behaviour changes in a way its digest does not see."""
+    tools: tuple[dict[str, Any], ...]
+    """The tool definitions (OpenAI form) offered to the model; empty for a scaffold whose
+    turns are text (the endpoint probe and the trajectories' ``tool_definitions`` read it)."""
 
     def identity(self, agent: ModelAgent) -> dict[str, Any]:
         """Everything that shapes a trial (prompt, tools or turn format, limits,
@@ -57,7 +60,7 @@ def unknown_scaffold(name: str) -> OptionError:
                            "(docs/architecture.md, 'Adding a scaffold')")
 
 
-BUILT_IN = ("termgrade.agent.bash_scaffold",)
+BUILT_IN = ("termgrade.agent.bash_scaffold", "termgrade.agent.terminus_scaffold")
 """Modules whose import registers the built-in scaffolds."""
 
 _REGISTRY: dict[str, Scaffold] = {}
@@ -107,10 +110,11 @@ def digest_of(payload: dict[str, Any]) -> str:
 
 
 class ScaffoldBase:
-    """Shared members: the digest of :meth:`identity`."""
+    """Shared members: the digest of :meth:`identity`; no tools unless a scaffold says."""
 
     name: str
     version: str
+    tools: tuple[dict[str, Any], ...] = ()
 
     def identity(self, agent: ModelAgent) -> dict[str, Any]:
         raise NotImplementedError

@@ -174,7 +174,8 @@ def build_trajectories(
             writer.abort()
             trace_rows.abort()
             raise
-        stats.input_bytes = counter.total
+        if trials_file is not None:  # records given as objects were never bytes here
+            stats.input_bytes = counter.total
         for result in results.values():
             summary.files += [paths.rel(p) for p in result.paths]
         summary.files += [paths.rel(p) for p in traced.paths]

@@ -49,10 +49,13 @@ def messages_from_episode(steps: list[Row]) -> list[Row]:
 
 def _tool_definitions(scaffold: str) -> str | None:
     """The tools (OpenAI form, JSON) a scaffold offered the model: a chat template needs them
-    (``tools=``) to render the ``sft`` messages of a tool-calling scaffold."""
-    from termgrade.agent.scaffold import SCAFFOLD_NAME, TOOLS
+    (``tools=``) to render the ``sft`` messages of a tool-calling scaffold. Null for a
+    scaffold whose turns are text (terminus-2: JSON in the reply, the format in the first
+    user message) and for one not registered here (oracle, nop, a Harbor agent)."""
+    from termgrade.agent.scaffolds import registered
 
-    return json.dumps(list(TOOLS)) if scaffold == SCAFFOLD_NAME else None
+    known = registered().get(scaffold)
+    return json.dumps(list(known.tools)) if known is not None and known.tools else None
 
 
 MESSAGE_FIELDS = tuple(ChatMessage.model_fields)

@@ -87,8 +87,10 @@ def register(app: typer.Typer) -> None:
             "new one starts. `termgrade runs DIR` lists them."),
         scaffold: str = typer.Option(
             "bash-tool", "--scaffold", help="The scaffold the model works in, by registered "
-            "name (default bash-tool: tool calls, one bash command each; an unknown name lists "
-            "the registered ones). Labels keep scaffolds apart."),
+            "name: bash-tool (default; tool calls, one bash command each) or terminus-2 "
+            "(JSON turns of keystrokes typed into a tmux session, Harbor's Terminus-2 "
+            "protocol); an unknown name lists the registered ones. Labels keep scaffolds "
+            "apart."),
         keep_work: bool = typer.Option(
             False, "--keep-work", help="Keep each trial's carried work (what reached the "
             "verifier) in DIR/work, content-addressed, so `termgrade regrade` can score it "

@@ -234,7 +234,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
         if skipped and not task_dirs:
             raise nothing_left(skipped)
         if run is run_job:
-            probe_endpoint(agent.endpoint)
+            probe_endpoint(agent.endpoint, scaffold_for(agent.scaffold).tools)
     except TermGradeError:
         if pool is not None:
             pool.shutdown()

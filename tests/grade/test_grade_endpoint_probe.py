@@ -76,6 +76,18 @@ def test_a_server_without_tool_calling_is_refused_naming_the_server_flag() -> No
     assert "--enable-auto-tool-choice" in str(caught.value)
 
 
+def test_a_scaffold_without_tools_probes_without_them() -> None:
+    """terminus-2's turns are text: a server without tool calling serves it."""
+    from termgrade.agent.scaffolds import scaffold_for
+
+    no_tools = FaultPlan(when=[(lambda _n, body: "tools" in body, Fault.no_tools())])
+    with ScriptedToolEndpoint(give_up(), faults=no_tools) as llm:
+        probe_endpoint(Endpoint(llm.url, llm.model, api_key_env=None),
+                       scaffold_for("terminus-2").tools)
+    [request] = llm.requests
+    assert "tools" not in request and "tool_choice" not in request
+
+
 def test_a_closed_port_mid_run_gives_up_in_seconds_as_fatal() -> None:
     client = ChatClient(Endpoint(f"http://127.0.0.1:{closed_port()}/v1", "m", api_key_env=None))
     began = time.monotonic()
