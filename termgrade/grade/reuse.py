@@ -16,6 +16,7 @@ they were recorded) is never reused.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from termgrade.agent.kinds import ModelAgent
 from termgrade.agent.scaffolds import config_of, scaffold_for
+from termgrade.core.errors import TermGradeError
 from termgrade.grade.errors import ReuseError
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.records.trial import TrialRecord
@@ -120,3 +122,17 @@ def load_earlier(path: Path, out_dir: Path) -> list[TrialRecord]:
                          fix="to continue an interrupted run, rerun without --reuse (it "
                          "resumes); to regrade, write to a new -o folder and --reuse this one")
     return TrialJournal(trials).load()
+
+
+def adopt_kept(plan: ReusePlan, reuse: Path, out_dir: Path) -> int:
+    """``grade --reuse --keep-work``: the reused trials' kept work, from the earlier run's
+    store into this run's (blobs linked), so this run can be regraded whole; how many.
+    A reused trial the earlier run kept nothing of stays without (regrade: must rerun)."""
+    from termgrade.scoring.kept import WorkStore
+
+    mine, theirs = WorkStore.of_run(out_dir), WorkStore.of_run(earlier_trials(reuse).parent)
+    adopted = 0
+    for record in plan.records:
+        with contextlib.suppress(OSError, TermGradeError):  # a grade never fails for it
+            adopted += mine.adopt(theirs, record.trial_id)
+    return adopted

@@ -31,6 +31,7 @@ from termgrade.grade.journal import TRIALS_FILE, TrialJournal
 from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
 from termgrade.grade.reuse import (
+    adopt_kept,
     apply_reuse,
     load_earlier,
     plan_reuse,
@@ -259,6 +260,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                           task_digests=digests, k_max=rule.k_max)
         plan.records = [stamp.join(r) for r in plan.records]
         reused, reused_tasks, rerun = apply_reuse(plan, journal), len(plan.tasks), plan.changed
+        if keep_work:
+            adopt_kept(plan, reuse, out_dir)
     run_id = run_label(journal.path, agent.name)
     kept_in = str((out_dir / WORK_DIR).resolve()) if keep_work else None
     containers_here = run is run_job and (pool is None or pool.where == "local")

@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -74,6 +75,25 @@ class WorkStore:
         path = self.manifest(work.trial_id)
         atomic_write_text(path, work.model_dump_json(exclude_defaults=False) + "\n")
         return path
+
+    def adopt(self, other: WorkStore, trial_id: str) -> bool:
+        """``other``'s kept work of ``trial_id`` into this store (a trial ``grade --reuse``
+        copied): its manifest written here, its blobs linked (copied across filesystems).
+        False when ``other`` kept none of it."""
+        work = other.read(trial_id)
+        if work is None:
+            return False
+        for digest in {e.sha256 for e in work.entries if e.sha256}:
+            target = self.blob(digest)
+            if target.exists():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(other.blob(digest), target)
+            except OSError:
+                shutil.copyfile(other.blob(digest), target)
+        self.write(work)
+        return True
 
     def read(self, trial_id: str) -> KeptWork | None:
         """The manifest of ``trial_id``; None when its work was not kept."""

@@ -392,3 +392,21 @@ def test_sigterm_mid_regrade_leaves_no_container(
     assert regrade.returncode == 143, output
     assert of_run() == [], output
     assert not (out / TRIALS_FILE).exists() or not (out / TRIALS_FILE).read_text()
+
+
+def test_reused_trials_bring_their_kept_work(graded: tuple[Path, list[TrialRecord]],
+                                             tmp_path: Path) -> None:
+    """``grade --reuse --keep-work``: the reused trials' kept work joins the new run's store
+    (blobs linked, not copied), so the new run regrades whole."""
+    source, records = graded
+    out = tmp_path / "run"
+    reused = _grade(out, keep_work=True, reuse=source)
+    assert sorted(r.trial_id for r in reused) == sorted(r.trial_id for r in records)
+    theirs, mine = WorkStore.of_run(source), WorkStore.of_run(out)
+    work = mine.read(records[0].trial_id)
+    assert work is not None and work == theirs.read(records[0].trial_id)
+    digest = next(e.sha256 for e in work.entries if e.sha256)
+    assert mine.blob(digest).stat().st_ino == theirs.blob(digest).stat().st_ino
+    report = regrade_run(out, [_task_copy(tmp_path, _fix)], tmp_path / "regraded",
+                         progress=False)
+    assert not report.must_rerun and len(report.changed()) == 2
