@@ -38,9 +38,10 @@ class KeptEntry(BaseModel):
     path: str = Field(description="Absolute path in the container.")
     kind: EntryKind = Field(description="file, dir, symlink, or whiteout (a deletion of "
                             "what the image had there).")
-    mode: int = Field(0, ge=0, description="Permission bits (and setuid/setgid/sticky).")
-    uid: int = Field(0, ge=0)
-    gid: int = Field(0, ge=0)
+    mode: int = Field(0, ge=0, le=0o7777,
+                      description="Permission bits (and setuid/setgid/sticky).")
+    uid: int = Field(0, ge=0, le=2**32 - 2)
+    gid: int = Field(0, ge=0, le=2**32 - 2)
     mtime_ns: int = Field(0, description="Modification time, nanoseconds.")
     size: int = Field(0, ge=0, description="A file's size in bytes.")
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",

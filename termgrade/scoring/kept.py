@@ -238,39 +238,49 @@ def materialize(work: KeptWork, store: WorkStore, target: str) -> None:
     files: set[str] = set()
     times: list[tuple[str, int]] = []
     for entry in work.entries:
-        path = _checked(entry.path)
-        if posixpath.dirname(path) not in dirs or path in dirs or path in files:
-            raise KeptWorkError(f"kept entry {path}: its parent is not a directory kept "
-                                "before it, or it is kept twice",
-                                fix="the manifest was edited: rerun the trial")
-        host = os.path.join(target, path[1:])
-        if entry.kind == "dir":
-            os.mkdir(host, 0o700)
-            if entry.opaque:
-                os.setxattr(host, OPAQUE_XATTR, b"y", follow_symlinks=False)
-            dirs.add(path)
-            times.append((host, entry.mtime_ns))
-        elif entry.kind == "whiteout":
-            os.mknod(host, stat.S_IFCHR | 0o600, os.makedev(0, 0))
-        elif entry.kind == "symlink":
-            os.symlink(entry.target or "", host)
-        elif entry.link_to is not None:
-            if entry.link_to not in files:
-                raise KeptWorkError(f"kept entry {path}: a hard link of {entry.link_to}, "
-                                    "which is no file kept before it",
-                                    fix="the manifest was edited: rerun the trial")
-            os.link(os.path.join(target, entry.link_to[1:]), host, follow_symlinks=False)
-            files.add(path)
-            continue
-        else:
-            _copy_blob(work, entry, store, host)
-            files.add(path)
-        os.chown(host, entry.uid, entry.gid, follow_symlinks=False)
-        if entry.kind != "symlink":
-            os.chmod(host, entry.mode)  # after chown, which clears setuid
-        os.utime(host, ns=(entry.mtime_ns, entry.mtime_ns), follow_symlinks=False)
+        try:
+            _rebuild(work, entry, store, target, dirs, files, times)
+        except (OSError, ValueError, OverflowError) as exc:  # a manifest no grade wrote
+            raise KeptWorkError(f"kept entry {entry.path!r} cannot be rebuilt: {exc}",
+                                fix="the manifest was edited: rerun the trial") from None
     for host, mtime in reversed(times):  # their children changed them
         os.utime(host, ns=(mtime, mtime), follow_symlinks=False)
+
+
+def _rebuild(work: KeptWork, entry: KeptEntry, store: WorkStore, target: str, dirs: set[str],
+             files: set[str], times: list[tuple[str, int]]) -> None:
+    """One entry of the layer, its parent kept before it."""
+    path = _checked(entry.path)
+    if posixpath.dirname(path) not in dirs or path in dirs or path in files:
+        raise KeptWorkError(f"kept entry {path}: its parent is not a directory kept "
+                            "before it, or it is kept twice",
+                            fix="the manifest was edited: rerun the trial")
+    host = os.path.join(target, path[1:])
+    if entry.kind == "dir":
+        os.mkdir(host, 0o700)
+        if entry.opaque:
+            os.setxattr(host, OPAQUE_XATTR, b"y", follow_symlinks=False)
+        dirs.add(path)
+        times.append((host, entry.mtime_ns))
+    elif entry.kind == "whiteout":
+        os.mknod(host, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    elif entry.kind == "symlink":
+        os.symlink(entry.target or "", host)
+    elif entry.link_to is not None:
+        if entry.link_to not in files:
+            raise KeptWorkError(f"kept entry {path}: a hard link of {entry.link_to}, "
+                                "which is no file kept before it",
+                                fix="the manifest was edited: rerun the trial")
+        os.link(os.path.join(target, entry.link_to[1:]), host, follow_symlinks=False)
+        files.add(path)
+        return
+    else:
+        _copy_blob(work, entry, store, host)
+        files.add(path)
+    os.chown(host, entry.uid, entry.gid, follow_symlinks=False)
+    if entry.kind != "symlink":
+        os.chmod(host, entry.mode)  # after chown, which clears setuid
+    os.utime(host, ns=(entry.mtime_ns, entry.mtime_ns), follow_symlinks=False)
 
 
 def _copy_blob(work: KeptWork, entry: KeptEntry, store: WorkStore, host: str) -> None:

@@ -142,3 +142,17 @@ def test_over_the_entry_bound_nothing_is_kept(tmp_path: Path) -> None:
     assert kept.entries == [] and not (store.root / "blobs").exists()
     exact = WorkStore(tmp_path / "exact", max_entries=len(_seen(upper)) - 2)  # less /logs/*
     assert snapshot(str(upper), exact, skip=("/logs",)).reason is None
+
+
+def test_a_manifest_no_grade_wrote_is_refused_not_crashed(tmp_path: Path) -> None:
+    """A hard link to nothing kept, a file whose blob is gone: each refused by name."""
+    store = WorkStore(tmp_path / "work")
+    work = snapshot(str(_layer(tmp_path)), store, skip=("/logs",)).manifest(
+        trial_id="t", task_id="x", task_digest=None, agent_side_digest=None)
+    for extra in (KeptEntry(path="/app/ln", kind="file", link_to="/nowhere"),
+                  KeptEntry(path="/app/gone2", kind="file", sha256="0" * 64, size=1)):
+        rebuilt = tmp_path / f"rebuilt-{extra.path.rsplit('/', 1)[1]}"
+        rebuilt.mkdir()
+        with pytest.raises(KeptWorkError, match=extra.path):
+            materialize(work.model_copy(update={"entries": [*work.entries, extra]}), store,
+                        str(rebuilt))
