@@ -99,7 +99,8 @@ class AgentRun:
     transcript: Transcript | None = None
     """A model agent's whole episode."""
     infrastructure_error: str | None = None
-    """The model's endpoint stopped answering: the trial is lost, not scored."""
+    """Why the trial is lost, not scored, in a sentence that names the part that failed
+    (the model's endpoint stopped answering; the agent's container had no terminal)."""
 
     @property
     def duration_s(self) -> float:
@@ -118,7 +119,14 @@ def run_model(agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
                       agent.config, limit, env=dict(task.config.environment.env) or None)
     transcript = episode.run()
     return AgentRun(result=None, transcript=transcript,
-                    infrastructure_error=transcript.endpoint_error)
+                    infrastructure_error=endpoint_failure(transcript))
+
+
+def endpoint_failure(transcript: Transcript) -> str | None:
+    """The lost trial's reason when the model's endpoint stopped answering, else None."""
+    if transcript.endpoint_error is None:
+        return None
+    return f"the model endpoint: {transcript.endpoint_error}"
 
 
 def require_runnable(agent: Agent, task: Task) -> None:

@@ -74,6 +74,8 @@ class TerminusEpisode:
     transcript: Transcript = field(default_factory=Transcript)
     terminal_error: str | None = None
     """Why the tmux session failed, when it did (the episode then ended)."""
+    lost: str | None = None
+    """Why the trial is lost to the container, not the model (no terminal to type into)."""
     _started: float = 0.0
 
     def run(self) -> Transcript:
@@ -96,7 +98,7 @@ class TerminusEpisode:
             self.terminal_error = str(exc)
             script.stop_reason = StopReason.TERMINAL_ERROR
             if exc.lost:  # the trial is lost to infrastructure, not scored
-                script.endpoint_error = str(exc)
+                self.lost = str(exc)
         finally:
             session.stop()
         script.duration_s = time.monotonic() - self._started

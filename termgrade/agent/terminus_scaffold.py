@@ -53,7 +53,7 @@ class TerminusScaffold(ScaffoldBase):
 
     def run(self, agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
         from termgrade.agent.client import client_for
-        from termgrade.agent.kinds import AgentRun, agent_time_limit_s
+        from termgrade.agent.kinds import AgentRun, agent_time_limit_s, endpoint_failure
         from termgrade.agent.terminus_episode import TerminusEpisode
 
         episode = TerminusEpisode(
@@ -63,4 +63,4 @@ class TerminusScaffold(ScaffoldBase):
             env=dict(task.config.environment.env) or None)
         transcript = episode.run()
         return AgentRun(result=None, transcript=transcript, error=episode.terminal_error,
-                        infrastructure_error=transcript.endpoint_error)
+                        infrastructure_error=episode.lost or endpoint_failure(transcript))

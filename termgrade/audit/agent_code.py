@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from termgrade.audit.documents import SourceFile
+from termgrade.audit.pyparse import parse
 from termgrade.records.issues import Issue
 
 AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace", "/opt", "/etc",
@@ -275,7 +276,7 @@ class _FileScan:
 def file_findings(source: SourceFile) -> list[AgentCodeFinding]:
     """The findings of one Python file (none when it does not parse: ``tests_parse`` says so)."""
     try:
-        tree = ast.parse(source.text, filename=source.path)
+        tree = parse(source.text, source.path)
     except (SyntaxError, ValueError):
         return []
     return _FileScan(source.path, tree).results()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from termgrade.audit.documents import SourceFile
+from termgrade.audit.pyparse import parse
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def _is_test(node: ast.stmt) -> TypeGuard[_Def]:
 def inventory_module(source: str, path: str = "<test>") -> TestInventory:
     """The tests of one pytest file, or the parse error."""
     try:
-        tree = ast.parse(source, filename=path)
+        tree = parse(source, path)
     except SyntaxError as exc:
         return TestInventory(errors=(f"{path}: {exc.msg} (line {exc.lineno})",))
     names = _literal_lengths(tree)

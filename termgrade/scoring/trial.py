@@ -202,7 +202,7 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     durations["agent"] = agent_run.duration_s
     if agent_run.infrastructure_error is not None:
         return RunOutcome(label, None, durations=durations, agent_run=agent_run,
-                          error=f"the model endpoint: {agent_run.infrastructure_error}")
+                          error=agent_run.infrastructure_error)
     outcome = score_layer(task, layer, agent_box.engine_paths(), score_box, scoring,
                           durations, label=label, exceeded=watch.check_now)
     outcome.agent_run, outcome.agent_error = agent_run, agent_run.error

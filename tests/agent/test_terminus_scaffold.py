@@ -202,6 +202,8 @@ def test_a_container_without_tmux_loses_the_trial_before_the_model_is_asked(
         box.close()
     assert run.infrastructure_error is not None and "no tmux" in run.infrastructure_error
     assert "termgrade/base" in run.infrastructure_error  # the fix
+    # the container is to blame, not the model endpoint
+    assert run.infrastructure_error.startswith("no terminal for the agent")
     assert run.transcript is not None
     assert run.transcript.stop_reason == StopReason.TERMINAL_ERROR
     assert llm.requests == []
