@@ -17,6 +17,7 @@ from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.errors import SandboxError
+from termgrade.sandbox.layer_files import read_layer_files
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring import attestation as attest
 from termgrade.scoring.carry import carry_work
@@ -240,7 +241,9 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     if run.timed_out:
         result.fail(f"{task.paths.test_script}: timed out after {timeout:.0f} s")
     try:
-        outputs = box.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT)
+        outputs = (read_layer_files(layer[0], CONTAINER.verifier_dir,
+                                    max_bytes=MAX_VERIFIER_OUTPUT) if layer else
+                   box.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT))
     except SandboxError as exc:
         outputs = {}
         result.fail(f"{CONTAINER.verifier_dir} unreadable or over "
