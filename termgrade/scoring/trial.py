@@ -174,10 +174,11 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
         if pair is not None and keep:
             pair.agent_box.halt(kill=True)  # kept stopped, for inspection
         elif pair is not None:
-            for box in (pair.agent_box, pair.score_box):
-                _teardown(box, durations)
-            # a kept scoring container still mounts the staged tests
-            shutil.rmtree(pair.staged, ignore_errors=True)
+            staged = pair.staged
+            _teardown(pair.agent_box, durations)
+            # the staged grader, once B (which mounts it) is gone: off the critical path
+            _teardown(pair.score_box, durations,
+                      then=lambda: shutil.rmtree(staged, ignore_errors=True))
         durations["total"] = time.monotonic() - started
 
 
@@ -209,11 +210,15 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
     return outcome
 
 
-def _teardown(box: Sandbox, durations: dict[str, float]) -> None:
-    """Remove ``box`` in the background; its seconds land in ``durations["teardown"]``."""
+def _teardown(box: Sandbox, durations: dict[str, float],
+              then: Callable[[], object] | None = None) -> None:
+    """Remove ``box`` in the background, then call ``then`` (there too); the seconds land
+    in ``durations["teardown"]``. The interpreter waits for the removals at exit."""
     began = time.monotonic()
 
     def _done(_future: object) -> None:
+        if then is not None:
+            then()
         durations["teardown"] = max(durations.get("teardown", 0.0), time.monotonic() - began)
 
     pending = box.close_later()
