@@ -159,6 +159,26 @@ def _digests(frame: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, str | 
             for (model, scaffold, task), row in agreed.iterrows()}
 
 
+def _warn_mixed_scaffolds(frame: pd.DataFrame, log: IssueLog) -> None:
+    """A row whose trials ran one scaffold name under different configurations (two
+    ``scaffold_digest`` values, or some with one and some without: TermGrade's native
+    terminus-2 beside an ingested Harbor Terminus-2 job) pools what may not be one
+    measurement: said, with the fix."""
+    if "scaffold_digest" not in frame or frame.empty:
+        return
+    grouped = frame.groupby(KEYS, sort=True)["scaffold_digest"]
+    kinds = grouped.nunique() + grouped.apply(lambda v: int(v.isna().any()))
+    mixed = [f"{task} x {model} ({scaffold})"
+             for (model, scaffold, task), n in kinds.items() if n > 1]
+    if mixed:
+        log.add("mixed_scaffolds", len(mixed),
+                f"{len(mixed)} label row(s) pool trials of one scaffold name run under "
+                f"different configurations (scaffold_digest differs or is unrecorded): "
+                f"{preview(mixed)}; their pass rate mixes two harnesses (for example "
+                "TermGrade's terminus-2 beside an ingested Harbor job): label them "
+                "separately, or under distinct model names, if that matters")
+
+
 def unattested_tasks(frame: pd.DataFrame) -> list[str]:
     """Task ids of which any trial says ``attested: false`` (sorted)."""
     if "attested" not in frame or frame.empty:
@@ -243,6 +263,7 @@ def compute_labels(trials: TrialSet | pd.DataFrame, *, k: KSpec = None,
     labels["attested"] = pd.Series(_attested(frame, labels), index=labels.index, dtype=object)
     _warn_short(labels, log)
     _warn_missing(labels, log)
+    _warn_mixed_scaffolds(frame, log)
     return LabelSet(frame=labels[LABEL_COLUMNS].reset_index(drop=True), scheme=scheme,
                     issues=log.issues, digests=_digests(frame))
 

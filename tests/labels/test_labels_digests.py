@@ -60,3 +60,19 @@ def test_the_cli_refuses_with_the_flag_to_allow_it(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     rows = {r["task_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert rows["b"]["task_digest"] is None and rows["a"]["task_digest"] == "a1"
+
+
+def test_one_scaffold_name_under_two_configurations_is_said(tmp_path: Path) -> None:
+    """Native terminus-2 trials (a scaffold digest) pooled with ingested Harbor ones (none)
+    under one model: labelled, and an issue names the row; one configuration: no issue."""
+    rows = [trial("a", "m", 0, passed=True, scaffold="terminus-2", scaffold_digest="native"),
+            trial("a", "m", 1, scaffold="terminus-2"),  # ingested: no digest
+            trial("b", "m", 0, scaffold="terminus-2", scaffold_digest="native"),
+            trial("b", "m", 1, passed=True, scaffold="terminus-2", scaffold_digest="native")]
+    with pytest.warns(UserWarning, match="different configurations"):
+        labels = compute_labels(read_trials([write_jsonl(tmp_path / "t.jsonl", rows)]))
+    mixed = [i for i in labels.issues if i.kind == "mixed_scaffolds"]
+    assert len(mixed) == 1 and mixed[0].count == 1 and "a x m (terminus-2)" in mixed[0].message
+    assert labels.frame.set_index("task_id").loc["a", "n_counted"] == 2  # pooled, as before
+    same = compute_labels(read_trials([write_jsonl(tmp_path / "u.jsonl", rows[2:])]))
+    assert not [i for i in same.issues if i.kind == "mixed_scaffolds"]
