@@ -21,6 +21,7 @@ Only this module imports ``ray``, and only ``--ray`` imports this module.
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import logging
 import os
@@ -164,6 +165,11 @@ def _disconnect() -> None:
         if _connection["users"]:
             return
         if _connection["ours"]:
+            # An ObjectRef freed after ray.shutdown() ends this process (Ray's QuickExit:
+            # "the language frontend accesses the Ray's worker after it is shutdown"; seen
+            # once under CI as a silent exit 1): the ones held only by reference cycles
+            # (a stored exception's traceback) are freed now, while the worker lives.
+            gc.collect()
             _ray().shutdown()  # this driver's connection only; the cluster keeps running
         _connection.update(address=None, ours=False)
 
@@ -372,6 +378,8 @@ class RayExecutor(Executor):
         finally:
             with self._lock:
                 self._in_ray.discard(ref)
+            # a traceback kept with the future holds this frame: not the ref (see _disconnect)
+            ref = None
 
     @property
     def in_flight(self) -> int:
