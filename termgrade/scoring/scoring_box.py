@@ -4,7 +4,7 @@ grader's read-only files are staged in (the plugin, the broker, the tests' copy)
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -77,7 +77,7 @@ def stage_grader(task: Task, closure: Closure | None = None,
     (grader / f"{attest.WATCH_MODULE}.py").write_bytes(attest.watch_source())
     (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
     trusted = [*closure.dirs, *closure.files] if closure else []
-    (grader / "closure.json").write_text(json.dumps(trusted))
+    (grader / "closure.paths").write_bytes(b"\0".join(os.fsencode(p) for p in trusted))
     (grader / "broker-socket").write_text(procs.socket if procs else "")
     (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
     for path in (where, grader / TESTS_SOURCE, grader):
