@@ -38,6 +38,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -274,23 +275,35 @@ def start_services(config: dict[str, Any], signer: Signer) -> list[int]:
     return pids
 
 
+def _signals_to(pipe: int) -> None:
+    """Every SIGUSR1 (blocked in every thread), its sender's pid written to ``pipe``: the
+    serving loop wakes at once, not at its next poll."""
+    while True:
+        info = signal.sigwaitinfo([signal.SIGUSR1])
+        os.write(pipe, struct.pack("i", info.si_pid))
+
+
 def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.socket,
           signer: Signer, services: list[int], writable: Writable) -> None:
     sessions = 0
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    woken, wake = os.pipe()
+    threading.Thread(target=_signals_to, args=(wake,), daemon=True).start()
     while True:
-        info = signal.sigtimedwait([signal.SIGUSR1], 0)
-        if info is not None:
-            if info.si_pid == root:
+        ready, _, _ = select.select([listener.fileno(), woken], [], [], 0.05)
+        writable.drain()
+        if woken in ready:
+            data = os.read(woken, 4096)
+            senders = [pid for (pid,) in struct.iter_unpack("i", data[:len(data) // 4 * 4])]
+            if root in senders:
                 writable.check()
                 signer.emit({"e": "end", "sessions": sessions})
                 marker = "TERMGRADE-END " + derive(master, "end").hex()[:32]
                 os.write(signer.fd, (marker + "\n").encode())
                 return
-            signer.emit({"e": "signal", "from": info.si_pid})
-        ready, _, _ = select.select([listener], [], [], 0.05)
-        writable.drain()
-        if not ready:
+            for pid in senders:
+                signer.emit({"e": "signal", "from": pid})
+        if listener.fileno() not in ready:
             continue
         try:
             conn, _ = listener.accept()
