@@ -204,11 +204,14 @@ def _escapes(view: str, dirs: tuple[str, ...]) -> set[str]:
     return out
 
 
-def find_closure(image: str, *, path: str = VERIFIER_PATH) -> Closure:
-    """The closure of ``image`` (a tag or id) for a verifier whose PATH is ``path``."""
+def find_closure(image: str, *, path: str = VERIFIER_PATH,
+                 image_id: str | None = None) -> Closure:
+    """The closure of ``image`` (a tag or id) for a verifier whose PATH is ``path``;
+    ``image_id``: its id, when the caller has inspected it already."""
     from termgrade.sandbox.engine import docker_client
 
-    image_id = str(docker_client().api.inspect_image(image)["Id"])
+    if image_id is None:
+        image_id = str(docker_client().api.inspect_image(image)["Id"])
     return _closure(image_id, tuple(p for p in path.split(":") if p.startswith("/")))
 
 

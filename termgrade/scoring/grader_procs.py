@@ -17,6 +17,7 @@ import posixpath
 import secrets
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 from termgrade.sandbox import pristine
 from termgrade.scoring.closure import PYTHON_NAME, Closure
@@ -70,7 +71,20 @@ class GraderProcs:
 
 
 def grader_procs(closure: Closure, path: str) -> GraderProcs | None:
-    """None when the closure has no Python or no bash (the verifier cannot run)."""
+    """None when the closure has no Python or no bash (the verifier cannot run). The
+    broker's socket name is new on every call; the rest is the image's, found once."""
+    found = _image_procs(closure, path)
+    if found is None:
+        return None
+    python, bash, loader, tools = found
+    return GraderProcs(python, bash, loader, f"termgrade-{secrets.token_hex(16)}", tools)
+
+
+@lru_cache(maxsize=64)
+def _image_procs(closure: Closure, path: str
+                 ) -> tuple[str, str, tuple[str, str] | None, tuple[str, ...]] | None:
+    """The closure's Python and bash, its loader and the launchers on ``path`` (an image's
+    view never changes: cached)."""
     pythons = [f for f in closure.files if PYTHON_NAME.match(posixpath.basename(f))]
     shells = [f for f in closure.files if posixpath.basename(f) == "bash"]
     if not pythons or not shells:
@@ -81,8 +95,7 @@ def grader_procs(closure: Closure, path: str) -> GraderProcs | None:
         real = pristine.resolve(closure.view, interp)
         if real is not None and os.path.isfile(closure.view + real):
             loader = (interp, real)
-    return GraderProcs(pythons[0], shells[0], loader, f"termgrade-{secrets.token_hex(16)}",
-                       image_tools(closure.view, path, LAUNCHERS))
+    return pythons[0], shells[0], loader, image_tools(closure.view, path, LAUNCHERS)
 
 
 def image_tools(view: str, path: str, names: tuple[str, ...]) -> tuple[str, ...]:
@@ -126,9 +139,28 @@ def elf_interpreter(path: str) -> str | None:
     return None
 
 
-def image_config(image: str) -> tuple[list[str], str | None]:
-    """The image's ``Config.Env`` and ``Config.WorkingDir`` (the engine's inspect)."""
+@dataclass(frozen=True)
+class ImageFacts:
+    """What one engine inspect of an image says that grading uses."""
+
+    id: str
+    env: list[str]
+    """``Config.Env``."""
+    workdir: str | None
+    """``Config.WorkingDir``."""
+
+
+def image_facts(image: str) -> ImageFacts:
+    """``image``'s id, ``Config.Env`` and ``Config.WorkingDir`` (one engine inspect)."""
     from termgrade.sandbox.engine import docker_client
 
-    config = docker_client().api.inspect_image(image).get("Config") or {}
-    return list(config.get("Env") or []), (config.get("WorkingDir") or None)
+    attrs = docker_client().api.inspect_image(image)
+    config = attrs.get("Config") or {}
+    return ImageFacts(str(attrs["Id"]), list(config.get("Env") or []),
+                      config.get("WorkingDir") or None)
+
+
+def image_config(image: str) -> tuple[list[str], str | None]:
+    """The image's ``Config.Env`` and ``Config.WorkingDir`` (the engine's inspect)."""
+    facts = image_facts(image)
+    return facts.env, facts.workdir

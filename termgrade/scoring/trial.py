@@ -32,12 +32,8 @@ from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.errors import ImageBuildError, SandboxError
 from termgrade.scoring.attestable import Attestability, from_reference
-from termgrade.scoring.closure import VERIFIER_PATH, Closure, find_closure
-from termgrade.scoring.grader_procs import (
-    GraderProcs,
-    grader_procs,
-    image_config,
-)
+from termgrade.scoring.closure import Closure, find_closure
+from termgrade.scoring.grader_procs import GraderProcs, ImageFacts, grader_procs, image_facts
 from termgrade.scoring.kept import WorkStore
 from termgrade.scoring.outcome import RunOutcome, Scoring
 from termgrade.scoring.pair import Pair, PairSpec, make_pair, tests_stamp
@@ -54,14 +50,13 @@ __all__ = ["NO_LAYERS", "Phase", "RunOutcome", "Scoring", "make_ahead", "run_pai
            "run_task", "score_layer", "scoring_setup", "transfer_set_for"]
 
 
-def _closure(image: str, task: Task, path: str = VERIFIER_PATH) -> Closure:
-    return find_closure(image, path=task.config.verifier.env.get("PATH", path))
-
-
 def transfer_set_for(task: Task, image: str, closure: Closure,
-                     reference: ReferenceRecord | None = None) -> TransferSet:
-    """The task's transfer set on ``image`` (``termgrade run`` prints it)."""
-    return derive_transfer_set(task, workdir=image_config(image)[1], reference=reference,
+                     reference: ReferenceRecord | None = None,
+                     facts: ImageFacts | None = None) -> TransferSet:
+    """The task's transfer set on ``image`` (``termgrade run`` prints it); ``facts``:
+    ``image``'s, when inspected already."""
+    workdir = (facts or image_facts(image)).workdir
+    return derive_transfer_set(task, workdir=workdir, reference=reference,
                                resolve=image_resolver(closure.view))
 
 
@@ -69,12 +64,20 @@ def scoring_setup(task: Task, image: str) -> tuple[PairSpec, Closure, GraderProc
     """The pair's spec, B's closure and the grader's processes for ``task`` on ``image``.
     SandboxError, ImageBuildError or DockerException when the verifier's image or its
     closure cannot be had."""
+    spec, closure, procs, _facts = _setup(task, image)
+    return spec, closure, procs
+
+
+def _setup(task: Task, image: str
+           ) -> tuple[PairSpec, Closure, GraderProcs | None, ImageFacts]:
+    """:func:`scoring_setup`, and the scoring image's facts (one engine inspect: the
+    closure and the grader's processes are cached by image id)."""
     score_image = scoring_image(task, image)
-    image_env, _workdir = image_config(score_image)
-    path = task.config.verifier.env.get("PATH", verifier_path(image_env))
-    closure = _closure(score_image, task, path)
+    facts = image_facts(score_image)
+    path = task.config.verifier.env.get("PATH", verifier_path(facts.env))
+    closure = find_closure(score_image, path=path, image_id=facts.id)
     spec = PairSpec(str(task.paths.root), image, score_image, path, tests_stamp(task))
-    return spec, closure, grader_procs(closure, path)
+    return spec, closure, grader_procs(closure, path), facts
 
 
 def make_ahead(task: Task, image: str, key: str | None = None) -> bool:
@@ -148,8 +151,9 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
 
     try:
         with timed(durations, "prepare"):
-            spec, closure, procs = scoring_setup(task, image)
-            transfer = transfer_set_for(task, image, closure, reference)
+            spec, closure, procs, facts = _setup(task, image)
+            transfer = transfer_set_for(task, image, closure, reference,
+                                        facts if spec.score_image == image else None)
     except (SandboxError, ImageBuildError, DockerException) as exc:
         return RunOutcome(label, None, error=f"the verifier's image and closure: {exc}",
                           durations={"total": time.monotonic() - started})
