@@ -58,12 +58,6 @@ class ContainerOptions(TypedDict, total=False):
     """What the engine's init runs (``sleep infinity`` by PATH when absent). The scoring
     container passes an absolute path of the image's own, so its first process owes
     nothing to a file the agent put on a PATH."""
-    capabilities: list[str] | None
-    """Capabilities kept (every other one dropped); default :data:`KEPT_CAPABILITIES`."""
-    network_of: str | None
-    """A running container's id: this one joins its network namespace (which has no
-    network either) instead of the engine making one at start, about 0.08 s of every
-    start here. Default: a namespace of its own."""
 
 
 class DockerSandbox(Sandbox):
@@ -113,11 +107,9 @@ class DockerSandbox(Sandbox):
                 name=f"termgrade-{label or 'run'}-{uuid.uuid4().hex[:10]}",
                 detach=True,
                 init=True,
-                network_mode=(f"container:{options['network_of']}"
-                              if options.get("network_of") else "none"),
+                network_mode="none",
                 cap_drop=["ALL"],
-                cap_add=(KEPT_CAPABILITIES if options.get("capabilities") is None
-                         else options.get("capabilities")),
+                cap_add=KEPT_CAPABILITIES,
                 security_opt=["no-new-privileges",
                               *([f"seccomp={seccomp}"] if seccomp else [])],
                 nano_cpus=int(limits.cpus * 1e9),

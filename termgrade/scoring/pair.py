@@ -6,24 +6,17 @@ phase) or the warm pool (:mod:`termgrade.scoring.warm`) made it ahead, while ano
 ran. A's container runs ``sleep infinity`` and nothing else until the agent phase starts;
 B is created, never started, with an empty writable layer; the staged grader holds the
 task's tests copied when the pair was made and a plugin module name no one else knows.
-
-B's network namespace (no network, loopback only) is held by a third container of the
-pristine scoring image that runs nothing but its idle first process: B joins it at start,
-so the engine's making of a namespace (about 0.08 s of every ``docker start`` here) is off
-the trial's critical path. Nothing of the agent's is in it: A has a namespace of its own,
-and the holder no socket.
 """
 
 from __future__ import annotations
 
 import hashlib
 import shutil
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from termgrade.sandbox.base import Limits, Sandbox
+from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
@@ -39,9 +32,6 @@ from termgrade.scoring.scoring_box import (
 from termgrade.scoring.verifier import install_roots
 from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
-
-if TYPE_CHECKING:
-    from termgrade.sandbox.docker_sandbox import DockerSandbox
 
 
 @dataclass(frozen=True)
@@ -88,30 +78,21 @@ class Pair:
     """What the grader runs in B: its broker's socket name is this pair's own."""
     warm: bool = False
     """Made ahead by the warm pool (its create phase was off this trial's path)."""
-    network_box: Sandbox | None = None
-    """The container holding B's network namespace (removed after B)."""
 
     def discard(self) -> None:
-        """Remove the containers and the staged grader now (an unused warm pair)."""
-        for box in (self.agent_box, self.score_box, self.network_box):
-            if box is not None:
-                box.close()
-        shutil.rmtree(self.staged, ignore_errors=True)
-
-    def after_score_box(self) -> None:
-        """What goes once B is removed: its network's holder and the staged grader."""
-        if self.network_box is not None:
-            self.network_box.close()
+        """Remove both containers and the staged grader now (an unused warm pair)."""
+        for box in (self.agent_box, self.score_box):
+            box.close()
         shutil.rmtree(self.staged, ignore_errors=True)
 
 
 def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
            run: str | None = None, command: list[str] | None = None,
-           env: dict[str, str] | None = None, network_of: str | None = None) -> Sandbox:
+           env: dict[str, str] | None = None) -> Sandbox:
     """The agent's container A, started; or (``read_only`` given) the scoring container B,
-    created but not started, in the network namespace of ``network_of``: its writable
-    layer is filled on the host after the review. ``run``: the run id the container
-    carries (the caller's thread's: this one is a pool's)."""
+    created but not started: its writable layer is filled on the host after the review.
+    ``run``: the run id the container carries (the caller's thread's: this one is a
+    pool's)."""
     from termgrade.sandbox.docker_sandbox import DockerSandbox
     from termgrade.sandbox.ownership import run_scope
 
@@ -124,65 +105,36 @@ def _start(image: str, task: Task, label: str, read_only: dict[str, str] | None,
         return DockerSandbox.create(
             image, limits=task_limits(task, scoring), env={**scoring.env, **(env or {})},
             workdir=scoring.workdir, label=label, read_only=read_only,
-            seccomp=scoring_profile(), command=command, network_of=network_of,
+            seccomp=scoring_profile(), command=command,
             tmpfs={str(CONTAINER.tests_dir): TESTS_TMPFS_BYTES})
-
-
-HOLDER_LIMITS = Limits(cpus=0.1, memory_mb=32, pids=4, storage_mb=16)
-"""The network holder's: one idle process."""
-
-
-def _holder(image: str, label: str, run: str | None, command: list[str]) -> DockerSandbox:
-    """B's network namespace's holder, created (not started): the pristine scoring image,
-    its idle first process and nothing else; every capability dropped."""
-    from termgrade.sandbox.docker_sandbox import DockerSandbox
-    from termgrade.sandbox.ownership import run_scope
-
-    with run_scope(run):
-        return DockerSandbox.create(image, limits=HOLDER_LIMITS, label=label,
-                                    command=command, capabilities=[])
 
 
 def make_pair(task: Task, spec: PairSpec, closure: Closure, procs: GraderProcs | None,
               label: str) -> Pair:
-    """A started, B's network holder started and B created in it, at once (engine calls
-    in flight together); SandboxError naming what failed, with whatever was made
-    removed."""
+    """A started and B created at once (two engine calls in flight); SandboxError naming
+    what failed, with whatever was made removed."""
     staged, module = stage_grader(task, closure, procs)
     mounts = {**closure.mounts(install_roots(task, closure)),
               **(procs.mounts(closure.view) if procs else {}),
               GRADER_DIR: str(staged / "grader")}
-    idle = procs.init_command() if procs else ["sleep", "infinity"]
-    made: list[Sandbox] = []
+    boxes: list[Sandbox | None] = [None, None]
     errors: list[str] = []
     run = current_run()
-
-    def _wait(future: Future[Any]) -> Any:
-        try:
-            result = future.result()
-        except SandboxError as exc:
-            errors.append(str(exc))
-            return None
-        if isinstance(result, Sandbox):
-            made.append(result)
-        return result
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        agent_future = pool.submit(_start, spec.image, task, label, None, run)
-        holder = _wait(pool.submit(_holder, spec.score_image, f"{label}-net", run, idle))
-        score_box = None
-        if holder is not None:
-            begun = pool.submit(holder.begin)
-            score_box = _wait(pool.submit(
-                _start, spec.score_image, task, f"{label}-score", mounts, run,
-                procs.init_command() if procs else None,
-                procs.container_env() if procs else None, holder.id))
-            _wait(begun)
-        agent_box = _wait(agent_future)
-    if errors or agent_box is None or score_box is None or holder is None:
-        for box in made:
-            box.close_later()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        wanted = [pool.submit(_start, spec.image, task, label, None, run),
+                  pool.submit(_start, spec.score_image, task, f"{label}-score", mounts, run,
+                              procs.init_command() if procs else None,
+                              procs.container_env() if procs else None)]
+        for i, future in enumerate(wanted):
+            try:
+                boxes[i] = future.result()
+            except SandboxError as exc:
+                errors.append(str(exc))
+    agent_box, score_box = boxes
+    if errors or agent_box is None or score_box is None:
+        for box in boxes:
+            if box is not None:
+                box.close_later()
         shutil.rmtree(staged, ignore_errors=True)
         raise SandboxError("; ".join(errors) or "no container")
-    return Pair(spec, agent_box, score_box, staged, module, closure, procs,
-                network_box=holder)
+    return Pair(spec, agent_box, score_box, staged, module, closure, procs)

@@ -23,6 +23,7 @@ is the agent's and scores 0, unless the engine itself stopped answering.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -177,10 +178,11 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
         if pair is not None and keep:
             pair.agent_box.halt(kill=True)  # kept stopped, for inspection
         elif pair is not None:
+            staged = pair.staged
             _teardown(pair.agent_box, durations)
-            # B's network holder and the staged grader (B mounts it), once B is gone: off
-            # the critical path
-            _teardown(pair.score_box, durations, then=pair.after_score_box)
+            # the staged grader, once B (which mounts it) is gone: off the critical path
+            _teardown(pair.score_box, durations,
+                      then=lambda: shutil.rmtree(staged, ignore_errors=True))
         durations["total"] = time.monotonic() - started
 
 
