@@ -20,6 +20,7 @@ from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.layer_files import read_layer_files
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring import attestation as attest
+from termgrade.scoring import engine_moments as moments
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.integrity import LayerReview, review_layer
@@ -166,8 +167,10 @@ def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview
 def _hand_over(score_box: Sandbox) -> None:
     """Start B on the carried layer. A stays frozen (none of its processes ever runs
     again) until its removal kills it, off the critical path (``teardown``); SandboxError
-    when B does not start."""
+    when B does not start. Then the warm pool may make its next pair
+    (:mod:`termgrade.scoring.engine_moments`)."""
     score_box.begin()
+    moments.arrive()
 
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,

@@ -26,10 +26,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from termgrade.sandbox.ownership import current_run, run_scope
+from termgrade.scoring import engine_moments as moments
 from termgrade.scoring.pair import Pair, PairSpec
 
 DEFAULT_LIMIT = 2
 """Pairs ready or being made at once (each holds a started A: memory, no CPU)."""
+MOMENT_WAIT_S = 1.0
+"""How long a pair to make waits for a trial's B to start first
+(:mod:`termgrade.scoring.engine_moments`): a trial's start of B then has the engine to
+itself. Past it (agent phases of minutes, no trial running), the pair is made anyway."""
 
 
 class WarmPool:
@@ -38,6 +43,8 @@ class WarmPool:
         self._lock = threading.Lock()
         self._ready: dict[str, list[Future[Pair]]] = defaultdict(list)
         self._maker: ThreadPoolExecutor | None = None
+        self._wanted: dict[Future[Pair], threading.Event] = {}
+        """A pair's trial is waiting for it: make it now."""
         self.made = 0
         """Pairs made ahead so far (for the benchmarks)."""
         self.used = 0
@@ -58,14 +65,21 @@ class WarmPool:
         full (the trial makes its own)."""
         run = current_run()
 
+        seen = moments.now()
+        wanted = threading.Event()
+
         def _made() -> Pair:
+            # after a trial's B has started (its test.sh runs then), or its trial waits
+            moments.wait_after(seen, MOMENT_WAIT_S, wanted)
             with run_scope(run):
                 return make()
 
         with self._lock:
             if self.limit <= 0 or sum(len(v) for v in self._ready.values()) >= self.limit:
                 return False
-            self._ready[key].append(self._executor().submit(_made))
+            future = self._executor().submit(_made)
+            self._ready[key].append(future)
+            self._wanted[future] = wanted
             self.made += 1
         return True
 
@@ -76,8 +90,12 @@ class WarmPool:
         with self._lock:
             queue = self._ready.get(key or spec.task_root)
             future = queue.pop(0) if queue else None
+            wanted = self._wanted.pop(future, None) if future is not None else None
         if future is None:
             return None
+        if wanted is not None:  # not begun yet: its trial waits for it
+            wanted.set()
+            moments.wake()
         try:
             pair = future.result()
         except Exception:  # the trial makes its own and reports its own failure
@@ -96,7 +114,10 @@ class WarmPool:
         with self._lock:
             keys = [key] if key is not None else list(self._ready)
             futures = [f for k in keys for f in self._ready.pop(k, [])]
+            for future in futures:
+                self._wanted.pop(future, None)
         removed = 0
+        moments.arrive()  # a pair waiting for its moment is made and removed at once
         for future in futures:
             if future.cancel():
                 continue
