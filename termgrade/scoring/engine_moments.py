@@ -21,7 +21,7 @@ def now() -> int:
 
 
 def arrive() -> None:
-    """A trial's B started (or the pool drains): the engine work may go ahead."""
+    """A trial's B started: the engine work may go ahead."""
     global _count
     with _MOMENTS:
         _count += 1

@@ -158,9 +158,3 @@ def image_facts(image: str) -> ImageFacts:
     config = attrs.get("Config") or {}
     return ImageFacts(str(attrs["Id"]), list(config.get("Env") or []),
                       config.get("WorkingDir") or None)
-
-
-def image_config(image: str) -> tuple[list[str], str | None]:
-    """The image's ``Config.Env`` and ``Config.WorkingDir`` (the engine's inspect)."""
-    facts = image_facts(image)
-    return facts.env, facts.workdir

@@ -44,7 +44,8 @@ class WarmPool:
         self._ready: dict[str, list[Future[Pair]]] = defaultdict(list)
         self._maker: ThreadPoolExecutor | None = None
         self._wanted: dict[Future[Pair], threading.Event] = {}
-        """A pair's trial is waiting for it: make it now."""
+        """A pair not taken yet: set when its trial waits for it, or the pool drains (make
+        it now)."""
         self.made = 0
         """Pairs made ahead so far (for the benchmarks)."""
         self.used = 0
@@ -93,7 +94,7 @@ class WarmPool:
             wanted = self._wanted.pop(future, None) if future is not None else None
         if future is None:
             return None
-        if wanted is not None:  # not begun yet: its trial waits for it
+        if wanted is not None:  # it may not have begun: its trial waits for it
             wanted.set()
             moments.wake()
         try:
@@ -114,10 +115,11 @@ class WarmPool:
         with self._lock:
             keys = [key] if key is not None else list(self._ready)
             futures = [f for k in keys for f in self._ready.pop(k, [])]
-            for future in futures:
-                self._wanted.pop(future, None)
+            waiting = [self._wanted.pop(f) for f in futures if f in self._wanted]
+        for wanted in waiting:  # one waiting for its moment is made (then removed) now
+            wanted.set()
+        moments.wake()
         removed = 0
-        moments.arrive()  # a pair waiting for its moment is made and removed at once
         for future in futures:
             if future.cancel():
                 continue
