@@ -18,6 +18,7 @@ from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, Outpu
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.errors import SandboxError
+from termgrade.sandbox.etc_files import etc_mounts, forget, ipv6_sysctls
 from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
 from termgrade.sandbox.ownership import container_labels, run_stopped
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
@@ -94,8 +95,12 @@ class DockerSandbox(Sandbox):
         limits = options.get("limits") or Limits()
         label = options.get("label", "")
         seccomp = options.get("seccomp")
+        name = f"termgrade-{label or 'run'}-{uuid.uuid4().hex[:10]}"
+        hostname = uuid.uuid4().hex[:12]
         mounts = [Mount(target, source, type="bind", read_only=True)
                   for target, source in (options.get("read_only") or {}).items()]
+        mounts += [Mount(target, source, type="bind")
+                   for target, source in etc_mounts(name, hostname).items()]
         mounts += [Mount(target, None, type="tmpfs", tmpfs_size=size, tmpfs_mode=0o755)
                    for target, size in (options.get("tmpfs") or {}).items()]
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
@@ -104,10 +109,12 @@ class DockerSandbox(Sandbox):
                 image,
                 **quota,
                 command=options.get("command") or ["sleep", "infinity"],
-                name=f"termgrade-{label or 'run'}-{uuid.uuid4().hex[:10]}",
+                name=name,
+                hostname=hostname,
                 detach=True,
                 init=True,
-                network_mode="none",
+                network_disabled=True,  # a new namespace, loopback only: see etc_files
+                sysctls=ipv6_sysctls(),
                 cap_drop=["ALL"],
                 cap_add=KEPT_CAPABILITIES,
                 security_opt=["no-new-privileges",
@@ -123,6 +130,7 @@ class DockerSandbox(Sandbox):
                 mounts=mounts,
             )
         except DockerException as exc:
+            forget(name)
             if quota and "storage-opt" in str(exc).lower():
                 # overlay2 enforces a size only on xfs with pquota; the watchdog does it here.
                 _ENGINE_QUOTA.clear()
@@ -333,6 +341,7 @@ class DockerSandbox(Sandbox):
 
         with contextlib.suppress(DockerException):
             self._container.remove(force=True)
+        forget(str(self._container.name))
 
     def close_later(self) -> Future[None]:
         """Remove the container off the critical path (the run's result is already read)."""

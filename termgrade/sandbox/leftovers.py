@@ -2,7 +2,8 @@
 
 :func:`find_leftovers` lists every TermGrade container (label ``termgrade=sandbox``) whose
 owner process is gone (:mod:`termgrade.sandbox.ownership`), optionally of one run;
-:func:`reap` removes them. A container whose owner ran on another host, or that carries
+:func:`reap` removes them (and the files :mod:`termgrade.sandbox.etc_files` wrote for
+them). A container whose owner ran on another host, or that carries
 no owner label (made by an older TermGrade), is never reaped: no one here can tell
 whether its run is alive. ``termgrade doctor`` reports both kinds; ``--reap`` removes the
 first; a resumed ``grade`` reaps its own run's.
@@ -15,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from termgrade.sandbox.engine import docker_client
+from termgrade.sandbox.etc_files import forget, sweep
 from termgrade.sandbox.ownership import OWNER_LABEL, RUN_LABEL, SANDBOX_LABEL, owner_alive
 
 
@@ -72,6 +74,9 @@ def reap(leftovers: Iterable[Leftover]) -> list[Leftover]:
         except DockerException:
             continue
         removed.append(leftover)
+    with contextlib.suppress(DockerException):  # the files of the containers now gone
+        sweep({str(c.name) for c in client.containers.list(
+            all=True, filters={"label": f"{SANDBOX_LABEL}=sandbox"}, ignore_removed=True)})
     return removed
 
 
@@ -90,5 +95,6 @@ def remove_own(run: str | None = None) -> int:
                                                 ignore_removed=True):
             with contextlib.suppress(DockerException):
                 client.api.remove_container(container.id, force=True)
+                forget(str(container.name))
                 removed += 1
     return removed

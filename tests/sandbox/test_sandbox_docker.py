@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import socket
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -11,6 +13,8 @@ import pytest
 from termgrade.core.settings import SETTINGS
 from termgrade.sandbox import Limits
 from termgrade.sandbox.docker_sandbox import DockerSandbox
+from termgrade.sandbox.etc_files import ROOT
+from termgrade.sandbox.ownership import owner_id
 
 pytestmark = pytest.mark.docker
 
@@ -33,6 +37,54 @@ def test_no_network_but_loopback(sandbox: DockerSandbox) -> None:
     links = sh(sandbox, "ls /sys/class/net").output.split()
     assert links == ["lo"]
     assert sh(sandbox, "curl -sS -m 5 http://deb.debian.org/ >/dev/null").exit_code != 0
+    # its own namespace (networking disabled, no --network none): not the host's
+    assert sh(sandbox, "readlink /proc/self/ns/net").output.strip() != \
+        os.readlink("/proc/self/ns/net")
+    # what the engine gives a container without network: loopback served, localhost
+    # resolved, no ::1, writable /etc files
+    served = sh(sandbox, "python3 -c 'import socket; s = socket.create_server((\"localhost\", 0));"
+                " c = socket.create_connection(s.getsockname()); print(s.accept()[1][0])'")
+    assert served.output.strip() == "127.0.0.1", served.output
+    assert sh(sandbox, "cat /proc/sys/net/ipv6/conf/lo/disable_ipv6").output.strip() == "1"
+    assert sh(sandbox, "echo '127.0.0.2 api.local' >> /etc/hosts && getent hosts api.local"
+              " && hostname > /dev/null && test -f /etc/resolv.conf").exit_code == 0
+
+
+HOST_PROBE = ("python3 -c 'import socket, sys; socket.create_connection((\"127.0.0.1\", "
+              "int(sys.argv[1])), timeout=3); print(\"reached\")' {port}")
+
+
+def test_a_listener_on_the_host_loopback_is_out_of_reach() -> None:
+    """The attack: reach a service on the host's loopback. Its twin, a container in the
+    host's namespace, reaches it: the probe can tell."""
+    from termgrade.sandbox.engine import docker_client
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    box = DockerSandbox.start(SETTINGS.base_image, label="netprobe")
+    try:
+        assert "reached" not in sh(box, HOST_PROBE.format(port=port)).output
+    finally:
+        box.close()
+    twin = docker_client().containers.run(SETTINGS.base_image, ["bash", "-c",
+                                          HOST_PROBE.format(port=port)],
+                                          network_mode="host", remove=True)
+    listener.close()
+    assert b"reached" in twin
+
+
+def test_each_container_has_its_own_etc_files_removed_with_it() -> None:
+    first = DockerSandbox.start(SETTINGS.base_image, label="etc-a")
+    second = DockerSandbox.start(SETTINGS.base_image, label="etc-b")
+    try:
+        assert sh(first, "echo '10.9.9.9 agent.example' >> /etc/hosts").exit_code == 0
+        assert "agent.example" not in sh(second, "cat /etc/hosts").output
+        homes = [ROOT / owner_id() / str(box._container.name) for box in (first, second)]
+        assert all((home / "hosts").is_file() for home in homes)
+    finally:
+        first.close()
+        second.close()
+    assert not any(home.exists() for home in homes)
 
 
 def test_privileges_are_dropped(sandbox: DockerSandbox) -> None:

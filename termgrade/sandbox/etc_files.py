@@ -1,0 +1,90 @@
+"""``/etc/hosts``, ``/etc/hostname`` and ``/etc/resolv.conf`` for a container made with
+networking disabled, as the engine writes them for ``--network none``.
+
+A container made with ``--network none`` costs the engine a network sandbox: libnetwork
+runs a prestart hook (the daemon's own binary, executed again) for a namespace that holds
+nothing but loopback. One made with networking disabled gets the same namespace from the
+runtime alone (new, loopback up, no other interface), for half the CPU and half the start
+time (``docs/performance.md``), but the engine then mounts none of these three files: the
+image's own (empty in most images) would show, and ``localhost`` would not resolve.
+
+So each container gets the files the engine would have written, in its own directory
+(``ROOT/OWNER/NAME/``): writable, as the engine's are, and seen by that container only.
+:func:`forget` removes them with the container; :func:`sweep` removes what an owner that
+is gone left (``termgrade doctor --reap``, a resumed ``grade``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+from termgrade.sandbox.ownership import owner_alive, owner_id
+
+ROOT = (Path("/var/lib/termgrade/container-etc") if os.geteuid() == 0
+        else Path.home() / ".cache" / "termgrade" / "container-etc")
+"""On disk, as the engine's own copies are (an agent's writes to ``/etc/hosts`` land here)."""
+HOSTS = ("127.0.0.1\tlocalhost\n"
+         "::1\tlocalhost ip6-localhost ip6-loopback\n"
+         "fe00::0\tip6-localnet\n"
+         "ff00::0\tip6-mcastprefix\n"
+         "ff02::1\tip6-allnodes\n"
+         "ff02::2\tip6-allrouters\n")
+"""The engine's ``/etc/hosts`` of a container without a network."""
+IPV6_OFF = {"net.ipv6.conf.all.disable_ipv6": "1"}
+"""What the engine sets in a ``--network none`` container: ``::1`` is not on loopback."""
+
+
+def _home(owner: str) -> Path:
+    return ROOT / owner.replace("/", "_")
+
+
+def etc_mounts(name: str, hostname: str) -> dict[str, str]:
+    """Write the three files for the container ``name`` (whose host name is ``hostname``);
+    container path to host file, for writable bind mounts."""
+    home = _home(owner_id()) / name
+    for _ in range(3):
+        try:
+            home.mkdir(parents=True, mode=0o700)
+            break
+        except FileNotFoundError:  # :func:`forget` of another thread removed the parent
+            continue
+    files = {"hosts": HOSTS, "hostname": f"{hostname}\n", "resolv.conf": ""}
+    for file, text in files.items():
+        (home / file).write_text(text, encoding="ascii")
+    return {f"/etc/{file}": str(home / file) for file in files}
+
+
+def ipv6_sysctls() -> dict[str, str]:
+    """:data:`IPV6_OFF` where this kernel has IPv6 (the runtime refuses an unknown sysctl)."""
+    return IPV6_OFF if Path("/proc/sys/net/ipv6/conf/all/disable_ipv6").exists() else {}
+
+
+def forget(name: str) -> None:
+    """Remove the files of the container ``name`` (made by this process); never raises."""
+    home = _home(owner_id())
+    shutil.rmtree(home / name, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        home.rmdir()  # the last one: nothing of this process is left
+
+
+def sweep(existing: set[str]) -> int:
+    """Remove what owners that are gone left, but for the containers still ``existing``
+    (by name); how many containers' files were removed."""
+    removed = 0
+    try:
+        owners = list(ROOT.iterdir())
+    except OSError:
+        return 0
+    for owner in owners:
+        if owner_alive(owner.name) is not False:
+            continue
+        for home in list(owner.iterdir()):
+            if home.name not in existing:
+                shutil.rmtree(home, ignore_errors=True)
+                removed += 1
+        with contextlib.suppress(OSError):  # not when a container of it still exists
+            owner.rmdir()
+    return removed
