@@ -99,8 +99,14 @@ class DockerSandbox(Sandbox):
         hostname = uuid.uuid4().hex[:12]
         mounts = [Mount(target, source, type="bind", read_only=True)
                   for target, source in (options.get("read_only") or {}).items()]
-        mounts += [Mount(target, source, type="bind")
-                   for target, source in etc_mounts(name, hostname).items()]
+        try:
+            etc = etc_mounts(name, hostname)
+        except OSError as exc:
+            forget(name)
+            raise SandboxError(f"could not write the /etc files of {name}: {exc} (their "
+                               "directory, termgrade/sandbox/etc_files.py's ROOT, must be "
+                               "a writable directory on this host)") from exc
+        mounts += [Mount(target, source, type="bind") for target, source in etc.items()]
         mounts += [Mount(target, None, type="tmpfs", tmpfs_size=size, tmpfs_mode=0o755)
                    for target, size in (options.get("tmpfs") or {}).items()]
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}

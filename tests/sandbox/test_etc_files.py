@@ -42,3 +42,15 @@ def test_sweep_removes_only_what_gone_owners_left(root: Path) -> None:
     assert (root / owner_id() / "termgrade-run-mine").exists()  # this process lives
     assert etc_files.sweep(set()) == 1
     assert not gone.exists()
+
+
+def test_an_unwritable_root_is_a_sandbox_error_naming_it(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.sandbox.docker_sandbox import DockerSandbox
+    from termgrade.sandbox.errors import SandboxError
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    monkeypatch.setattr(etc_files, "ROOT", blocked)
+    with pytest.raises(SandboxError, match=r"a-file.*writable directory"):
+        DockerSandbox.create("termgrade/base:local", label="etc")
