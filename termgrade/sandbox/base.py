@@ -164,6 +164,11 @@ class Sandbox(abc.ABC):
         """(upper, lowers) directories of the container's overlay, readable on this host."""
         return None
 
+    def host_writable(self) -> tuple[str, ...]:
+        """Host paths outside the writable layer that the container's processes can write
+        (its own ``/etc`` files): the disk limit counts them with the layer."""
+        return ()
+
     @abc.abstractmethod
     def open_channel(self, *, prefix: bytes, end_marker: bytes) -> LineChannel:
         """Start reading what processes inside write to ``/proc/1/fd/1``. SandboxError."""

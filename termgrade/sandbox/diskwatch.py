@@ -16,22 +16,25 @@ from termgrade.sandbox.base import Sandbox
 MIN_INTERVAL_S = 1.0
 
 
-def layer_bytes(upper_dir: str) -> int:
-    """Bytes the writable layer takes on disk (allocated blocks, hard links once)."""
-    done = subprocess.run(["du", "-s", "-x", "-B1", upper_dir], capture_output=True,
-                          text=True, check=False)
+def layer_bytes(upper_dir: str, *more: str) -> int:
+    """Bytes the writable layer (and ``more`` paths) take on disk (allocated blocks, hard
+    links once)."""
+    done = subprocess.run(["du", "-s", "-c", "-x", "-B1", upper_dir, *more],
+                          capture_output=True, text=True, check=False)
     try:
-        return int(done.stdout.split()[0])
+        return int(done.stdout.splitlines()[-1].split()[0])  # the "total" line
     except (IndexError, ValueError):
         return 0
 
 
 class DiskWatch:
-    """Kills ``sandbox`` when ``upper_dir`` grows past ``limit_bytes``, until stopped."""
+    """Kills ``sandbox`` when ``upper_dir`` and what else it writes on the host
+    (:meth:`Sandbox.host_writable`) grow past ``limit_bytes``, until stopped."""
 
     def __init__(self, sandbox: Sandbox, upper_dir: str, limit_bytes: int) -> None:
         self.sandbox = sandbox
         self.upper_dir = upper_dir
+        self.paths = (upper_dir, *sandbox.host_writable())
         self.limit_bytes = limit_bytes
         self.exceeded: int | None = None
         """Bytes measured when the limit was passed; None while within it."""
@@ -42,7 +45,7 @@ class DiskWatch:
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
-            used = layer_bytes(self.upper_dir)
+            used = layer_bytes(*self.paths)
             if used > self.limit_bytes and not self._stop.is_set():
                 self.exceeded = used
                 self.sandbox.halt(kill=True)
@@ -58,7 +61,7 @@ class DiskWatch:
     def check_now(self) -> int | None:
         """One last measurement after the phase ended (a burst between polls)."""
         if self.exceeded is None:
-            used = layer_bytes(self.upper_dir)
+            used = layer_bytes(*self.paths)
             if used > self.limit_bytes:
                 self.exceeded = used
         return self.exceeded

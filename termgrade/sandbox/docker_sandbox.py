@@ -18,7 +18,7 @@ from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, Outpu
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.errors import SandboxError
-from termgrade.sandbox.etc_files import etc_mounts, forget, ipv6_sysctls
+from termgrade.sandbox.etc_files import etc_mounts, forget, home_of, ipv6_sysctls
 from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
 from termgrade.sandbox.ownership import container_labels, run_stopped
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
@@ -327,6 +327,9 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(f"inspecting {self.id[:12]} failed: {exc}") from exc
             self._layers = upper_and_lower(self._container.attrs) or ()
         return self._layers or None
+
+    def host_writable(self) -> tuple[str, ...]:
+        return (str(home_of(str(self._container.name))),)
 
     def engine_paths(self) -> tuple[str, ...]:
         self.writable_layer()  # loads the inspect data once

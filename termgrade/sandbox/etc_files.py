@@ -41,10 +41,15 @@ def _home(owner: str) -> Path:
     return ROOT / owner.replace("/", "_")
 
 
+def home_of(name: str) -> Path:
+    """The directory of the files of the container ``name``, made by this process."""
+    return _home(owner_id()) / name
+
+
 def etc_mounts(name: str, hostname: str) -> dict[str, str]:
     """Write the three files for the container ``name`` (whose host name is ``hostname``);
     container path to host file, for writable bind mounts."""
-    home = _home(owner_id()) / name
+    home = home_of(name)
     for _ in range(3):
         try:
             home.mkdir(parents=True, mode=0o700)

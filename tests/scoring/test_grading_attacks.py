@@ -216,7 +216,8 @@ def test_changes_outside_the_closure_are_carried_and_earn_nothing(
     assert outcome.verifier is not None and outcome.verifier.tampered == []
 
 
-def test_disk_limit_scores_zero_with_the_reason(make_task: MakeTask) -> None:
+@pytest.mark.parametrize("fill", ["/app/fill", "/etc/hosts"])  # a layer file; a host file
+def test_disk_limit_scores_zero_with_the_reason(make_task: MakeTask, fill: str) -> None:
     toml = textwrap.dedent("""\
         schema_version = "1.4"
         [verifier]
@@ -228,7 +229,7 @@ def test_disk_limit_scores_zero_with_the_reason(make_task: MakeTask) -> None:
         """)
     task = load_task(make_task("disk-hog", toml=toml, solve=(
         "echo hello > /app/out.txt\n"
-        "dd if=/dev/zero of=/app/fill bs=1M count=400 status=none; sleep 3\n")))
+        f"dd if=/dev/zero of={fill} bs=1M count=400 status=none; sleep 3\n")))
     outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
     assert outcome.error is None and outcome.reward == 0.0
     assert outcome.failure and "over its 64 MiB limit" in outcome.failure
