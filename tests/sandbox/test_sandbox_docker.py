@@ -13,8 +13,6 @@ import pytest
 from termgrade.core.settings import SETTINGS
 from termgrade.sandbox import Limits
 from termgrade.sandbox.docker_sandbox import DockerSandbox
-from termgrade.sandbox.etc_files import ROOT
-from termgrade.sandbox.ownership import owner_id
 
 pytestmark = pytest.mark.docker
 
@@ -79,7 +77,7 @@ def test_each_container_has_its_own_etc_files_removed_with_it() -> None:
     try:
         assert sh(first, "echo '10.9.9.9 agent.example' >> /etc/hosts").exit_code == 0
         assert "agent.example" not in sh(second, "cat /etc/hosts").output
-        homes = [ROOT / owner_id() / str(box._container.name) for box in (first, second)]
+        homes = [Path(box.host_writable()[0]) for box in (first, second)]
         assert all((home / "hosts").is_file() for home in homes)
     finally:
         first.close()
