@@ -14,9 +14,11 @@ The decision rule against the reference's own record: a skip, xfail or deselecti
 neutral only where the reference solution's run had the same outcome for the same test
 (:class:`~termgrade.scoring.reference.ReferenceRecord` ``tests``, keyed as
 :meth:`Attestation.outcomes` names them); without a reference, only a skip or xfail that a
-marker written in the tests' source caused, or a deselection by test.sh's own ``-k``,
-``-m`` or ``--deselect``. A module that skipped or failed at import, a collected test never
-reported, and a session with fewer tests than the reference's are never a pass.
+marker written in the tests' source caused whose condition (if any) the platform alone
+decides (literals, ``sys``, ``platform``, ``os.name``), or a deselection by test.sh's own
+``-k``, ``-m`` or ``--deselect``. A module that skipped or failed at import, a collected test
+never reported, a session with fewer tests than the reference's, and a test of the
+reference's run (by node id) missing from the trial's are never a pass.
 """
 
 from __future__ import annotations
@@ -150,13 +152,22 @@ class Session:
 
         With the reference's record (names as this session's): only where the reference
         had the same outcome for the same test. Without one: a skip or xfail that a marker
-        written in the tests' source caused, a deselection by test.sh's own options."""
+        written in the tests' source caused whose condition (if any) the platform alone
+        decides (kind ``marker``; a ``skipif`` that reads a file, runs a program or looks
+        at the environment is kind ``condition``), a deselection by test.sh's own options."""
         if reference is not None:
             return reference.get(nodeid) == outcome
         if outcome == "deselected":
             return self.deselected_ids.get(nodeid) == "args"
         return all(kind == "marker" for _, o, x, kind in self.reports.get(nodeid, [])
                    if o == "skipped" or x)
+
+    def _why_not_neutral(self, nodeid: str, reference: dict[str, str] | None) -> str:
+        if reference is not None:
+            return "the reference solution's run had no such outcome for it"
+        if any(kind == "condition" for _, _, _, kind in self.reports.get(nodeid, [])):
+            return "a marker whose condition can read the agent's state, not only the platform"
+        return "the agent's state decides such a skip"
 
     def blockers(self, *, soft: bool = True, reference: dict[str, str] | None = None
                  ) -> list[str]:
@@ -189,24 +200,28 @@ class Session:
             reasons.append(f"{tag}: {dropped} collected test(s) were removed by a hook and "
                            "never reported")
         if reference is not None:
-            expected = sum(1 for o in reference.values() if o != "deselected")
-            if len(self.reports) < expected:
+            expected = [n for n, o in reference.items() if o != "deselected"]
+            if len(self.reports) < len(expected):
                 reasons.append(f"{tag}: ran {len(self.reports)} test(s), fewer than the "
-                               f"{expected} the reference solution's run did")
+                               f"{len(expected)} the reference solution's run did")
+            present = self.outcomes()
+            missing = [n for n in expected if n not in present]
+            if missing:  # by node id: one parametrised case cannot stand in for another
+                reasons.append(f"{tag}: {len(missing)} test(s) of the reference solution's "
+                               f"run missing from this one, e.g. {missing[0]}")
         if not soft:
             return reasons
         outcomes = self.outcomes()
         bad = [n for n, o in outcomes.items() if o in ("failed", "error")]
         if bad:
             reasons.append(f"{tag}: {len(bad)} attested test(s) failed, e.g. {bad[0]}")
-        against = "the reference solution's run had no such outcome for it" \
-            if reference is not None else "the agent's state decides such a skip"
         for kind, label in (("skipped", "skipped at run time"), ("xfailed", "xfailed at run time"),
                             ("deselected", "deselected at run time")):
             odd = [n for n, o in outcomes.items()
                    if o == kind and not self.neutral(n, o, reference)]
             if odd:
-                reasons.append(f"{tag}: {len(odd)} test(s) {label} ({against}), e.g. {odd[0]}")
+                reasons.append(f"{tag}: {len(odd)} test(s) {label} "
+                               f"({self._why_not_neutral(odd[0], reference)}), e.g. {odd[0]}")
         if self.exitstatus not in (None, 0):
             reasons.append(f"{tag}: pytest exited {self.exitstatus}")
         return reasons

@@ -41,6 +41,9 @@ SKIP_S = report("t.py::test_s", "skipped", when="setup", skip="runtime")
 MARKER_SKIP_S = report("t.py::test_s", "skipped", when="setup", skip="marker")
 XFAIL_S = report("t.py::test_s", "skipped", skip="runtime", xfail=True)
 MARKER_XFAIL_S = report("t.py::test_s", "skipped", skip="marker", xfail=True)
+CONDITION_SKIP_S = report("t.py::test_s", "skipped", when="setup", skip="condition")
+"""A source ``skipif`` whose condition reads a file, a program or the environment."""
+CONDITION_XFAIL_S = report("t.py::test_s", "skipped", skip="condition", xfail=True)
 
 
 def deselect(how: str, *ids: str) -> Event:
@@ -48,7 +51,8 @@ def deselect(how: str, *ids: str) -> Event:
 
 
 def ref(**tests: str) -> ReferenceRecord:
-    names = {k.replace("__", "::").replace("_py", ".py"): v for k, v in tests.items()}
+    names = {k.replace("__x_", "[x]").replace("__", "::").replace("_py", ".py"): v
+             for k, v in tests.items()}
     return ReferenceRecord(task_digest="d" * 64, tests=names)
 
 
@@ -85,8 +89,14 @@ def test_outcomes_name_every_attested_test_as_verify_records_them() -> None:
      ref(t_py__test_a="passed", t_py__test_d="passed"), "ran 1 test(s), fewer than the 2"),
     ((PASS_A, deselect("args", "t.py::test_d"), report("t.py::test_e")),
      ref(t_py__test_a="passed", t_py__test_d="passed"), "deselected at run time"),
-    ((PASS_A, MARKER_SKIP_S), ref(t_py__test_a="passed", t_py__test_o="skipped"),
+    ((PASS_A, MARKER_SKIP_S, report("t.py::test_o", "skipped", when="setup", skip="marker")),
+     ref(t_py__test_a="passed", t_py__test_o="skipped"),
      "skipped at run time"),  # a skip of a test the reference never had
+    ((PASS_A, report("t.py::test_p[x]")), ref(t_py__test_a="passed", t_py__test_p="passed"),
+     "missing from this one, e.g. t.py::test_p"),  # a case is not the test it came from
+    # without one: a source skipif whose condition can read the agent's state
+    ((PASS_A, CONDITION_SKIP_S), None, "condition can read the agent's state"),
+    ((PASS_A, CONDITION_XFAIL_S), None, "condition can read the agent's state"),
 ])
 def test_what_the_rule_does_not_count_as_neutral(
         events: tuple[Event, ...], reference: ReferenceRecord | None, needle: str) -> None:
@@ -101,12 +111,14 @@ def test_what_the_rule_does_not_count_as_neutral(
     ((PASS_A, MARKER_SKIP_S), None),                 # a platform skipif in the source
     ((PASS_A, MARKER_XFAIL_S), None),                # a non-strict xfail in the source
     ((PASS_A, deselect("args", "t.py::test_d")), None),  # test.sh's own -k
+    ((PASS_A, CONDITION_SKIP_S), ref(t_py__test_a="passed", t_py__test_s="skipped")),
     ((PASS_A, SKIP_S), ref(t_py__test_a="passed", t_py__test_s="skipped")),
     ((PASS_A, XFAIL_S), ref(t_py__test_a="passed", t_py__test_s="xfailed")),
     ((PASS_A, deselect("runtime", "t.py::test_d")),
      ref(t_py__test_a="passed", t_py__test_d="deselected")),
     ((PASS_A, report("t.py::test_s")), ref(t_py__test_a="passed", t_py__test_s="skipped")),
-    ((PASS_A, report("t.py::test_p[x]")), ref(t_py__test_a="passed", t_py__test_p="passed")),
+    ((PASS_A, report("t.py::test_p[x]"), report("t.py::test_q")),
+     ref(t_py__test_a="passed", t_py__test_p__x_="passed")),  # a test the reference lacked
 ])
 def test_what_stays_a_pass(events: tuple[Event, ...], reference: ReferenceRecord | None) -> None:
     verdict = score([session(*events)], reference)
@@ -155,3 +167,43 @@ def test_partial_credit_earns_nothing_for_a_test_that_vanished() -> None:
                                                 skip="runtime"))))
     verdict = decide(VerifierResult(reward=None, raw_reward=1.0), skipped, weights, reference)
     assert verdict.reward == 0.5
+
+
+CASE = "t.py::test_case[{}]"
+CASES_REF = ReferenceRecord(task_digest="d" * 64, tests={
+    CASE.format("easy"): "passed", CASE.format("hard"): "passed"})
+
+
+def test_a_parametrised_case_cannot_stand_in_for_another() -> None:
+    """The agent's state swaps one case for another (the count stays 2): 0, naming the
+    case that went missing; the count rule alone would pass it (the node-id check is its
+    only blocker); the honest run of both cases stays 1."""
+    swapped = attest(run(session(report(CASE.format("easy")), report(CASE.format("easy2")))))
+    verdict = decide(VerifierResult(reward=None, raw_reward=1.0), swapped, reference=CASES_REF)
+    assert verdict.reward == 0.0
+    assert verdict.failure and "missing from this one" in verdict.failure \
+        and CASE.format("hard") in verdict.failure, verdict.failure
+    blockers = swapped.pass_blockers(reference=dict(CASES_REF.tests))
+    assert len(blockers) == 1 and "missing from this one" in blockers[0], blockers
+    assert swapped.pass_blockers(reference=dict(CASES_REF.tests), soft=False) == blockers
+    honest = attest(run(session(report(CASE.format("easy")), report(CASE.format("hard")))))
+    assert decide(VerifierResult(reward=None, raw_reward=1.0), honest,
+                  reference=CASES_REF).reward == 1.0
+
+
+def test_a_case_deselected_or_skipped_where_the_reference_ran_it_is_zero() -> None:
+    for gone in (deselect("args", CASE.format("hard")),
+                 report(CASE.format("hard"), "skipped", when="setup", skip="marker")):
+        record = attest(run(session(report(CASE.format("easy")), gone, seen=2)))
+        verdict = decide(VerifierResult(reward=None, raw_reward=1.0), record,
+                         reference=CASES_REF)
+        blockers = record.pass_blockers(reference=dict(CASES_REF.tests))
+        assert verdict.reward == 0.0 and any(
+            "reference solution's run had no such outcome" in b for b in blockers), blockers
+
+
+def test_a_condition_skip_without_a_reference_is_its_only_blocker() -> None:
+    """Were a ``condition`` skip neutral (the defence off), the run would pass."""
+    blockers = attest(run(session(PASS_A, CONDITION_SKIP_S))).pass_blockers()
+    assert len(blockers) == 1 and "condition can read the agent's state" in blockers[0]
+    assert attest(run(session(PASS_A, MARKER_SKIP_S))).pass_blockers() == []
