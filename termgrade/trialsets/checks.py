@@ -61,6 +61,25 @@ def _duplicate_ids(frame: pd.DataFrame, log: IssueLog) -> pd.DataFrame:
     return frame
 
 
+def _superseded(frame: pd.DataFrame, log: IssueLog) -> pd.DataFrame:
+    """A trial that a ``termgrade regrade`` trial read with it scored again
+    (``regraded_from``) is the same attempt: the regrade's verdict supersedes it, so each
+    real attempt counts once."""
+    if "regraded_from" not in frame or frame.empty:
+        return frame
+    sources = set(frame["regraded_from"].dropna())
+    old = frame["trial_id"].isin(sources)
+    if not old.any():
+        return frame
+    first = frame.loc[old, "trial_id"].iloc[0]
+    by = frame.loc[frame["regraded_from"] == first, "trial_id"].iloc[0]
+    log.add("regraded", int(old.sum()),
+            f"{int(old.sum())} trial(s) were scored again by a `termgrade regrade` run read "
+            f"with them (first: {first}, regraded as {by}); each attempt is counted once, "
+            "with the regrade's verdict.")
+    return frame[~old]
+
+
 def _split_configurations(frame: pd.DataFrame, log: IssueLog) -> pd.DataFrame:
     """Runs of one model and scaffold with different configurations (``scaffold_digest``:
     prompt, tools, limits, sampling) measure different things: their scaffold becomes
@@ -135,7 +154,7 @@ def check_trials(frame: pd.DataFrame, log: IssueLog) -> pd.DataFrame:
     """Raise RecordError on contradictions; record and neutralise the rest. Returns the frame."""
     if frame.empty:
         return frame
-    frame = _split_configurations(_duplicate_ids(frame, log), log)
+    frame = _split_configurations(_superseded(_duplicate_ids(frame, log), log), log)
     frame = _unscored(frame.copy(), log)
     _contradictions(frame)
     return _duplicate_slots(frame, log)

@@ -6,7 +6,8 @@ counted, n_tests_passed, n_tests_failed, failed_test (the one failed test's name
 exactly one failed), failed_message (then its ``name: message``, when recorded),
 input_tokens, output_tokens, turns, duration_s, task_digest,
 scaffold_digest (null when unrecorded), job_id (the run; null in older files), attested
-(True, False or None when unrecorded), file, line.
+(True, False or None when unrecorded), regraded_from (``termgrade regrade``: the trial this
+one scored again; null otherwise), file, line.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from termgrade.records import TrialRecord
 FAILED_OUTCOMES = ("failed", "error")
 PLAIN_COLUMNS = ("trial_id", "task_id", "model", "scaffold", "attempt", "retry_index",
                  "retry_of", "reward", "passed", "counted", "input_tokens", "output_tokens",
-                 "turns", "duration_s", "task_digest", "scaffold_digest", "job_id", "attested")
+                 "turns", "duration_s", "task_digest", "scaffold_digest", "job_id", "attested",
+                 "regraded_from")
 COLUMNS = (*PLAIN_COLUMNS, "reward_nan", "n_tests_passed", "n_tests_failed", "failed_test",
            "failed_message", "file", "line")
 _FLOATS = ("reward", "input_tokens", "output_tokens", "turns", "duration_s",
@@ -33,7 +35,7 @@ _FLOATS = ("reward", "input_tokens", "output_tokens", "turns", "duration_s",
 
 _STRINGS = ("trial_id", "task_id", "model", "scaffold", "retry_of", "failed_test",
             "failed_message", "file",
-            "task_digest", "scaffold_digest", "job_id")
+            "task_digest", "scaffold_digest", "job_id", "regraded_from")
 
 
 def _finish(frame: pd.DataFrame) -> pd.DataFrame:
