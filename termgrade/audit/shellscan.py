@@ -1,33 +1,30 @@
 """Find commands that reach the network in shell scripts and Dockerfiles, statically.
 
-A script is cut into simple commands: line continuations joined, comments dropped,
-split on ``&&``, ``||``, ``;``, ``|``, ``&``, parentheses and command substitution.
-The body of a here-document is kept only when it feeds a shell (``bash <<EOF``,
-``RUN <<EOF``); otherwise it is data (``cat > file <<EOF``) and is not scanned.
-Leading ``VAR=value`` assignments and wrappers (``sudo``, ``env``, ``nohup``, ...) are
-skipped. Then each command is matched against :data:`INSTALLERS` and the fetchers
-(``curl``/``wget`` to a non-loopback URL, ``git clone``/``fetch``/``pull`` of a remote
-URL, ``uvx``/``npx``/``pipx run``). ``pip install --no-index`` (offline wheels) passes.
+A script is read by a real shell parser (:mod:`termgrade.audit.shellparse`,
+tree-sitter-bash): every simple command it may run, in conditions, lists, pipelines,
+subshells, functions (at their calls), ``$(...)``, ``bash -c '...'`` strings and
+here-documents fed to a shell, with simple variables expanded and wrappers (``sudo``,
+``env``, ``timeout``, ...) dropped; a here-document fed to anything else
+(``cat > file <<EOF``) is data. A Dockerfile's ``RUN`` lines are cut out line by line
+(continuations joined, ``RUN <<EOF`` bodies kept) and each is read the same way. Then each
+command is matched against :data:`INSTALLERS` and the fetchers (``curl``/``wget`` to a
+non-loopback URL, ``git clone``/``fetch``/``pull`` of a remote URL, ``uvx``/``npx``/``pipx
+run``). ``pip install --no-index`` (offline wheels) passes.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
 
+from termgrade.audit.shellparse import SHELLS, shell_commands
+
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
-_CRUDE = re.compile(r"&&|\|\||[;|&()`]|\$\(")
-_OPERATORS = {"&&", "||", ";", "|", "&", "(", ")", ";;", "|&", "`", "$"}
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _URL = re.compile(r"^(?:https?|ftps?|git|ssh)://([^/:@\s]*@)?([^/:\s]+)", re.IGNORECASE)
 _SCP_URL = re.compile(r"^[\w.-]+@[\w.-]+:")
 _LOOPBACK = re.compile(r"^(localhost|127(?:\.\d+){3}|\[?::1\]?|0\.0\.0\.0)$", re.IGNORECASE)
-_DURATION = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")
 _GIT_REMOTE = {"clone", "fetch", "pull", "ls-remote", "submodule"}
-_SHELLS = {"sh", "bash", "dash", "zsh"}
-_WRAPPERS = {"sudo", "env", "nohup", "time", "exec", "command", "builtin", "xargs", "timeout"}
 
 INSTALLERS: dict[str, set[str]] = {
     "apt-get": {"install", "update", "upgrade", "dist-upgrade", "build-dep", "source",
@@ -46,14 +43,8 @@ INSTALLERS: dict[str, set[str]] = {
 """Package managers and the subcommands of theirs that download."""
 
 
-def _feeds_shell(prefix: str) -> bool:
-    """Whether the command before ``<<WORD`` runs the here-document as a script."""
-    words = [w.rsplit("/", 1)[-1] for w in prefix.split() if w not in {"-s", "-e", "-x"}]
-    return not words or words[-1] in _SHELLS
-
-
 def _heredocs(text: str) -> Iterator[tuple[str, list[str]]]:
-    """Each line with the body of the here-document it opens (empty when none)."""
+    """Each Dockerfile line with the body of the here-document it opens (empty when none)."""
     lines = text.splitlines()
     index = 0
     while index < len(lines):
@@ -69,53 +60,10 @@ def _heredocs(text: str) -> Iterator[tuple[str, list[str]]]:
         yield line, body
 
 
-def _drop_data_heredocs(text: str) -> str:
-    kept: list[str] = []
-    for line, body in _heredocs(text):
-        kept.append(line)
-        match = _HEREDOC.search(line)
-        if match is not None and line[: match.start()].strip() and _feeds_shell(
-                line[: match.start()]):
-            kept.extend(body)
-    return "\n".join(kept)
-
-
-def _words(line: str) -> list[str]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote: fall back to a crude split
-        return _CRUDE.sub(" ; ", line.split("#", 1)[0]).split()
-
-
 def simple_commands(script: str) -> list[list[str]]:
-    """The simple commands of a shell script, each as a list of words."""
-    text = _drop_data_heredocs(script).replace("\\\n", " ")
-    commands: list[list[str]] = []
-    for line in text.splitlines():
-        current: list[str] = []
-        for word in _words(line):
-            if word in _OPERATORS:
-                commands.append(_unwrap(current))
-                current = []
-            else:
-                current.append(word)
-        commands.append(_unwrap(current))
-    return [words for words in commands if words]
-
-
-def _unwrap(words: list[str]) -> list[str]:
-    """Drop leading ``VAR=value`` words and wrappers with their options/durations."""
-    wrapped = False
-    while words:
-        head = words[0]
-        if _ASSIGN.match(head) or head in _WRAPPERS:
-            wrapped = wrapped or head in _WRAPPERS
-        elif not (wrapped and (head.startswith("-") or _DURATION.match(head))):
-            break
-        words = words[1:]
-    return words
+    """The simple commands a shell script may run, each as a list of words
+    (:func:`termgrade.audit.shellparse.shell_commands`)."""
+    return [command.words for command in shell_commands(script)]
 
 
 def is_remote_url(word: str) -> bool:
@@ -139,7 +87,7 @@ def _program(words: list[str]) -> tuple[str, list[str]]:
 def network_reason(words: list[str]) -> str | None:
     """Why this simple command reaches the network, or None."""
     name, args = _program(words)
-    if name in _SHELLS and "-c" in args[:-1]:
+    if name in SHELLS and "-c" in args[:-1]:
         inner = network_findings(args[args.index("-c") + 1])
         return inner[0] if inner else None
     subcommand = next((a for a in args if not a.startswith("-")), "")
@@ -182,8 +130,10 @@ def dockerfile_findings(dockerfile: str) -> list[str]:
             rest = re.sub(r"^(--\S+\s+)+", "", rest.strip())
             match = _HEREDOC.search(rest)
             script = rest
-            if match is not None and _feeds_shell(rest[: match.start()]):
-                script = "\n".join([rest[: match.start()] + rest[match.end():], *body])
+            if match is not None and not rest[: match.start()].strip():
+                script = "\n".join(body)          # RUN <<EOF: the body is the script
+            elif match is not None:               # the parser decides whether it is data
+                script = "\n".join([rest, *body, match.group(2)])
             exec_form = _exec_form(rest)
             reasons = ([r] if exec_form and (r := network_reason(exec_form))
                        else [] if exec_form else network_findings(script))
