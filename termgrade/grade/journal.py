@@ -6,6 +6,9 @@ ones are redone under the same trial id (they were never written). Reading goes 
 :func:`termgrade.records.journal.read_journal`: a line this TermGrade cannot read (a newer
 version, a bad field) is kept in the file and reported, never rewritten away; only a tail
 torn by the kill (never a whole line) is moved aside to ``trials.jsonl.torn``.
+``grade`` and ``regrade`` stop on such a line (:func:`refuse_unreadable`) before they
+resume from the journal and again when they finish: ``labels``, ``report`` and ``view``
+refuse the file, so a run that ended "next: termgrade labels" over it would mislead.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from termgrade.core.errors import RecordError
 from termgrade.core.journal import append_record
 from termgrade.records.journal import UnreadableLine, read_journal
 from termgrade.records.trial import TrialRecord
@@ -35,3 +39,21 @@ class TrialJournal:
 
     def append(self, record: TrialRecord) -> None:
         append_record(self.path, self._lock, record)
+
+
+def refuse_unreadable(lines: list[UnreadableLine], path: Path, *,
+                      finished: bool = False) -> None:
+    """Raise :class:`RecordError` naming the first line of the journal ``path`` that could
+    not be read (its file, line number and the field), how many there are, and the fix.
+    ``finished``: the run's own trials were written (said), else nothing was run."""
+    if not lines:
+        return
+    first = lines[0]
+    more = f" ({len(lines) - 1} more line(s) like it)" if len(lines) > 1 else ""
+    done = ("this run's trials are in it" if finished
+            else "nothing was graded or written")
+    raise RecordError(first.where, f"{first.problem}{more}; labels, report and view would "
+                      f"refuse this journal ({done})",
+                      fix=f"{first.fix.rstrip('.')}: repair or delete the line in {path} "
+                      "(TermGrade keeps it there untouched), then rerun the same command: "
+                      "it resumes")

@@ -31,7 +31,7 @@ from termgrade.core.errors import OptionError, RecordError, TermGradeError
 from termgrade.core.progress import track
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.jobs import keep_manifest
-from termgrade.grade.journal import TRIALS_FILE, TrialJournal
+from termgrade.grade.journal import TRIALS_FILE, TrialJournal, refuse_unreadable
 from termgrade.grade.record import graded_record, trial_id
 from termgrade.grade.runs import check_run_name, new_job_id, note_run
 from termgrade.records.journal import read_journal
@@ -118,7 +118,9 @@ def source_run(source: Path, run: str | None) -> tuple[list[TrialRecord], RunRec
     if not path.is_file():
         raise OptionError(f"{source}: no {TRIALS_FILE} here",
                           fix="pass the output folder (-o) of a `termgrade grade` run")
-    records = read_journal(path, TrialRecord, resume=False).records
+    read = read_journal(path, TrialRecord, resume=False)
+    refuse_unreadable(read.unreadable, path)
+    records = read.records
     runs: dict[str | None, list[TrialRecord]] = {}
     for record in records:
         runs.setdefault(record.job_id, []).append(record)
@@ -206,6 +208,7 @@ def regrade_run(source: Path, tasks: Sequence[Path], out_dir: Path, *,
     ongoing = [r for r in earlier.values() if r.regrade_of == source_id and r.regrade_of]
     job_id = ongoing[-1].job_id if ongoing else new_job_id(run_name or "regrade")
     done = {r.regraded_from: r for r in journal.load() if r.job_id == job_id and r.counted}
+    refuse_unreadable(journal.unreadable, journal.path)
     report = RegradeReport(out_dir, source_id, job_id, resumed=len(done))
     jobs = _plan(trials, found, store, report, done)
     name = run_name or (ongoing[-1].run_name if ongoing else None)

@@ -27,7 +27,7 @@ from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.defaults import DEFAULT_K, DEFAULT_WORKERS
 from termgrade.grade.errors import GradeAborted, GradeIncompleteError
 from termgrade.grade.jobs import TrialJob, make_ahead_for, run_job
-from termgrade.grade.journal import TRIALS_FILE, TrialJournal
+from termgrade.grade.journal import TRIALS_FILE, TrialJournal, refuse_unreadable
 from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
 from termgrade.grade.reuse import (
@@ -38,7 +38,14 @@ from termgrade.grade.reuse import (
     scaffold_config,
     scaffold_digest,
 )
-from termgrade.grade.runs import RunId, check_run_name, choose_run, note_run, run_record
+from termgrade.grade.runs import (
+    RunId,
+    check_k,
+    check_run_name,
+    choose_run,
+    note_run,
+    run_record,
+)
 from termgrade.grade.summary import TaskTally, summarize_tasks
 from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.journal import UnreadableLine
@@ -106,6 +113,7 @@ class GradeReport:
         trial) or gave up on tasks; the message names the cause and the fix."""
         fix = (f"read exception_message in {self.trials_path}, fix the cause (engine, "
                "endpoint, disk), then rerun the same command: it resumes")
+        refuse_unreadable(self.unreadable, self.trials_path, finished=True)
         cause = _last_loss(self.records)
         if not self.counted:
             lost = sum(1 for r in self.records if not r.counted)
@@ -247,6 +255,13 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     digests = {task_id: task_digest(path) for task_id, path in task_dirs.items()}
     this_run = choose_run(journal.load(), model=agent.name, scaffold=agent.scaffold,
                           name=run_name)
+    try:
+        refuse_unreadable(journal.unreadable, journal.path)
+        check_k(out_dir, this_run, rule)
+    except TermGradeError:
+        if pool is not None:
+            pool.shutdown()
+        raise
     stamp = _Stamp(digests, scaffold_digest(agent), scaffold_config(agent), this_run,
                    scaffold_for(agent.scaffold).version)
     note_run(out_dir, run_record(this_run, model=agent.name, endpoint=agent.endpoint.base_url,

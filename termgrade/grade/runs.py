@@ -79,6 +79,25 @@ def choose_run(records: Sequence[TrialRecord], *, model: str, scaffold: str,
     return RunId(new_job_id(), None, False)
 
 
+def check_k(out_dir: Path, run: RunId, rule: AdaptiveRule) -> None:
+    """A resumed run keeps the attempts it planned: ``-k`` below its recorded ``k`` is
+    refused (its journal holds attempts past the new k, and a record saying the smaller k
+    would contradict them); a larger ``-k`` extends it."""
+    if not run.resumed or run.job_id is None:
+        return
+    earlier = read_runs([out_dir]).get(run.job_id)
+    if earlier is None or rule.k_max >= earlier.k:
+        return
+    named = f" --run-name {run.name}" if run.name else ""
+    raise OptionError(
+        f"-k {rule.k_max}: {out_dir} holds run {run.job_id}{named} of {earlier.model}, "
+        f"which planned k={earlier.k}; a resume cannot plan fewer attempts (nothing was "
+        "graded or written)",
+        fix=f"rerun with -k {earlier.k} to resume that run, or grade k={rule.k_max} as a "
+        "new run: add --run-name NAME (it is recorded beside the first in the same folder; "
+        "labels reads each run's own k) or pass another -o folder")
+
+
 def run_record(run: RunId, *, model: str, endpoint: str, rule: AdaptiveRule, scaffold: str,
                scaffold_digest: str | None, tasks: int, scaffold_version: str | None = None,
                now: datetime | None = None) -> RunRecord | None:

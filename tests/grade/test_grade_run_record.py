@@ -125,3 +125,27 @@ def test_an_adaptive_task_short_of_k_min_is_still_reported(tasks: Path,
     journal.write_text("\n".join(kept) + "\n")
     _, output = _labels(out, tmp_path)
     assert "fewer than the k_min=2" in " ".join(output.split()), output
+
+
+def test_a_smaller_k_on_resume_is_refused_and_a_new_run_records_it(tasks: Path,
+                                                                 tmp_path: Path) -> None:
+    """Issue 44, item 3: `-k 1` into a folder whose run planned k=3 rewrote its k (labels
+    then said k 1 with 3 counted). Now it is refused with the fix, nothing written; a new
+    run (`--run-name`) records its own k beside the first."""
+    from termgrade.core.errors import OptionError
+
+    out = tmp_path / "out"
+    _grade(tasks, out, AdaptiveRule(k_min=3, k_max=3))
+    before = {name: (out / name).read_bytes() for name in (TRIALS_FILE, RUNS_FILE)}
+    with pytest.raises(OptionError) as refused:
+        _grade(tasks, out, AdaptiveRule(k_min=1, k_max=1))
+    said = str(refused.value) + " " + (refused.value.fix or "")
+    assert "planned k=3" in said and "-k 3" in said and "--run-name" in said, said
+    assert {name: (out / name).read_bytes() for name in before} == before
+    rows, _ = _labels(out, tmp_path)
+    assert {(r["k"], r["n_counted"]) for r in rows} == {(3, 3)}
+    grade_model([tasks], AGENT, out, k=1, workers=2, progress=False,
+                run=central_a_else_fail, run_name="k1")
+    assert sorted(r.k for r in read_runs([out]).values()) == [1, 3]
+    rows, _ = _labels(out, tmp_path)
+    assert {(r["k"], r["n_counted"]) for r in rows} == {(4, 4)}

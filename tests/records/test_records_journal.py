@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from termgrade.agent import Endpoint, ScaffoldConfig
 from termgrade.agent.kinds import ModelAgent
+from termgrade.core.errors import RecordError
 from termgrade.grade import TRIALS_FILE, TrialJob, TrialJournal, grade_model
 from termgrade.grade.record import graded_record
 from termgrade.publish.errors import PublishError
@@ -144,10 +145,11 @@ def test_a_resumed_grade_keeps_a_line_written_by_a_newer_termgrade(
     with path.open("a") as handle:
         handle.write(json.dumps(newer) + "\n")
     before = path.read_text()
-    report = grade_model([root], AGENT, out, k=2, workers=1, progress=False, run=_passes)
-    after = path.read_text()
-    assert after.startswith(before) and len(after.splitlines()) == 3
-    assert len(report.unreadable) == 1 and "from-1.1" in report.unreadable[0].where
+    # Issue 44, item 5: the resume stops on it (labels would refuse the file), line kept.
+    with pytest.raises(RecordError) as refused:
+        grade_model([root], AGENT, out, k=2, workers=1, progress=False, run=_passes)
+    assert path.read_text() == before
+    assert f"{path}:2" in str(refused.value) and "from-1.1" in str(refused.value)
 
 
 def test_the_publish_journal_of_a_newer_termgrade_is_kept_and_says_upgrade(
