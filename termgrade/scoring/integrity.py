@@ -25,11 +25,17 @@ from dataclasses import dataclass, field
 
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
+from termgrade.scoring.accounts import merge_account_file
 from termgrade.scoring.errors import IntegrityBudgetError
 from termgrade.scoring.pathset import MarkedDirs, PathSet
 from termgrade.scoring.policy import KEPT_PRISTINE, GradingPolicy
-from termgrade.scoring.standins import stands_in, suspect_name
-from termgrade.scoring.transfer import TransferSet
+from termgrade.scoring.standins import (
+    TRANSIENT_PREFIXES,
+    carried_link,
+    stands_in,
+    suspect_name,
+)
+from termgrade.scoring.transfer import ACCOUNT_FILES, TransferSet
 
 MAX_LISTED_FINDINGS = 50
 """Findings named one by one; past this many, one line counts the rest."""
@@ -69,6 +75,16 @@ class LayerReview:
     """The top-most of them (at most :data:`MAX_LISTED_LEFT_OUT`)."""
     footprint: list[str] = field(default_factory=list)
     """The top-most paths the agent changed (at most :data:`MAX_FOOTPRINT`)."""
+    left_out_notes: dict[str, str] = field(default_factory=dict)
+    """Why a listed left-out path was not carried (a stand-in), or a hint that it looks
+    like the deliverable (its name is one the task's text uses)."""
+    account_notes: list[str] = field(default_factory=list)
+    """Changes to the account databases that were left out (the image's own entries, a
+    new user with a login shell the image does not list)."""
+    links: dict[str, str] = field(default_factory=dict)
+    """Carried symlinks: container path -> host path (judged once the walk is done)."""
+    transient: set[str] = field(default_factory=set)
+    """Carried entries in transient directories (a symlink there is not dangling)."""
 
     def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
         if len(self.findings) < MAX_LISTED_FINDINGS:
@@ -80,12 +96,13 @@ class LayerReview:
     def left_out_summary(self) -> str | None:
         """One line: how many changes were left out, and the top-most of them."""
         if not self.left_out:
-            return None
-        more = self.left_out_paths + (["..."] if self.left_out > len(self.left_out_paths)
-                                      and len(self.left_out_paths) >= MAX_LISTED_LEFT_OUT
-                                      else [])
-        return (f"{self.left_out:,} changed entries outside the transfer set were not "
-                f"carried: {', '.join(more)}")
+            return "; ".join(self.account_notes) or None
+        named = [f"{path} ({self.left_out_notes[path]})" if path in self.left_out_notes
+                 else path for path in self.left_out_paths]
+        more = named + (["..."] if self.left_out > len(self.left_out_paths)
+                        and len(self.left_out_paths) >= MAX_LISTED_LEFT_OUT else [])
+        return "; ".join([f"{self.left_out:,} changed entries outside the transfer set were "
+                          f"not carried: {', '.join(more)}", *self.account_notes])
 
     def all_findings(self) -> list[str]:
         more = [f"... and {self.unlisted} more findings"] if self.unlisted else []
@@ -107,14 +124,17 @@ def review_layer(
     grader_paths: tuple[str, ...] = (),
     budget_s: float = DEFAULT_BUDGET_S,
     transfer: TransferSet | None = None,
+    standins: TransferSet | None = None,
 ) -> LayerReview:
     """Sort the agent's writes into work (carried), deletions, findings, and (with a
     ``transfer`` set) what lies outside the set: left in the agent's layer and counted.
 
     ``grader_paths`` are what the engine itself put into the container (its init, mount
-    points): neither findings nor carried. Raises IntegrityBudgetError past
-    ``budget_s`` plus :data:`BUDGET_PER_ENTRY_S` per entry; the walk's own errors
-    (DiffTooLargeError, OSError) propagate.
+    points): neither findings nor carried. ``standins``: with no ``transfer``, apply the
+    stand-in review to every entry, with this set's asked-for paths (the review of B's
+    layer after the verifier's processes, agent code among them, wrote to it). Raises
+    IntegrityBudgetError past ``budget_s`` plus :data:`BUDGET_PER_ENTRY_S` per entry; the
+    walk's own errors (DiffTooLargeError, OSError) propagate.
     """
     review = LayerReview()
     started = time.monotonic()
@@ -129,27 +149,50 @@ def review_layer(
                 raise IntegrityBudgetError(
                     f"reviewing the agent's {review.entries:,} changes took over "
                     f"{allowed:.0f} s")
-        if transfer is not None and entry.path not in transfer:
-            _outside(entry, lower, transfer, engine, review, tops)
-            continue
+        created = False
+        if transfer is not None and not transfer.carries_changes(entry.path):
+            created = _created(entry, lower, tops)
+            if not created or not transfer.carries_created(entry.path) \
+                    or policy.in_closure(entry.path) or policy.grader_owned(entry.path) \
+                    or policy.above_protected(entry.path):
+                _outside(entry, lower, transfer, engine, review, tops)
+                continue
+            shadow = policy.watches(entry.path) and policy.shadows(
+                entry.path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
+                is_dir=entry.is_dir, existed=False)
+            if shadow:  # created where the task asked for nothing: not carried, and said
+                _leave_out(entry, transfer, review, tops, shadow)
+                continue
         if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
             parent = entry.path.rpartition("/")[0] or "/"
             known = plain.get(parent)
             if known is None:
                 known = plain[parent] = parent not in engine and policy.plain_dir(parent)
             if known and not policy.named(entry.path) and entry.path not in engine.exact \
-                    and not (transfer is not None and suspect_name(entry.path)):
+                    and not ((transfer or standins) is not None and suspect_name(entry.path)):
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
                 tops.changed(entry.path)
+                if entry.path.startswith(TRANSIENT_PREFIXES):
+                    review.transient.add(entry.path)
                 continue
-        verdict = _sort(entry, lower, policy, engine, review)
-        if transfer is not None and verdict == "carry":
-            why = stands_in(entry, lower, policy, asked=transfer.asked(entry.path))
+        verdict = _sort(entry, lower, policy, engine, review, created=created)
+        if verdict == "carry" and (transfer or standins) is not None:
+            task_set = transfer or standins
+            asked = task_set is not None and task_set.asked(entry.path)
+            why = stands_in(entry, lower, policy, asked=asked)
+            if why and created and transfer is not None:
+                # created where the task asked for nothing: not carried, and said
+                _leave_out(entry, transfer, review, tops, why)
+                continue
             if why:
                 review.add(change_kind(entry, lower), entry.path, why)
                 verdict = "hold"
+        if verdict == "carry" and stat.S_ISLNK(entry.mode):
+            review.links[entry.path] = entry.host_path
+        elif verdict == "carry" and entry.path.startswith(TRANSIENT_PREFIXES):
+            review.transient.add(entry.path)
         if verdict != "unchanged" and entry.path not in engine:
             tops.changed(entry.path)
         if verdict == "carry":
@@ -162,7 +205,47 @@ def review_layer(
             review.held.append(entry.path)
         else:
             review.replay.append((verdict, entry))
+    if transfer is not None or standins is not None:
+        _judge_links(review, lower)
+    if transfer is not None:
+        _merge_accounts(review, lower, transfer)
     return review
+
+
+def _judge_links(review: LayerReview, lower: LowerView) -> None:
+    """Every carried symlink judged by where it resolves in the scoring container, once
+    the whole walk is known (a link may resolve through one carried after it): one into
+    the grader's paths or a transient path B lacks is a finding, and stays out."""
+    bad = {}
+    for path, host in review.links.items():
+        why = carried_link(path, host, lower, review.links, review.transient)
+        if why:
+            bad[path] = why
+    if not bad:
+        return
+    for path, why in bad.items():
+        review.add(ChangeKind.ADDED if lower.lstat(path) is None else ChangeKind.MODIFIED,
+                   path, why)
+        review.held.append(path)  # a symlink is a leaf: putting it back after its parents
+    review.carried = [e for e in review.carried if e.path not in bad]
+    review.replay = [(v, e) for v, e in review.replay if e.path not in bad]
+
+
+def _merge_accounts(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
+    """The carried account databases, merged into the image's (new users and groups
+    only, :mod:`termgrade.scoring.accounts`); one that cannot be merged stays out."""
+    for entry in [e for e in review.carried if e.path in ACCOUNT_FILES]:
+        if not transfer.accounts(entry.path) or lower.lstat(entry.path) is None:
+            continue
+        review.carried_bytes -= entry.size if stat.S_ISREG(entry.mode) else 0
+        carry, notes = merge_account_file(entry, lower)
+        review.account_notes += notes
+        if carry:
+            review.carried_bytes += entry.size
+            continue
+        review.carried.remove(entry)
+        review.replay = [(v, e) for v, e in review.replay if e is not entry]
+        review.held.append(entry.path)
 
 
 def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine: PathSet,
@@ -182,12 +265,38 @@ def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine:
     if entry.is_dir and not entry.opaque and not entry.too_deep \
             and _same_directory(entry, lower):
         return
+    _leave_out(entry, transfer, review, tops, None)
+
+
+def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, tops: _Tops,
+               why: str | None) -> None:
+    """Count ``entry`` as left out (it stays in the agent's layer), naming the top-most
+    such paths, with why (a stand-in) or a hint (a name the task's text uses)."""
+    if review.held[-1:] != [entry.path]:
+        review.held.append(entry.path)
     tops.changed(entry.path)
     review.left_out += 1
     if not tops.left_out.below(entry.path):
         tops.left_out.add(entry.path)
         if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
             review.left_out_paths.append(entry.path)
+            note = why or transfer.hint(entry.path)
+            if note:
+                review.left_out_notes[entry.path] = note
+
+
+def _created(entry: UpperEntry, lower: LowerView, tops: _Tops) -> bool:
+    """Did the agent create ``entry`` (the image has nothing at its path)? Below a
+    directory the agent created, everything is created (no lookup)."""
+    if entry.whiteout:
+        return False
+    if tops.created.below(entry.path):
+        return True
+    if lower.lstat(entry.path) is not None:
+        return False
+    if entry.is_dir:
+        tops.created.add(entry.path)
+    return True
 
 
 class _Tops:
@@ -199,6 +308,8 @@ class _Tops:
         self._marked = MarkedDirs()
         self.left_out = MarkedDirs()
         """The top-most left-out paths, marked."""
+        self.created = MarkedDirs()
+        """Directories the agent created (everything below them is created too)."""
 
     def changed(self, path: str) -> None:
         if self._marked.below(path):
@@ -211,7 +322,7 @@ class _Tops:
 
 
 def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: PathSet,
-          review: LayerReview) -> str:
+          review: LayerReview, *, created: bool = False) -> str:
     """``carry``, ``whiteout`` (a deletion replayed), ``unchanged`` (a directory the
     kernel copied up as the image had it), or ``hold`` (stays in the agent's layer: a
     finding, the engine's, or a FIFO, socket or device)."""
@@ -234,7 +345,7 @@ def _sort(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, engine: Pa
         review.add(kind, path, f"{_verb(kind)} {where}")
         return "hold"
     looked = entry.is_dir or entry.whiteout or policy.watches(path)
-    kind = change_kind(entry, lower) if looked else ChangeKind.ADDED
+    kind = change_kind(entry, lower) if looked and not created else ChangeKind.ADDED
     why = looked and policy.shadows(
         path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
         is_dir=entry.is_dir, existed=kind is not ChangeKind.ADDED)

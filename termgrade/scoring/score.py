@@ -262,7 +262,8 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
                              grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
                                            *box.engine_paths(),
-                                           *install_roots(task, scoring.closure)))
+                                           *install_roots(task, scoring.closure)),
+                             standins=scoring.transfer)
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
     if scoring.attestable.attested:
         decide(result, record, weights, scoring.reference)

@@ -15,11 +15,15 @@ import os
 import posixpath
 import re
 import stat
+from fnmatch import fnmatch
+from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.policy import GradingPolicy
+from termgrade.task import CONTAINER
 
-__all__ = ["LOADER_SEARCHED", "is_shared_object", "stands_in", "suspect_name"]
+__all__ = ["LOADER_SEARCHED", "PYTEST_CONFIGS", "SEARCH_PATHS", "carried_link",
+           "is_shared_object", "stands_in", "suspect_name"]
 
 LOADER_SEARCHED = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib",
                    "/usr/lib64", "/usr/local/lib", "/lib", "/lib64",
@@ -32,6 +36,34 @@ _NSS_LINE = re.compile(r"^\s*([A-Za-z_]+)\s*:\s*(.*)$")
 _SSL_PATH = re.compile(r"^\s*(?:module|dynamic_path|\.include|MODULESDIR|ENGINESDIR)\s*=?\s*"
                        r"(\S+)", re.MULTILINE)
 MAX_CONFIG_BYTES = 1 << 20
+PYTEST_CONFIGS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml",
+                            "tox.ini", "setup.cfg"})
+"""Files pytest reads as configuration or code in a directory above the tests."""
+TESTS_ANCESTORS = ("/",)
+"""The directories above ``/tests`` (pytest's rootdir search and conftest collection walk
+up to them): a pytest configuration or conftest there runs in the verifier's pytest."""
+SEARCH_PATHS: dict[str, tuple[str, ...]] = {
+    "Perl module": ("/etc/perl", "/usr/local/lib/*/perl/*", "/usr/local/share/perl/*",
+                    "/usr/lib/*/perl5/*", "/usr/share/perl5", "/usr/lib/*/perl-base",
+                    "/usr/lib/*/perl/*", "/usr/share/perl/*"),
+    "C header": ("/usr/local/include", "/usr/include/*-linux-gnu", "/usr/include"),
+    "pkg-config file": ("/usr/local/lib/*-linux-gnu/pkgconfig", "/usr/local/lib/pkgconfig",
+                        "/usr/local/share/pkgconfig", "/usr/lib/*-linux-gnu/pkgconfig",
+                        "/usr/lib/pkgconfig", "/usr/share/pkgconfig"),
+    "Node module": ("/usr/local/lib/node_modules", "/usr/lib/node_modules",
+                    "/usr/share/nodejs"),
+}
+"""Search paths an image tool reads in order (perl's ``@INC``, the C compiler's include
+path, pkg-config's, Node's global modules; ``*`` is one directory name): a file earlier
+in one that has the relative name of an image file later in it changes what the image's
+tool computes."""
+_SEARCH_PREFIXES = ("/etc/perl/", "/usr/local/", "/usr/lib/", "/usr/share/", "/usr/include/")
+MAX_LINK_HOPS = 40
+TRANSIENT = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+"""Where the verifier's own processes make files after B starts (pytest's temporary
+directories, sockets): a carried symlink into a path there that B lacks at its start
+would read what the tests write."""
+TRANSIENT_PREFIXES = tuple(f"{t}/" for t in TRANSIENT)
 
 
 def is_shared_object(name: str) -> bool:
@@ -44,6 +76,7 @@ def suspect_name(path: str) -> bool:
     directory)?"""
     name = posixpath.basename(path)
     return (name in ("pyvenv.cfg", "nsswitch.conf") or name.endswith(".cnf")
+            or name in PYTEST_CONFIGS or path.startswith(_SEARCH_PREFIXES)
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
             or "/engines-" in path or "/lib/python" in path)
 
@@ -87,10 +120,18 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     ``asked``: the task asked for a deliverable at this path (instruction, declared
     artifact or the reference solution's footprint), not only read it in its tests.
     """
-    if entry.is_dir or entry.whiteout:
+    if entry.whiteout:
         return None
     path = entry.path
     parent, name = posixpath.split(path)
+    if entry.is_dir:
+        return None
+    if name in PYTEST_CONFIGS and parent in TESTS_ANCESTORS:
+        return f"pytest reads {path} (above the tests) as its configuration or code"
+    if path.startswith(_SEARCH_PREFIXES):
+        shadowed = _shadowed_in_search_path(path, lower)
+        if shadowed:
+            return shadowed
     link = stat.S_ISLNK(entry.mode)
     if parent in policy.path_dirs and (link or entry.mode & 0o111) and not asked:
         for directory in policy.path_dirs:
@@ -120,4 +161,120 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             clean = target.strip("\"'")
             if clean.startswith("/") and lower.lstat(clean) is None:
                 return f"an OpenSSL configuration that loads {clean}, which the image lacks"
+    return None
+
+
+def _pattern_match(pattern: str, path: str) -> bool:
+    """Does ``path`` equal ``pattern``, where each ``*`` is exactly one directory name?"""
+    parts, names = pattern.strip("/").split("/"), path.strip("/").split("/")
+    return len(parts) == len(names) and all(
+        fnmatch(n, p) for p, n in zip(parts, names, strict=True))
+
+
+def _expand(pattern: str, lower: LowerView) -> list[str]:
+    """The image's directories that ``pattern`` names (each ``*`` one name), in order."""
+    return list(_expanded(pattern, tuple(lower.lower_dirs)))
+
+
+@lru_cache(maxsize=256)
+def _expanded(pattern: str, layers: tuple[str, ...]) -> tuple[str, ...]:
+    lower = LowerView(list(layers))
+    found = ["/"]
+    for part in pattern.strip("/").split("/"):
+        found = [posixpath.join(d, name) for d in found
+                 for name in (sorted(n for n in lower.listdir(d) if fnmatch(n, part))
+                              if "*" in part else [part])]
+    return tuple(found)
+
+
+def _shadowed_in_search_path(path: str, lower: LowerView) -> str | None:
+    """Why ``path`` shadows an image file in a tool's search path (see
+    :data:`SEARCH_PATHS`), or None."""
+    for kind, order in SEARCH_PATHS.items():
+        for index, pattern in enumerate(order):
+            depth = pattern.count("/")
+            head = "/".join(path.split("/")[:depth + 1])
+            if not _pattern_match(pattern, head) or head == path:
+                continue
+            relative = path[len(head):]
+            for later in order[index + 1:]:
+                for directory in _expand(later, lower):
+                    if directory != head and lower.lstat(directory + relative) is not None:
+                        return (f"shadows the image's {kind} {directory}{relative}, which "
+                                f"{head} comes before")
+    return None
+
+
+def _lower_link(lower: LowerView, path: str) -> str | None:
+    """The image's symlink target at ``path`` (None: not a symlink in the image)."""
+    for layer in lower.lower_dirs:
+        host = f"{layer}{path}"
+        if os.path.lexists(host):
+            try:
+                return os.readlink(host)
+            except OSError:
+                return None
+    return None
+
+
+def _resolve_in_b(start: str, target: str, links: dict[str, str],
+                  lower: LowerView) -> list[str]:
+    """Every path a symlink at ``start`` pointing to ``target`` passes through in the
+    scoring container, last the one it resolves to, component by component as the kernel
+    walks it (``..`` after a symlink goes up from where the symlink led): through the
+    carried symlinks (``links``: container path -> host path) and the image's own.
+    Bounded hops."""
+    seen: list[str] = []
+    done = "/" if target.startswith("/") else posixpath.dirname(start)
+    pending = [p for p in target.split("/") if p not in ("", ".")]
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            done = posixpath.dirname(done) or "/"
+            seen.append(done)
+            continue
+        here = posixpath.join(done, part)
+        seen.append(here)
+        link: str | None = None
+        if here in links:
+            try:
+                link = os.readlink(links[here])
+            except OSError:
+                link = None
+        else:
+            link = _lower_link(lower, here)
+        if link is None:
+            done = here
+            continue
+        hops += 1
+        if hops > MAX_LINK_HOPS:  # the kernel gives ELOOP: nothing is read through it
+            break
+        if link.startswith("/"):
+            done = "/"
+        pending = [p for p in link.split("/") if p not in ("", ".")] + pending
+    return seen
+
+
+def carried_link(path: str, host_path: str, lower: LowerView, links: dict[str, str],
+                 carried: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """Why the carried symlink at ``path`` is a finding, judged by where it resolves in
+    the scoring container (not by its own name), or None: into the grader's paths
+    (``/tests``, whose expected outputs an answer symlinked there would be, ``/logs``, the
+    run directory), or into a transient directory at a path B lacks at its start (what
+    the tests' run writes there). ``carried``: carried entries in transient directories."""
+    try:
+        target = os.readlink(host_path)
+    except OSError:
+        return None
+    passed = _resolve_in_b(path, target, links, lower)
+    grader = tuple(str(p) for p in CONTAINER.grader_owned)
+    for step in passed:
+        if any(step == g or step.startswith(g + "/") for g in grader):
+            return f"a symlink that resolves into the grader's {step}"
+    final = passed[-1] if passed else "/"
+    if final.startswith(TRANSIENT_PREFIXES) and final not in links and final not in carried \
+            and lower.lstat(final) is None:
+        return (f"a symlink to {final}, which the scoring container lacks at its start "
+                "(the tests' run could write it)")
     return None

@@ -1,32 +1,29 @@
-"""The transfer set: the only part of the agent's work the scoring container sees.
+"""The transfer set: which of the agent's changes the scoring container sees.
 
-The scoring container B is the image's own bytes. Of everything the agent changed in its
-container A, only the entries inside the task's transfer set are carried into B; the
-rest stays in A and is reported as left out (how many, where), never silently dropped.
-A file the agent wrote anywhere else (a tool earlier on ``PATH``, the ELF interpreter, an
-NSS module, a ``pyvenv.cfg``, a login profile) does not exist for any process in B.
+The scoring container B is the image's own bytes plus the agent's work, and the rule for
+"the agent's work" follows what a change *is*, not where a text happened to name it:
 
-The set, in order of authority:
+1. **Created** (a path the image did not have): carried wherever it lies, under the
+   stand-in review (:mod:`termgrade.scoring.standins`: a created file that would change
+   what an image tool, the loader, pytest or Python computes is left out and said).
+   Scratch and caches (``/tmp``, ``/var/tmp``, ``/run``, ``/var/cache``, ``~/.cache``) are
+   not carried unless the task's text names the path; the verifier's closure and the
+   grader's paths never are.
+2. **Changed** (an image file edited, replaced, deleted, its mode changed): carried only
+   where the task asks for it: the declared ``artifacts``; the image's working directory;
+   the exact paths ``instruction.md`` names (a named directory with what is in it, a named
+   file alone, never its directory); the exact paths the reference solution changed, as
+   ``verify`` recorded them (:mod:`termgrade.scoring.reference`). A path only the tests
+   name is read by them, not asked for: the image's file there stays the image's.
+3. **Accounts**: the users and groups the agent created are carried (merged line by line
+   into the image's ``/etc/passwd``, ``group``, ``shadow``, ``gshadow``; a new user's login
+   shell must be one the image lists); a change to the image's own entries only where the
+   instruction or a declaration names the file (:mod:`termgrade.scoring.accounts`).
 
-1. **declared**: ``artifacts`` in task.toml (Harbor's name): exactly those paths, and in
-   separate mode nothing else;
-2. otherwise **derived**, each root with the reason it is there:
-
-   - the image's working directory (``WORKDIR``, or ``[environment] workdir``), whole;
-   - every absolute path (and ``~/`` path) named in ``instruction.md``, and the directory
-     of each such file (unless it is a system tree such as ``/etc`` or ``/usr/bin``);
-   - every absolute path named in the task's tests (``tests/``);
-   - the reference solution's footprint, as ``verify`` recorded it (what ``solve.sh``
-     changed: a deliverable in ``/etc``, ``/opt`` or an in-place fix of an image file);
-   - the account databases (``/etc/passwd``, ``group``, ``shadow``, ``gshadow``) and
-     ``/home``: a user the task asks to create.
-
-Roots are resolved through the image's own symlinks (``/bin/x`` is ``/usr/bin/x`` on a
+In Harbor's separate mode the declared artifacts are the whole set, nothing else. Roots
+are resolved through the image's own symlinks (``/bin/x`` is ``/usr/bin/x`` on a
 merged-``/usr`` image), so a root names the place the kernel writes. The grader's own
-paths are never in the set. Inside the set, the review still makes a finding of what
-would stand in for the verifier (see :mod:`termgrade.scoring.integrity`): a roots's being
-named only by the tests lets the agent's work there be read, not let it replace an image
-tool or library.
+paths are never in the set.
 """
 
 from __future__ import annotations
@@ -35,6 +32,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from functools import cached_property
 from pathlib import Path
 
@@ -42,11 +40,14 @@ from termgrade.scoring.pathset import PathSet
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.task import CONTAINER, Task
 
-__all__ = ["ACCOUNT_FILES", "TransferRoot", "TransferSet", "derive_transfer_set",
+__all__ = ["ACCOUNT_FILES", "SCRATCH", "TransferRoot", "TransferSet", "derive_transfer_set",
            "image_resolver", "named_paths"]
 
 ACCOUNT_FILES = ("/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow")
-HOMES = "/home"
+SCRATCH = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run", "/var/run", "/var/cache",
+           "/var/lib/apt/lists", "/root/.cache")
+"""Scratch and caches: what the agent created here is not carried unless the task's text
+names the path (a build tree in ``/tmp``, pip's and apt's caches are not deliverables)."""
 _PATH = re.compile(r"(?<![\w.~/$-])(~?/[A-Za-z0-9._+@%=,:-]+(?:/[A-Za-z0-9._+@%=,:-]+)*/?)")
 """An absolute (or ``~/``) path in prose or code: starts after a non-path character."""
 _TOO_WIDE = frozenset({"/", "/usr", "/etc", "/var", "/lib", "/lib64", "/lib32", "/bin",
@@ -54,8 +55,14 @@ _TOO_WIDE = frozenset({"/", "/usr", "/etc", "/var", "/lib", "/lib64", "/lib32", 
                        "/run", "/boot", "/mnt", "/media", "/srv", "/usr/lib", "/usr/share",
                        "/usr/local", "/usr/local/lib", "/usr/bin", "/usr/sbin",
                        "/usr/local/bin", "/usr/local/sbin", "/usr/lib64"})
+_SYSTEM_TREES = ("/usr/include", "/usr/local/include", "/etc/alternatives", "/etc/perl",
+                 "/usr/share/perl5", "/usr/local/share", "/usr/libexec", "/etc/ssl",
+                 "/etc/ld.so.conf.d", "/etc/profile.d", "/usr/lib/*-linux-gnu",
+                 "/lib/*-linux-gnu", "/usr/local/lib/*-linux-gnu", "/usr/lib/python3*",
+                 "/usr/local/lib/python3*")
 """Directories a text may name without asking for everything in them: a root here would
-carry a whole system tree, so such a name adds nothing (its files are named one by one)."""
+let the agent change a whole system tree (a library, a header, an alternatives link the
+image's tools use), so such a name adds nothing; its files are named one by one."""
 _EXCLUDED_PREFIXES = ("/proc", "/sys", "/dev", "/tmp/pytest-of-")
 _TEXT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".txt", ".md", ".json", ".toml", ".yaml",
                             ".yml", ".cfg", ".ini", ".conf", ".js", ".ts", ".rb", ".pl", ".c",
@@ -70,9 +77,10 @@ class TransferRoot:
     path: str
     """Absolute container path (resolved through the image's symlinks)."""
     why: str
-    """Where it comes from: ``declared``, ``workdir``, ``instruction``, ``tests``,
-    ``reference``, ``beside`` (the directory of a file the instruction or the reference
-    names: carried, but not asked for), ``accounts``."""
+    """Where it comes from: ``declared``, ``workdir``, ``instruction``, ``reference`` (the
+    task asks for changes here), ``tests`` (named only by the tests: what the agent
+    created there is carried, even in scratch; the image's file stays the image's),
+    ``accounts`` (merged: new users and groups only)."""
 
     @property
     def asked(self) -> bool:
@@ -80,23 +88,53 @@ class TransferRoot:
         file at this path)? Paths only the tests name are read by them, not asked for."""
         return self.why in ("declared", "instruction", "reference")
 
+    @property
+    def changes(self) -> bool:
+        """Are changes to the image's files here carried (not only what the agent
+        created)?"""
+        return self.why in ("declared", "instruction", "reference", "workdir", "accounts")
+
 
 @dataclass(frozen=True)
 class TransferSet:
     roots: tuple[TransferRoot, ...]
     declared: bool = False
     """A separate-mode task: its declared artifacts are the whole set, nothing derived."""
+    mentioned: frozenset[str] = frozenset()
+    """Base names of the paths the instruction and the tests name: a left-out entry with
+    one of them looks like the deliverable (said with a hint)."""
 
     @cached_property
     def _all(self) -> PathSet:
         return PathSet(tuple(r.path for r in self.roots))
 
     @cached_property
+    def _changes(self) -> PathSet:
+        return PathSet(tuple(r.path for r in self.roots if r.changes))
+
+    @cached_property
     def _asked(self) -> PathSet:
         return PathSet(tuple(r.path for r in self.roots if r.asked))
 
+    @cached_property
+    def _scratch(self) -> PathSet:
+        return PathSet(SCRATCH)
+
     def __contains__(self, path: object) -> bool:
+        """Is ``path`` inside a root (any change there may be the agent's work)?"""
         return path in self._all
+
+    def carries_changes(self, path: str) -> bool:
+        """Is a change to an image file at ``path`` carried (a root that asks for changes)?"""
+        return path in self._changes
+
+    def carries_created(self, path: str) -> bool:
+        """Is an entry the agent created at ``path`` carried (subject to the stand-in
+        review)? Everywhere but scratch, the closure and the grader's paths (those two are
+        the review's); in scratch only under a root. In separate mode only in the set."""
+        if self.declared:
+            return path in self._all
+        return path in self._all or path not in self._scratch
 
     def above(self, path: str) -> bool:
         """Is ``path`` a strict ancestor of a root (a directory the set passes through)?"""
@@ -106,9 +144,32 @@ class TransferSet:
         """Is ``path`` inside a root the task asked for (not only one its tests read)?"""
         return path in self._asked
 
+    def accounts(self, path: str) -> bool:
+        """Is ``path`` an account database merged entry by entry (new users and groups
+        only), not carried as the agent wrote it?"""
+        return path in ACCOUNT_FILES and not self.asked_exactly(path)
+
+    def asked_exactly(self, path: str) -> bool:
+        """Is ``path`` (or a directory above it) named by the instruction or declared, not
+        merely changed by the reference?"""
+        return any(r.why in ("declared", "instruction") and (
+            path == r.path or path.startswith(r.path.rstrip("/") + "/")) for r in self.roots)
+
+    def hint(self, path: str) -> str | None:
+        """Why a left-out ``path`` looks like the deliverable, or None."""
+        name = posixpath.basename(path)
+        if name in self.mentioned:
+            return f"`{name}` is named by the task's text"
+        return None
+
     def describe(self) -> list[str]:
-        """One line per root: the path and why it is in the set (``termgrade run``)."""
-        return [f"{r.path}  ({r.why})" for r in self.roots]
+        """One line per root: the path and why it is in the set (``termgrade run``), then
+        the rule for the rest."""
+        lines = [f"{r.path}  ({r.why})" for r in self.roots]
+        if not self.declared:
+            lines.append("+ what the agent created anywhere else, but scratch "
+                         f"({', '.join(SCRATCH[:3])}, ...), under the stand-in review")
+        return lines
 
 
 def named_paths(text: str) -> list[str]:
@@ -147,7 +208,8 @@ def _test_texts(tests_dir: Path) -> Iterable[tuple[str, str]]:
 
 
 def _keep(path: str) -> bool:
-    if path in _TOO_WIDE or path.startswith(_EXCLUDED_PREFIXES):
+    if path in _TOO_WIDE or path.startswith(_EXCLUDED_PREFIXES) \
+            or any(fnmatch(path, tree) for tree in _SYSTEM_TREES):
         return False
     return not any(path == owned or path.startswith(owned + "/") or owned.startswith(path + "/")
                    for owned in map(str, CONTAINER.grader_owned))
@@ -164,6 +226,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
     declared = list(task.config.artifacts)
     separate = task.config.separate_verifier
     candidates: list[tuple[str, str]] = [(p, "declared") for p in declared]
+    mentioned: set[str] = set()
     if not separate:  # Harbor's separate verifier gets the declared artifacts, nothing else
         where = task.config.environment.workdir or workdir
         if where and where.startswith("/"):
@@ -175,24 +238,28 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         candidates += [(p, "reference") for p in (reference.footprint if reference else [])]
         for _name, text in _test_texts(task.paths.tests_dir):
             candidates += [(p, "tests") for p in named_paths(text)]
-        candidates += [(p, "accounts") for p in (*ACCOUNT_FILES, HOMES)]
-    # The directory of a file the task asks for is its deliverable's home too (a config
-    # beside the one named), unless it is a system tree.
-    candidates += [(posixpath.dirname(posixpath.normpath(p)), "beside") for p, why in candidates
-                   if why in ("instruction", "reference") and posixpath.splitext(p)[1]]
+        candidates += [(p, "accounts") for p in ACCOUNT_FILES]
+        mentioned = {posixpath.basename(p) for p, why in candidates
+                     if why in ("instruction", "tests") and _keep(p)}
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)
-        if why not in ("accounts", "workdir") and not _keep(path):  # "beside" too: narrow
+        if why not in ("accounts", "workdir") and not _keep(path):
             continue
         resolved = (resolve(path) if resolve else None) or path
         for each in dict.fromkeys((path, resolved)):
             if not _keep(each) and why not in ("accounts", "workdir"):
                 continue
             known = roots.get(each)
-            if known is None or (not known.asked and TransferRoot(each, why).asked):
+            if known is None or _RANK[why] > _RANK[known.why]:
                 roots[each] = TransferRoot(each, why)
-    return TransferSet(tuple(sorted(roots.values(), key=lambda r: r.path)), declared=separate)
+    return TransferSet(tuple(sorted(roots.values(), key=lambda r: r.path)), declared=separate,
+                       mentioned=frozenset(mentioned))
+
+
+_RANK = {"tests": 0, "accounts": 1, "workdir": 2, "reference": 3, "instruction": 4,
+         "declared": 5}
+"""Of two reasons for one root, the stronger (an asked-for path over one only read)."""
 
 
 def image_resolver(view: str) -> ResolveFn:

@@ -46,18 +46,45 @@ def test_the_derived_set_names_each_root_and_why(tmp_path: Path) -> None:
                  reference=reference)
     roots = {r.path: r.why for r in found.roots}
     assert roots["/app"] == "workdir"  # the reference wrote a file there: not the whole dir
-    assert roots["/etc/shop"] == "beside"  # the directory of a file the task asks for
+    assert "/etc/shop" not in roots  # a named file is asked for alone, never its directory
     assert found.asked("/app/out.txt") and not found.asked("/app/bin/sha256sum")
-    assert not found.asked("/etc/shop/other.conf") and "/etc/shop/other.conf" in found
+    assert not found.asked("/etc/shop/other.conf") and "/etc/shop/other.conf" not in found
+    assert found.carries_changes("/etc/shop/shop.conf")
+    assert not found.carries_changes("/etc/shop/other.conf")
+    assert found.carries_created("/etc/shop/other.conf")  # created: carried anywhere
     assert roots["/usr/local/bin/shop"] == roots["/etc/shop/shop.conf"] == "instruction"
     assert roots["/var/log/shop.log"] == "tests"
+    assert not found.carries_changes("/var/log/shop.log")  # the tests' file stays the image's
     assert roots["/opt/data"] == "reference"
-    assert roots["/etc/passwd"] == roots["/home"] == "accounts"
+    assert roots["/etc/passwd"] == "accounts" and "/home" not in roots
+    assert found.accounts("/etc/passwd")  # merged: new users only
     # too wide to ask for, or the grader's own
     assert not {"/usr/bin", "/usr/local/bin", "/logs/verifier/x", "/tests/data.json"} & set(roots)
     assert found.asked("/usr/local/bin/shop") and not found.asked("/var/log/shop.log")
     assert "/app/sub/x.py" in found and "/usr/local/bin/other" not in found
     assert found.above("/usr/local/bin") and not found.above("/usr/lib")
+    # scratch: what the agent created there is carried only where a text names it
+    assert not found.carries_created("/tmp/build/x.o")
+    assert not found.carries_created("/root/.cache/pip/x")
+    assert found.carries_created("/opt/elsewhere/x")
+    assert found.hint("/usr/bin/shop") == "`shop` is named by the task's text"
+
+
+def test_a_named_file_in_a_system_tree_asks_for_that_file_only(tmp_path: Path) -> None:
+    """Naming one header, library or alternatives link asks for that file, never for the
+    tree: the agent's other changes there stay out (they would change what the image's
+    compiler, loader or tools compute)."""
+    reference = ReferenceRecord(task_digest="d",
+                                footprint=["/usr/lib/x86_64-linux-gnu/libshop.so.1"])
+    found = _set(tmp_path, "Fix /usr/include/shop.h and /etc/alternatives/editor; "
+                           "see /usr/include for the rest.", "", reference=reference)
+    roots = {r.path for r in found.roots}
+    assert {"/usr/include/shop.h", "/etc/alternatives/editor",
+            "/usr/lib/x86_64-linux-gnu/libshop.so.1"} <= roots
+    for system in ("/usr/include", "/etc/alternatives", "/usr/lib/x86_64-linux-gnu"):
+        assert system not in roots
+    assert not found.carries_changes("/usr/include/stdio.h")
+    assert not found.carries_changes("/usr/lib/x86_64-linux-gnu/libz.so.1")
 
 
 def test_declared_artifacts_in_separate_mode_are_the_whole_set(tmp_path: Path) -> None:
@@ -93,37 +120,63 @@ def _review(lower: Path, upper: Path):  # type: ignore[no-untyped-def]
     return review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY, transfer=SET)
 
 
-def test_only_the_set_is_carried_and_the_rest_is_counted(layers: tuple[Path, Path, Path]) -> None:
+def test_created_work_is_carried_anywhere_changes_only_where_asked(
+        layers: tuple[Path, Path, Path]) -> None:
     lower, upper, target = layers
+    put(lower, "/tmp", None)
     put(upper, "/app/main.py")
-    put(upper, "/srv", None, mode=0o777)  # a directory the set passes through, mode changed
+    put(upper, "/srv", None, mode=0o777)  # a directory the set passes through
     put(upper, "/srv/shop/index.html")
-    put(upper, "/srv/evil/x")
+    put(upper, "/srv/other/x")  # created where no text names it: carried
     put(upper, "/usr/local/bin/shop", "#!/bin/sh\n", mode=0o755)
-    put(upper, "/usr/local/bin/sleep", "#!/bin/sh\n", mode=0o755)
-    put(upper, "/usr/bin/sha256sum", "forged", mode=0o755)
-    put(upper, "/root/.bash_profile", "sha256sum() { :; }")
+    put(upper, "/usr/local/bin/sleep", "#!/bin/sh\n", mode=0o755)  # shadows: left out
+    put(upper, "/usr/bin/sha256sum", "forged", mode=0o755)  # an image file changed
+    put(upper, "/root/.bash_profile", "export SHOP=1")  # created: carried
+    put(upper, "/tmp/build/shop.o")  # scratch: left out
     whiteout(upper, "/app/old.txt")
     result = _review(lower, upper)
     assert result.all_findings() == []
     assert sorted(e.path for e in result.carried) == [
-        "/app/main.py", "/srv/shop", "/srv/shop/index.html", "/usr/local/bin/shop"]
+        "/app/main.py", "/root/.bash_profile", "/srv/other", "/srv/other/x", "/srv/shop",
+        "/srv/shop/index.html", "/usr/local/bin/shop"]
     assert result.deleted == ["/app/old.txt"]
-    assert result.left_out == 5
-    assert result.left_out_paths == sorted(result.left_out_paths, key=result.left_out_paths.index)
-    assert set(result.left_out_paths) == {"/srv/evil", "/usr/local/bin/sleep",
-                                          "/usr/bin/sha256sum", "/root/.bash_profile"}
-    assert "/usr/local/bin/sleep" in (result.left_out_summary() or "")
+    assert set(result.left_out_paths) == {"/usr/local/bin/sleep", "/usr/bin/sha256sum",
+                                          "/tmp/build"}
+    summary = result.left_out_summary() or ""
+    assert "/usr/local/bin/sleep (shadows the image's `sleep`" in summary
     writer = carry_work(str(target), (str(upper), [str(lower)]), result)
     writer.finish()
     assert (target / "srv/shop/index.html").is_file() and (target / "usr/local/bin/shop").is_file()
-    for absent in ("srv/evil", "usr/local/bin/sleep", "usr/bin/sha256sum", "root"):
+    assert (target / "srv/other/x").is_file() and (target / "root/.bash_profile").is_file()
+    for absent in ("usr/local/bin/sleep", "usr/bin/sha256sum", "tmp/build"):
         assert not (target / absent).exists(), absent
     assert stat.S_ISCHR(os.lstat(target / "app/old.txt").st_mode)
     # the directory the set passes through keeps the image's mode, not the agent's 0777
     assert stat.S_IMODE(os.lstat(target / "srv").st_mode) == 0o755
     # what stayed out is still in the agent's layer
-    assert (upper / "usr/local/bin/sleep").is_file() and (upper / "srv/evil/x").is_file()
+    assert (upper / "usr/local/bin/sleep").is_file() and (upper / "tmp/build/shop.o").is_file()
+
+
+def test_an_image_file_only_the_tests_name_stays_the_images(
+        layers: tuple[Path, Path, Path]) -> None:
+    """The tests' ground truth shipped in the image: the agent's edit is not carried; a
+    file the agent created at a path the tests name is (even in scratch)."""
+    lower, upper, _ = layers
+    put(lower, "/srv/expected.json", "{}")
+    put(upper, "/srv/expected.json", '{"forged": 1}')
+    put(upper, "/tmp/answer.txt", "42")
+    only_tests = TransferSet((*SET.roots, TransferRoot("/srv/expected.json", "tests"),
+                              TransferRoot("/tmp/answer.txt", "tests")))
+    result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY,
+                          transfer=only_tests)
+    carried = [e.path for e in result.carried]
+    assert "/srv/expected.json" not in carried and "/tmp/answer.txt" in carried
+    assert "/srv/expected.json" in result.left_out_paths
+    # the control: named by the instruction, the same edit is carried
+    asked = TransferSet((*SET.roots, TransferRoot("/srv/expected.json", "instruction")))
+    again = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY,
+                         transfer=asked)
+    assert "/srv/expected.json" in [e.path for e in again.carried]
 
 
 @pytest.mark.parametrize(("path", "data", "why"), [
@@ -137,18 +190,35 @@ def test_only_the_set_is_carried_and_the_rest_is_counted(layers: tuple[Path, Pat
     ("/app/ssl/openssl.cnf", "[s]\nmodule = /app/evil.so\n", "loads /app/evil.so"),
     ("/app/lib/ossl-modules/legacy.so", "x", "OpenSSL module"),
 ])
-def test_a_stand_in_inside_the_set_is_a_finding(layers: tuple[Path, Path, Path], path: str,
-                                                data: str, why: str | None) -> None:
+@pytest.mark.parametrize("why_root", ["instruction", "tests"])
+def test_a_stand_in_is_a_finding_where_asked_and_left_out_where_created(
+        layers: tuple[Path, Path, Path], path: str, data: str, why: str | None,
+        why_root: str) -> None:
+    """Where the task asks for the path, a stand-in is a finding (0); where the agent
+    merely created it, it is left out, the reason said. An image file changed where the
+    task asked for nothing is left out either way."""
     lower, upper, _ = layers
-    tests_only = TransferSet((*SET.roots, TransferRoot(path, "tests")))
+    named = TransferSet((*SET.roots, TransferRoot(path, why_root)))
     put(upper, path, data, mode=0o755)
     result = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY,
-                          transfer=tests_only)
+                          transfer=named)
+    carried = [e.path for e in result.carried]
+    existed = LowerView([str(lower)]).lstat(path) is not None
     if why is None:
-        assert result.all_findings() == [] and path in [e.path for e in result.carried]
+        assert result.all_findings() == [] and path in carried
+    elif why_root == "tests" and SET.carries_changes(path):  # in the working directory
+        assert any(why in f and path in f for f in result.all_findings()), result.all_findings()
+    elif why_root == "tests" and existed:
+        assert result.all_findings() == [] and path not in carried
+        assert path in result.left_out_paths
+    elif why_root == "tests":
+        assert result.all_findings() == [] and path not in carried
+        assert why in (result.left_out_summary() or ""), result.left_out_summary()
+    elif path.startswith("/usr/local/bin/"):  # asked for: may replace an image tool
+        assert result.all_findings() == [] and path in carried
     else:
         assert any(why in f and path in f for f in result.all_findings()), result.all_findings()
-        assert path not in [e.path for e in result.carried]
+        assert path not in carried
 
 
 def test_nsswitch_naming_the_images_own_modules_is_carried(

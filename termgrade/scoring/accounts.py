@@ -1,0 +1,113 @@
+"""The account databases: the users and groups the agent created reach the scoring
+container; the image's own entries stay the image's unless the task names the file.
+
+``/etc/passwd``, ``group``, ``shadow`` and ``gshadow`` are single files that every
+``useradd`` rewrites whole, so the agent's copy is merged line by line into the image's:
+every line of the image's is kept as the image has it (a changed root shell, a removed
+user, a new password for an image account do not reach the verifier), and a line whose
+name the image lacks is added. A new user whose login shell is not one the image's
+``/etc/shells`` lists (or a no-login shell) is left out: ``runuser -l`` or ``su -`` of
+that user in the tests would run the agent's program as the shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import stat
+
+from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
+
+__all__ = ["NO_LOGIN", "merge_account_file"]
+
+NO_LOGIN = frozenset({"/usr/sbin/nologin", "/sbin/nologin", "/bin/false", "/usr/bin/false"})
+MAX_ACCOUNT_BYTES = 4 << 20
+
+
+def _image_text(lower: LowerView, path: str) -> str:
+    for layer in lower.lower_dirs:
+        host = f"{layer}{path}"
+        if os.path.lexists(host):
+            try:
+                with open(host, "rb") as handle:
+                    return handle.read(MAX_ACCOUNT_BYTES).decode("utf-8", "replace")
+            except OSError:
+                return ""
+    return ""
+
+
+def _read_upper(entry: UpperEntry) -> str | None:
+    try:
+        fd = os.open(entry.host_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_ACCOUNT_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_ACCOUNT_BYTES:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _shells(lower: LowerView) -> frozenset[str]:
+    listed = {line.strip() for line in _image_text(lower, "/etc/shells").splitlines()
+              if line.strip().startswith("/")}
+    return frozenset(listed | NO_LOGIN)
+
+
+def _name(line: str) -> str:
+    return line.split(":", 1)[0]
+
+
+def merge_account_file(entry: UpperEntry, lower: LowerView) -> tuple[bool, list[str]]:
+    """Rewrite the agent's account database ``entry`` (in its layer, on the host) as the
+    image's lines plus the agent's new ones. Returns (carry it, notes): False when the
+    entry cannot be merged (not a regular file, unreadable, too large): it stays out and
+    the image's file stands. Each note names a left-out change."""
+    if entry.whiteout or not stat.S_ISREG(entry.mode):
+        return False, [f"{entry.path}: not a regular file; the image's is kept"]
+    text = _read_upper(entry)
+    if text is None:
+        return False, [f"{entry.path}: unreadable or over {MAX_ACCOUNT_BYTES >> 20} MiB; "
+                       "the image's is kept"]
+    image = _image_text(lower, entry.path)
+    image_lines = [line for line in image.splitlines() if line.strip()]
+    known = {_name(line) for line in image_lines}
+    shells = _shells(lower) if posixpath.basename(entry.path) == "passwd" else frozenset()
+    added, notes = [], []
+    changed_own = 0
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name = _name(line)
+        if name in known:
+            changed_own += line not in image_lines
+            continue
+        fields = line.split(":")
+        if shells and (len(fields) != 7 or fields[6] not in shells):
+            notes.append(f"{entry.path}: new user `{name}` left out: its login shell "
+                         f"{fields[-1]!r} is not one the image's /etc/shells lists")
+            continue
+        known.add(name)
+        added.append(line)
+    if changed_own:
+        notes.append(f"{entry.path}: {changed_own} change(s) to the image's own entries "
+                     "left out (name the file in the instruction to ask for them)")
+    merged = "".join(f"{line}\n" for line in image_lines + added)
+    temporary = f"{entry.host_path}.termgrade-merge"
+    with contextlib.suppress(FileNotFoundError):  # the agent's own, in its frozen layer
+        os.unlink(temporary)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                 stat.S_IMODE(entry.mode))
+    try:
+        os.write(fd, merged.encode())
+        os.fchown(fd, entry.uid, entry.gid)
+    finally:
+        os.close(fd)
+    os.replace(temporary, entry.host_path)  # a new inode: a hard link the agent made keeps
+    entry.size = len(merged.encode())
+    return True, notes

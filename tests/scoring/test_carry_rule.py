@@ -1,0 +1,219 @@
+"""The carry rule on overlay-shaped layers (no engine): created work reaches B wherever it
+lies, changes to the image's files only where the task asks, and what would stand in for
+what the tests trust is judged by what it would change, wherever it lies.
+
+Each attack has its honest twin and a control: the rule patched out, the attack's entry
+reaches B. The end-to-end proofs through real containers are in
+``test_carry_rule_containers.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.scoring import integrity, standins
+from termgrade.scoring.integrity import LayerReview, review_layer
+from termgrade.scoring.transfer import ACCOUNT_FILES, TransferRoot, TransferSet
+from tests.support.overlay_layers import POLICY, put
+
+SET = TransferSet((TransferRoot("/app", "workdir"),
+                   *(TransferRoot(p, "accounts") for p in ACCOUNT_FILES)))
+PASSWD = ("root:x:0:0:root:/root:/bin/bash\n"
+          "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")
+
+
+@pytest.fixture
+def lower(tmp_path: Path) -> Path:
+    lower = tmp_path / "lower"
+    for path in ("/usr/bin/bash", "/usr/bin/sha256sum", "/usr/bin/python3.11",
+                 "/usr/lib/x86_64-linux-gnu/libz.so.1", "/usr/share/perl5/Shop/Util.pm",
+                 "/usr/include/stdio.h", "/usr/lib/x86_64-linux-gnu/pkgconfig/zlib.pc"):
+        put(lower, path)
+    for directory in ("/app", "/tmp", "/tests", "/etc/perl", "/usr/local/include",
+                      "/usr/local/bin", "/usr/local/lib/pkgconfig"):
+        put(lower, directory, None)
+    put(lower, "/etc/passwd", PASSWD)
+    put(lower, "/etc/shells", "# valid login shells\n/bin/sh\n/bin/bash\n/usr/bin/bash\n")
+    os.symlink("/etc/alternatives/editor", lower / "usr/bin/editor")
+    put(lower, "/etc/alternatives", None)
+    os.symlink("/usr/bin/vim.tiny", lower / "etc/alternatives/editor")
+    return lower
+
+
+def _review(lower: Path, upper: Path, transfer: TransferSet = SET) -> LayerReview:
+    return review_layer(walk_upper(str(upper)), LowerView([str(lower)]), POLICY,
+                        transfer=transfer)
+
+
+def _carried(review: LayerReview) -> list[str]:
+    return [e.path for e in review.carried]
+
+
+@pytest.mark.parametrize("path", [
+    "/usr/bin/shop",  # make install PREFIX=/usr where the reference used /usr/local
+    "/var/spool/cron/crontabs/root",  # crontab - instead of /etc/cron.d
+    "/usr/lib/systemd/system/shop.service",
+    "/opt/shop/lib/libshop.so.1",  # found through an ld.so.conf.d entry
+    "/etc/ld.so.conf.d/shop.conf",
+    "/root/.local/bin/shop",
+    "/srv/db/shop.sqlite",  # a config in /app points at it
+    "/data/alice/.profile",  # the home of a user created outside /home
+    "/app-hooks/pre-commit",  # core.hooksPath naming a new directory
+    "/usr/share/perl5/Shop/New.pm",  # a new module: shadows nothing
+    "/usr/local/include/shop.h",
+])
+def test_honest_work_created_anywhere_is_carried(lower: Path, tmp_path: Path,
+                                                 path: str) -> None:
+    upper = tmp_path / "upper"
+    put(upper, path, "x", mode=0o755)
+    review = _review(lower, upper)
+    assert review.all_findings() == [] and path in _carried(review), review.left_out_summary()
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("/usr/local/bin/sha256sum", "shadows the image's `sha256sum`"),
+    ("/usr/local/bin/python3.13", "shadows the verifier's `python3.13`"),  # uvx -p 3.13
+    ("/usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libz.so.1", "shared library"),
+    ("/etc/perl/Shop/Util.pm", "shadows the image's Perl module /usr/share/perl5/Shop/Util.pm"),
+    ("/usr/local/include/stdio.h", "C header /usr/include/stdio.h"),
+    ("/usr/local/lib/pkgconfig/zlib.pc", "pkg-config file"),
+    ("/conftest.py", "pytest reads /conftest.py"),
+    ("/pytest.ini", "pytest reads /pytest.ini"),
+])
+def test_a_created_stand_in_is_left_out_and_said(lower: Path, tmp_path: Path, path: str,
+                                                 why: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    upper = tmp_path / "upper"
+    put(upper, path, "#!/bin/sh\nexit 0\n", mode=0o755)
+    review = _review(lower, upper)
+    assert path not in _carried(review)
+    assert why in (review.left_out_summary() or ""), review.left_out_summary()
+    # the control: with the stand-in rules patched out, the same entry reaches B
+    monkeypatch.setattr(integrity, "stands_in", lambda *a, **k: None)
+    monkeypatch.setattr(POLICY.__class__, "shadows", lambda *a, **k: None)
+    assert path in _carried(_review(lower, upper))
+
+
+def test_the_reference_planting_pytest_config_above_the_tests_is_a_finding(
+        lower: Path, tmp_path: Path) -> None:
+    """Where the reference's footprint asks for /conftest.py, it is a finding (the
+    reference is then unsatisfiable), never a path carried for every agent."""
+    upper = tmp_path / "upper"
+    put(upper, "/conftest.py", "def pytest_runtest_makereport(): pass\n")
+    asked = TransferSet((*SET.roots, TransferRoot("/conftest.py", "reference")))
+    review = _review(lower, upper, asked)
+    assert any("/conftest.py" in f and "pytest reads" in f for f in review.all_findings())
+
+
+@pytest.mark.parametrize(("target", "why"), [
+    ("/tests/expected_output.txt", "resolves into the grader's /tests"),
+    ("../tests/expected_output.txt", "resolves into the grader's /tests"),
+    ("/logs/verifier/reward.txt", "resolves into the grader's /logs"),
+    ("via/../tests/expected_output.txt", "resolves into the grader's /tests"),  # via -> /
+    ("/app/zz/expected_output.txt", "resolves into the grader's /tests"),  # zz is later
+    ("/tmp/pytest-of-root/pytest-0/expected.txt", "lacks at its start"),
+])
+def test_a_symlink_is_judged_by_where_it_resolves_in_b(lower: Path, tmp_path: Path,
+                                                       target: str, why: str,
+                                                       monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    upper = tmp_path / "upper"
+    (upper / "app").mkdir(parents=True)
+    os.symlink("/", upper / "app/via")  # honest on its own: resolves to the image's root
+    os.symlink(target, upper / "app/zanswer.txt")
+    os.symlink("/tes" + "ts", upper / "app/zz")  # a finding itself; walked after zanswer
+    review = _review(lower, upper)
+    found = [f for f in review.all_findings() if "/app/zanswer.txt" in f]
+    assert found and why in found[0], review.all_findings()
+    assert "/app/zanswer.txt" not in _carried(review)
+    monkeypatch.setattr(integrity, "carried_link", lambda *a, **k: None)
+    assert "/app/zanswer.txt" in _carried(_review(lower, upper))
+
+
+@pytest.mark.parametrize("target", ["/usr/bin/python3.11", "/opt/shop/bin/shop", "main.py",
+                                    "/dev/null", "/tmp/made-by-me"])
+def test_honest_symlinks_are_carried(lower: Path, tmp_path: Path, target: str) -> None:
+    upper = tmp_path / "upper"
+    put(upper, "/tmp/made-by-me")
+    (upper / "app").mkdir(parents=True, exist_ok=True)
+    os.symlink(target, upper / "app/link")
+    transfer = TransferSet((*SET.roots, TransferRoot("/tmp/made-by-me", "tests")))
+    review = _review(lower, upper, transfer)
+    assert review.all_findings() == [] and "/app/link" in _carried(review)
+
+
+def test_created_users_are_merged_and_the_images_entries_kept(lower: Path,
+                                                              tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    put(upper, "/etc/passwd", "root:x:0:0:root:/root:/app/evil.sh\n"  # root's shell changed
+                              "alice:x:1000:1000::/data/alice:/bin/bash\n"  # honest new user
+                              "mallory:x:1001:1001::/home/m:/app/evil.sh\n")  # daemon removed
+    put(upper, "/data/alice/notes.txt")
+    review = _review(lower, upper)
+    assert "/etc/passwd" in _carried(review) and review.all_findings() == []
+    merged = (upper / "etc/passwd").read_text()
+    assert merged == PASSWD + "alice:x:1000:1000::/data/alice:/bin/bash\n"
+    summary = review.left_out_summary() or ""
+    assert "`mallory` left out" in summary and "change(s) to the image's own entries" in summary
+    assert "/data/alice/notes.txt" in _carried(review)
+    # the control: named by the instruction, the file is carried as the agent wrote it
+    put(upper, "/etc/passwd", "root:x:0:0:root:/root:/app/evil.sh\n")
+    named = TransferSet((*SET.roots, TransferRoot("/etc/passwd", "instruction")))
+    _review(lower, upper, named)
+    assert (upper / "etc/passwd").read_text() == "root:x:0:0:root:/root:/app/evil.sh\n"
+
+
+def test_an_account_file_made_a_symlink_stays_out(lower: Path, tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    (upper / "etc").mkdir(parents=True)
+    os.symlink("/app/passwd", upper / "etc/passwd")
+    review = _review(lower, upper)
+    assert "/etc/passwd" not in _carried(review)
+    assert "not a regular file" in (review.left_out_summary() or "")
+
+
+def test_an_alternatives_link_repointed_stays_the_images(lower: Path, tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    (upper / "etc/alternatives").mkdir(parents=True)
+    os.symlink("/app/evil", upper / "etc/alternatives/editor")
+    review = _review(lower, upper)
+    assert "/etc/alternatives/editor" not in _carried(review)
+    assert "/etc/alternatives/editor" in review.left_out_paths
+
+
+def test_what_the_verifiers_processes_write_gets_the_stand_in_review(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B's layer after the tests ran: a program the tests ran (agent code) added a
+    ``sha256sum`` earlier on PATH for a later test; a log file beside it is honest."""
+    layer = tmp_path / "b-layer"
+    put(layer, "/usr/local/bin/sha256sum", "#!/bin/sh\necho ok\n", mode=0o755)
+    put(layer, "/app/server.log", "started\n")
+    after = review_layer(walk_upper(str(layer)), LowerView([str(lower)]), POLICY,
+                         standins=SET)
+    assert [f for f in after.all_findings() if "sha256sum" in f], after.all_findings()
+    assert not [f for f in after.all_findings() if "server.log" in f]
+    plain = review_layer(walk_upper(str(layer)), LowerView([str(lower)]), POLICY)
+    assert plain.all_findings() == []  # the control: without the stand-in review
+
+
+def test_scratch_is_not_carried_unless_named(lower: Path, tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    put(upper, "/tmp/build/shop.o")
+    put(lower, "/root", None)
+    put(upper, "/root/.cache/pip/wheels/x.whl")
+    put(upper, "/tmp/report.txt")
+    named = TransferSet((*SET.roots, TransferRoot("/tmp/report.txt", "instruction")))
+    review = _review(lower, upper, named)
+    assert _carried(review) == ["/tmp/report.txt"]
+
+
+def test_the_search_path_rule_reads_the_images_order(lower: Path) -> None:
+    view = LowerView([str(lower)])
+    # an image module earlier in @INC than the new one: the new one shadows nothing
+    put(lower, "/etc/perl/Early.pm")
+    assert standins._shadowed_in_search_path("/usr/share/perl5/Early.pm", view) is None
+    assert standins._shadowed_in_search_path("/usr/share/perl5/Shop/Util.pm", view) is None
