@@ -55,8 +55,12 @@ def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
     Python's ``getpass`` asks NSS who runs them (that would load the modules
     ``/etc/nsswitch.conf`` names); ``OPENSSL_CONF`` names the image's own configuration,
     staged read-only by the grader, so no provider the agent configured is loaded.
-    Plugin autoloading stays on: the image's site-packages are the image's own, and the
-    attestation plugin reports any plugin that is not."""
+    Plugin autoloading is off: entry points are found along all of ``sys.path``, where a
+    ``.pth`` (an editable install) or the working directory puts the agent's files, and an
+    autoloaded plugin would run before the attestation plugin. The attestation plugin, the
+    only one ``PYTEST_PLUGINS`` names, registers the closure's own plugins itself
+    (``pytest11`` entry points of distributions in the interpreter's own prefixes, under
+    their entry-point names), so ``--json-report``, ``--ctrf`` and the like still work."""
     git = {"GIT_CONFIG_COUNT": str(len(GIT_OVERRIDES))}
     for number, (key, value) in enumerate(GIT_OVERRIDES.items()):
         git[f"GIT_CONFIG_KEY_{number}"], git[f"GIT_CONFIG_VALUE_{number}"] = key, value
@@ -76,6 +80,7 @@ def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
         "PYTHONSTARTUP": "",
         "PYTEST_ADDOPTS": "",
         "PYTEST_PLUGINS": plugin,
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "BASH_ENV": "",
         "ENV": "",
         "LD_PRELOAD": "",
@@ -292,12 +297,13 @@ def decide(result: VerifierResult, attestation: Attestation,
     """The reward, computed here from the attested record; test.sh's number can only
     lower it.
 
-    A skip, xfail or deselection is neutral only where ``reference`` (the reference
-    solution's recorded run) had the same outcome for the same test; without one, only
-    one that a marker in the tests' source (or test.sh's own ``-k``) caused. ``failure``
-    is set when scoring itself failed (a finding, an untrusted or incomplete record) or
-    when test.sh claimed more than the record earns; an ordinary run whose attested tests
-    failed scores 0 with no failure, as its tests say why.
+    Every test of ``reference`` (the reference solution's recorded run), by node id, must
+    be in the record. A skip, xfail or deselection is neutral only where ``reference`` had
+    the same outcome for the same test; without one, only one that a marker in the tests'
+    source caused whose condition the platform alone decides, or test.sh's own ``-k``.
+    ``failure`` is set when scoring itself failed (a finding, an untrusted or incomplete
+    record) or when test.sh claimed more than the record earns; an ordinary run whose
+    attested tests failed scores 0 with no failure, as its tests say why.
     """
     result.outcomes = attestation.outcomes()
     result.evidence = attestation.evidence()

@@ -268,7 +268,7 @@ def test_the_verifier_env_asks_nss_nothing(tmp_path: Path) -> None:
     assert env["USER"] == env["LOGNAME"] == "root" and env["HOME"] == "/root"
     assert env["SHELL"] == "/usr/bin/bash"
     assert env["OPENSSL_CONF"].startswith(B_ONLY + "/")
-    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in env
+    assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and env["PYTEST_PLUGINS"] == "plugin_x"
 
 
 # 2. Squatting the broker's name: only a name known in advance can be squatted, and the

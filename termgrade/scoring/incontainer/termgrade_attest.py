@@ -1,7 +1,8 @@
 """TermGrade's attestation plugin for the verifier's pytest; copied in at scoring time.
 
 pytest loads it through ``PYTEST_PLUGINS`` under a per-trial module name nobody can
-guess, after the image's own plugins and before any conftest or test module. At import
+guess, with entry-point autoloading off, before any other plugin, conftest or test module
+(only test.sh's own ``-p`` options come earlier). At import
 it:
 
 1. asks the grader's broker for this session's key (the broker checks, through the
@@ -14,8 +15,10 @@ it:
    (outside the standard library's own code generators; ``doctest`` only of the tests'
    own files, ``timeit`` only of callables), a pickle that names a callable outside a
    small safe set, a pytest configuration file of the agent's;
-3. loads the image's own pytest plugins where autoloading is off (never one outside the
-   closure); at exit it reports any file it maps that the agent wrote;
+3. loads the closure's own pytest plugins (``pytest11`` entry points of distributions in
+   this interpreter's prefixes, never one a ``.pth`` or the working directory put on
+   ``sys.path``): the grader turns autoloading off, so nothing registered through an entry
+   point runs before this plugin; at exit it reports any file it maps that the agent wrote;
 4. kills every process that agent code run by a test left behind, when that test ends;
 5. says for every skip, xfail and deselection what caused it (a marker written in the
    tests' source, pytest's own ``-k``/``-m``/``--deselect``, or something at run time),
@@ -29,6 +32,7 @@ back. Kept free of TermGrade imports and of syntax newer than Python 3.8.
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import hashlib
@@ -511,19 +515,61 @@ def _check_mappings() -> None:
             _alarm("mapping", path)
 
 
-def _image_plugins() -> list[str]:
-    """pytest11 entry points of distributions inside the closure."""
+def _own_prefixes() -> tuple[str, ...]:
+    """Where the verifier's closure keeps this interpreter's packages (the rule of
+    ``termgrade.scoring.closure``): its own prefixes and ``/usr``; a path a ``.pth`` or
+    the working directory put on ``sys.path`` is the agent's."""
+    return tuple(dict.fromkeys(os.path.realpath(p).rstrip("/") for p in (
+        sys.prefix, sys.base_prefix, "/usr") if p))
+
+
+def _closure_plugins() -> list[tuple[str, Any]]:
+    """(name, entry point) of every ``pytest11`` entry point whose distribution lies in the
+    verifier's closure (this interpreter's prefixes, and, in a keyed session, trusted) and
+    whose top-level module is found there too: what autoloading would load, minus
+    everything on ``sys.path`` the agent can write (an editable install's source, the
+    working directory)."""
+    from importlib.machinery import PathFinder
     from importlib.metadata import distributions
 
-    found: list[str] = []
+    prefixes = _own_prefixes()
+
+    def inside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return any(real == p or real.startswith(p + "/") for p in prefixes) and (
+            _CHANNEL is None or (_trusted(real) and _agent_path(path) is None))
+
+    found: dict[str, Any] = {}
     for dist in distributions():
         where = str(getattr(dist, "_path", "") or "")
-        if not where or _agent_path(where) is not None:
+        if not where or not inside(where):
             continue
         for entry in dist.entry_points:
-            if entry.group == "pytest11" and entry.module not in found:
-                found.append(entry.module)
-    return found
+            if entry.group != "pytest11" or entry.name in found:
+                continue
+            spec = PathFinder.find_spec(entry.module.split(".")[0])
+            places = [] if spec is None else [
+                *([spec.origin] if spec.has_location and spec.origin else []),
+                *list(spec.submodule_search_locations or [])]
+            if places and all(inside(place) for place in places):
+                found[entry.name] = entry
+    return list(found.items())
+
+
+def pytest_addhooks(pluginmanager: Any) -> None:
+    """With autoloading off (the grader's environment), register the closure's own pytest
+    plugins under their entry-point names, as autoloading would, after this plugin: the
+    audit hook and the import finder are in place before any of their code runs, and
+    ``-p no:NAME`` still blocks one."""
+    if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return
+    for name, entry in _closure_plugins():
+        if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
+            continue
+        plugin = entry.load()
+        if pluginmanager.is_registered(plugin):
+            continue
+        pluginmanager.register(plugin, name=name)
 
 
 def _parents(pid: int) -> set[int]:
@@ -575,9 +621,6 @@ if _CHANNEL is not None:
     atexit.register(lambda: _emit({"e": "close"}))
     atexit.register(_check_mappings)  # atexit runs last-in first: before the close
 
-# With autoloading on (the grader's default) pytest has loaded the image's plugins itself.
-pytest_plugins = _image_plugins() if _CHANNEL is not None and os.environ.get(
-    "PYTEST_DISABLE_PLUGIN_AUTOLOAD") else []
 _SESSION_PIDS: set[int] = set()
 _SEEN = 0
 """Items pytest collected (before any hook removed or deselected one)."""
@@ -684,11 +727,91 @@ def _cause(item: Any, call: Any, report: Any) -> str:
         imperative = raised is not None and raised.errisinstance(_pytest.xfail.Exception) \
             and not str(getattr(raised.value, "msg", "")).startswith("[NOTRUN]")
         marked = _stash_get(item, "_pytest.skipping", "xfailed_key") is not None
-        return "marker" if marked and not imperative \
-            and _marked_by_source(item, ("xfail",)) else "runtime"
+        if not (marked and not imperative and _marked_by_source(item, ("xfail",))):
+            return "runtime"
+        return "marker" if _fixed_conditions(item, "xfail") else "condition"
     if _raised_by_marks(call) and _marked_by_source(item, ("skip", "skipif")):
-        return "marker"
+        return "marker" if _fixed_conditions(item, "skipif") else "condition"
     return "runtime"
+
+
+FIXED_ROOTS = ("sys", "platform")
+"""Modules a skipif/xfail condition may read and still be fixed by the platform: the
+interpreter and the machine, never a file, a command or the environment."""
+
+
+def _fixed(node: Any) -> bool:
+    """Is this condition expression decided by the platform alone (constants, ``sys``,
+    ``platform``, ``os.name``), never by a file, a program or a variable the agent set?"""
+    if isinstance(node, ast.Constant):  # a value (a string here is data, not code)
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_fixed(e) for e in node.elts)
+    if isinstance(node, ast.Name):
+        return node.id in FIXED_ROOTS
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id == "os":
+            return node.attr == "name"
+        return _fixed(node.value)
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Attribute) and _fixed(node.func) \
+            and all(_fixed(a) for a in node.args) and all(_fixed(k.value) for k in node.keywords)
+    if isinstance(node, ast.Subscript):
+        index = getattr(node.slice, "value", node.slice)  # Python 3.8 wraps it in Index
+        return _fixed(node.value) and _fixed(index)
+    if isinstance(node, ast.Compare):
+        return _fixed(node.left) and all(_fixed(c) for c in node.comparators)
+    if isinstance(node, ast.BoolOp):
+        return all(_fixed(v) for v in node.values)
+    if isinstance(node, ast.UnaryOp):
+        return _fixed(node.operand)
+    return False
+
+
+def _fixed_text(text: str) -> bool:
+    """A string condition (pytest evaluates it at run time): fixed when its expression is."""
+    try:
+        return _fixed(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+
+
+def _mark_calls(item: Any, name: str) -> list[Any]:
+    """Every ``<...>.name(...)`` call written in the item's test module (decorators,
+    ``pytestmark``, ``pytest.param(marks=...)``, a mark kept in a variable)."""
+    where = str(getattr(getattr(item, "module", None), "__file__", "") or "")
+    try:
+        with open(where, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return []
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        getattr(node.func, "attr", None) == name or getattr(node.func, "id", None) == name)]
+
+
+def _fixed_conditions(item: Any, name: str) -> bool:
+    """Every ``name`` (skipif, xfail) mark the item carries has a condition the agent's
+    state cannot decide: none, a string whose expression is fixed (:func:`_fixed`), or a
+    value computed in the source, judged by that source. The mark is found in the test
+    module by its ``reason``; one not found there (imported from elsewhere, a reason
+    built at run time) is not fixed."""
+    for mark in item.iter_markers(name=name):
+        conditions = list(mark.args) + ([mark.kwargs["condition"]]
+                                        if "condition" in mark.kwargs else [])
+        if all(isinstance(c, str) for c in conditions):
+            if all(_fixed_text(c) for c in conditions):
+                continue
+            return False
+        reason = mark.kwargs.get("reason")
+        calls = [c for c in _mark_calls(item, name) if any(
+            k.arg == "reason" and isinstance(k.value, ast.Constant) and k.value.value == reason
+            for k in c.keywords)]
+        written = [a for c in calls
+                   for a in [*c.args, *(k.value for k in c.keywords if k.arg == "condition")]]
+        if not calls or not all(_fixed_text(a.value) if isinstance(a, ast.Constant)
+                                and isinstance(a.value, str) else _fixed(a) for a in written):
+            return False
+    return True
 
 
 def _raised_by_marks(call: Any) -> bool:
