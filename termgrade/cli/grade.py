@@ -223,6 +223,9 @@ def _print_summary(report: GradeReport, model: str, *, adaptive: bool) -> None:
         STDERR.print(f"[yellow]skipped {len(report.skipped)} task(s), not graded:[/]")
         for line in skipped_lines(report.skipped):
             STDERR.print(f"  {escape(line)}", highlight=False)
+    for task_id, why in sorted(report.build_failed.items()):  # one line per task, no retry
+        STDERR.print(f"[red]{escape(why.split(':', 1)[0])}[/] {escape(task_id)}: "
+                     f"{escape(why.split(': ', 1)[-1])}", highlight=False, soft_wrap=True)
     for unreadable in report.unreadable:
         STDERR.print(f"[yellow]warning:[/] {unreadable}", highlight=False, soft_wrap=True)
     if report.resumed:

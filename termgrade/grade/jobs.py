@@ -3,12 +3,16 @@
 :func:`run_job` builds the task's image on the machine it runs on (once per process:
 :mod:`termgrade.sandbox.image_cache`), runs the trial through the
 grader and returns its record. It never raises for an infrastructure failure: that comes
-back as an uncounted record, which the runner retries.
+back as an uncounted record, which the runner retries. A Dockerfile that fails its build
+is the task's fault, not infrastructure: the record says ``build_failed`` with the failing
+step (``verify``'s own reason), the process never builds that task version again, and the
+runner gives the task up at once (:data:`BUILD_FAILED`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,13 +22,14 @@ from termgrade.audit.attestable import attestability
 from termgrade.core.errors import TermGradeError
 from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord
+from termgrade.sandbox.errors import ImageBuildError, MissingImageError
 from termgrade.sandbox.image_cache import image_for
 from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.kept import DEFAULT_MAX_BYTES, KeptLayer, WorkStore
 from termgrade.scoring.pair import Pair, make_pair
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_setup
 from termgrade.scoring.warm import WARM
-from termgrade.task import load_task
+from termgrade.task import Task, load_task
 from termgrade.task.digest import agent_side_digest, task_digest
 
 
@@ -54,7 +59,7 @@ def make_ahead_for(job: TrialJob) -> bool:
 
     def _make() -> Pair:
         task = load_task(Path(job.task_dir))
-        spec, closure, procs = scoring_setup(task, image_for(task))
+        spec, closure, procs = scoring_setup(task, built_image(task))
         return make_pair(task, spec, closure, procs, f"{task.safe_name}-warm")
 
     with run_scope(job.run_id):
@@ -67,7 +72,10 @@ def run_job(job: TrialJob) -> TrialRecord:
     try:
         task = load_task(Path(job.task_dir))
         attestable = attestability(task)
-        image = image_for(task)
+        image = built_image(task)
+    except BuildFailedError as exc:
+        outcome = RunOutcome(job.agent.name, None, error=f"{BUILD_FAILED}: {exc}",
+                             attested=attestable is None or attestable.attested)
     except TermGradeError as exc:
         outcome = RunOutcome(job.agent.name, None, error=f"before the agent started: {exc}",
                              attested=attestable is None or attestable.attested)
@@ -79,6 +87,8 @@ def run_job(job: TrialJob) -> TrialRecord:
                            retry_index=job.retry_index, outcome=outcome, started_at=started,
                            finished_at=datetime.now(UTC), job_id=job.job_id,
                            scaffold=job.agent.scaffold)
+    if (outcome.error or "").startswith(f"{BUILD_FAILED}: "):
+        record.exception_type = BUILD_FAILED
     store = store_of(job)
     if store is not None and record.counted:
         # keeping never changes a grade: a manifest that cannot be written leaves the trial
@@ -86,6 +96,51 @@ def run_job(job: TrialJob) -> TrialRecord:
         with contextlib.suppress(OSError, TermGradeError):
             keep_manifest(store, record, outcome.kept, Path(job.task_dir))
     return record
+
+
+BUILD_FAILED = "build_failed"
+"""``exception_type`` of a trial whose task image did not build: its message is
+``build_failed: step 2/3 `RUN chmdo +x /app/data` exited 127: /bin/sh: 1: chmdo: not found``."""
+
+_FAILED_BUILDS: dict[tuple[str, str], str] = {}
+_BUILDS_LOCK = threading.Lock()
+_TASK_LOCKS: dict[str, threading.Lock] = {}
+
+
+class BuildFailedError(TermGradeError):
+    """The task's Dockerfile fails a build step (the message is the step and its error)."""
+
+
+def build_failure(exc: ImageBuildError) -> str | None:
+    """The failing step of a Dockerfile that does not build (``verify``'s reason), or None
+    when the build failed for another cause (a FROM image missing, a build past its time,
+    an interrupted build, an engine error that names no step): those stay infrastructure."""
+    if isinstance(exc, MissingImageError) or (exc.fix or "").startswith(
+            ("the build ran past", "the build was stopped")):
+        return None
+    from termgrade.verify.reasons import build_reason
+
+    return build_reason(exc.log_tail)
+
+
+def built_image(task: Task) -> str:
+    """:func:`image_for`, except that a task version whose Dockerfile failed a step in this
+    process raises :class:`BuildFailedError` again at once: concurrent and later attempts
+    (and the warm pool) never rebuild it."""
+    key = (str(task.paths.root), task_digest(task.paths.root))
+    with _BUILDS_LOCK:
+        lock = _TASK_LOCKS.setdefault(key[0], threading.Lock())
+    with lock:
+        if key in _FAILED_BUILDS:
+            raise BuildFailedError(_FAILED_BUILDS[key])
+        try:
+            return image_for(task)
+        except ImageBuildError as exc:
+            reason = build_failure(exc)
+            if reason is None:
+                raise
+            _FAILED_BUILDS[key] = reason
+            raise BuildFailedError(reason) from exc
 
 
 def store_of(job: TrialJob) -> WorkStore | None:

@@ -26,7 +26,7 @@ from termgrade.grade.adaptive import AdaptiveRule, AdaptiveScheduler, AdaptiveSu
 from termgrade.grade.cleanup import leave_nothing, reap_run, run_label
 from termgrade.grade.defaults import DEFAULT_K, DEFAULT_WORKERS
 from termgrade.grade.errors import GradeAborted, GradeIncompleteError
-from termgrade.grade.jobs import TrialJob, make_ahead_for, run_job
+from termgrade.grade.jobs import BUILD_FAILED, TrialJob, make_ahead_for, run_job
 from termgrade.grade.journal import TRIALS_FILE, TrialJournal, refuse_unreadable
 from termgrade.grade.preflight import ImagePolicy, nothing_left, split_by_image
 from termgrade.grade.record import ENDPOINT_UNUSABLE, SOURCE, trial_id
@@ -88,6 +88,9 @@ class GradeReport:
     file, untouched, and not resumed."""
     run: RunId | None = None
     """The run written: its id (``job_id``), its name, whether it was resumed."""
+    build_failed: dict[str, str] = field(default_factory=dict)
+    """Tasks whose image did not build, with the failing step and its first error line:
+    given up at once (no retry, no trial journaled, not an infrastructure loss)."""
 
     @property
     def graded(self) -> int:
@@ -114,6 +117,13 @@ class GradeReport:
         fix = (f"read exception_message in {self.trials_path}, fix the cause (engine, "
                "endpoint, disk), then rerun the same command: it resumes")
         refuse_unreadable(self.unreadable, self.trials_path, finished=True)
+        if self.build_failed:
+            task_id, why = sorted(self.build_failed.items())[0]
+            raise GradeIncompleteError(
+                f"{len(self.build_failed)} task(s) did not build ({BUILD_FAILED}), not "
+                f"graded; first: {task_id}: {why.removeprefix(BUILD_FAILED + ': ')}",
+                fix=f"fix the task's environment/Dockerfile (`termgrade verify "
+                f"{task_id}` shows the same step), then rerun the same command: it resumes")
         cause = _last_loss(self.records)
         if not self.counted:
             lost = sum(1 for r in self.records if not r.counted)
@@ -306,6 +316,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                                             and pool.where == "local") else 0
     counted: list[TrialRecord] = []
     """Counted trials of this run (the live rate leaves resumed ones out)."""
+    build_failed: dict[str, str] = {}
     with track(f"grade {agent.name}", total=total, enabled=progress) as bar:
         for _ in range(resumed_counted):
             bar.advance()
@@ -330,6 +341,11 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                     except Exception as exc:  # the executor lost it: never a task failure
                         record = _lost(job, exc)
                     record = stamp(record)
+                    if record.exception_type == BUILD_FAILED:  # the task's, not a loss
+                        scheduler.release(job.task_id)
+                        scheduler.abandon(job.task_id)
+                        build_failed.setdefault(job.task_id, record.exception_message or "")
+                        continue
                     journal.append(record)
                     records.append(record)
                     if record.counted:
@@ -362,7 +378,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                 WARM.drain()
     return GradeReport(journal.path, records, len(previous) - reused, scheduler.summary(),
                        time.monotonic() - began, lost, sorted(abandoned), reaped, reused,
-                       reused_tasks, rerun, skipped, journal.unreadable, this_run)
+                       reused_tasks, rerun, skipped, journal.unreadable, this_run,
+                       build_failed)
 
 
 @dataclass(frozen=True)
