@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from termgrade.grade.runs import RunSummary
     from termgrade.records.run import RunRecord
 
 
@@ -23,6 +25,46 @@ def _plan(record: RunRecord | None) -> str:
     if record is None:
         return ""
     return f"{record.k_min}-{record.k} adaptive" if record.adaptive else str(record.k)
+
+
+def _rates(run: RunSummary) -> str:
+    """Pass rates kept apart by attestation: ``attested 0.50 of 8, unattested 1.00 of 2``
+    (a vouched number never pooled with an unvouched one)."""
+    from termgrade.grade.runs import ATTESTATION_KINDS
+
+    parts = [f"{kind} {run.rate(kind) or 0:.2f} of {run.by_attestation[kind][0]}"
+             for kind in ATTESTATION_KINDS if run.by_attestation.get(kind, [0])[0]]
+    return ", ".join(parts) or "-"
+
+
+def _stacked(run: RunSummary) -> RenderableType:
+    """One run as a header line and short labelled lines: readable at 80 columns and
+    wider (ids and paths fold whole onto their own lines rather than into columns)."""
+    from rich.padding import Padding
+    from rich.table import Table
+
+    regrade = run.record.regrade_of if run.record is not None else None
+    head = " ".join(filter(None, (run.job_id or "(before run ids)", run.name and
+                                  f"({run.name})", regrade and f"regrade of {regrade}")))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(overflow="fold")
+    config = f", config {', '.join(run.configs)}" if run.configs else ""
+    plan = _plan(run.record)
+    rows = [("model", f"{run.model} ({run.scaffold}{config})"),
+            ("plan", f"k {plan or '?'}, {len(run.tasks)} task(s)"),
+            ("trials", f"{run.trials}: {run.counted} counted, {run.passed} passed, "
+                       f"{run.reused} reused"),
+            ("pass rate", _rates(run)),
+            ("started", f"{run.started:%Y-%m-%d %H:%M}" if run.started else "-"),
+            ("file", str(run.trials_path))]
+    for label, value in rows:
+        grid.add_row(label, escape(value))
+    outer = Table.grid()
+    outer.add_column(overflow="fold")
+    outer.add_row(f"[bold]{escape(head)}[/]")
+    outer.add_row(Padding(grid, (0, 0, 0, 2)))
+    return outer
 
 
 def register(app: typer.Typer) -> None:
@@ -48,25 +90,17 @@ def register(app: typer.Typer) -> None:
                     "run_name": run.name, "model": run.model, "scaffold": run.scaffold,
                     "configs": run.configs, "tasks": len(run.tasks), "trials": run.trials,
                     "counted": run.counted, "passed": run.passed, "reused": run.reused,
+                    "by_attestation": {kind: {"counted": n, "passed": p} for kind, (n, p)
+                                       in run.by_attestation.items()},
                     "started": run.started.isoformat() if run.started else None,
                     "finished": run.finished.isoformat() if run.finished else None,
                     "record": run.record.model_dump(mode="json") if run.record else None}))
             return
-        table = Table(title=f"runs in {folder} ({len(found.files)} trials file(s))")
-        for column in ("run", "name", "model", "scaffold", "config", "k", "tasks", "trials",
-                       "counted", "passed", "reused", "started", "file"):
-            table.add_column(column, overflow="fold")
+        console = Console()
+        console.print(f"runs in {escape(str(folder))} ({len(found.files)} trials file(s))",
+                      highlight=False)
         for run in found.runs:
-            regrade = run.record.regrade_of if run.record is not None else None
-            name = " ".join(filter(None, (run.name, f"(regrade of {regrade})" if regrade
-                                          else None)))
-            table.add_row(run.job_id or "(before run ids)", name, run.model,
-                          run.scaffold, ", ".join(run.configs), _plan(run.record),
-                          str(len(run.tasks)),
-                          str(run.trials), str(run.counted), str(run.passed), str(run.reused),
-                          f"{run.started:%Y-%m-%d %H:%M}" if run.started else "",
-                          str(run.trials_path))
-        Console(soft_wrap=False).print(table)
+            console.print(_stacked(run), highlight=False)
         if not found.runs:
             STDERR.print(f"no trials under {folder}: `termgrade grade -o {folder}` writes "
                          "them", highlight=False)

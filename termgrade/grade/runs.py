@@ -145,6 +145,10 @@ class RunSummary:
     passed: int = 0
     reused: int = 0
     """Trials copied from an earlier run (``--reuse``): their trial id names that run."""
+    by_attestation: dict[str, list[int]] = field(default_factory=dict)
+    """Counted and passed trials (``[counted, passed]``) per :func:`attestation` kind:
+    ``attested`` (the grader's signed record), ``unattested`` (test.sh's own reward) and
+    ``unrecorded``; a vouched pass rate is never pooled with an unvouched one."""
     started: datetime | None = None
     finished: datetime | None = None
     record: RunRecord | None = None
@@ -154,6 +158,19 @@ class RunSummary:
     @property
     def pass_rate(self) -> float | None:
         return self.passed / self.counted if self.counted else None
+
+    def rate(self, kind: str) -> float | None:
+        """The pass rate over the counted trials of one attestation kind."""
+        counted, passed = self.by_attestation.get(kind, [0, 0])
+        return passed / counted if counted else None
+
+
+ATTESTATION_KINDS = ("attested", "unattested", "unrecorded")
+
+
+def attestation(value: bool | None) -> str:
+    """A trial's ``attested`` as one of :data:`ATTESTATION_KINDS`."""
+    return "unrecorded" if value is None else ("attested" if value else "unattested")
 
 
 @dataclass
@@ -194,6 +211,10 @@ def list_runs(folder: Path) -> FolderRuns:
             run.tasks.add(r.task_id)
             run.counted += int(r.counted)
             run.passed += int(r.counted and r.passed)
+            if r.counted:
+                tally = run.by_attestation.setdefault(attestation(r.attested), [0, 0])
+                tally[0] += 1
+                tally[1] += int(r.passed)
             run.reused += int(bool(r.job_id) and not r.trial_id.startswith(f"{r.job_id}__"))
             if r.scaffold_digest:
                 digests[key].add(r.scaffold_digest[:12])

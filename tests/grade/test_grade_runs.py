@@ -198,3 +198,36 @@ def test_two_real_named_runs_into_one_folder_list_and_combine(tmp_path: Path) ->
                                                                          ("second", 1, 1)]
     labels = compute_labels(read_trials([out / TRIALS_FILE])).frame
     assert labels[["n_counted", "n_passed"]].values.tolist() == [[2, 2]]
+
+
+def attested_but_c(job: TrialJob) -> TrialRecord:
+    """As :func:`passes_even`; task-c's verifier is unattested (test.sh's own reward)."""
+    now = datetime.now(UTC)
+    outcome = RunOutcome(job.agent.name, VerifierResult(reward=float(job.attempt % 2 == 0)),
+                         attested=job.task_id != "task-c")
+    return graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
+                         retry_index=job.retry_index, outcome=outcome, started_at=now,
+                         finished_at=now, job_id=job.job_id)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_termgrade_runs_is_readable_at_80_and_120_columns_and_splits_attested(
+        tasks: Path, tmp_path: Path, width: int) -> None:
+    """Issue 44, items 9 and 12: the 13-column table folded every 3-4 characters at 80
+    columns (ids and names cut mid-word), and pooled attested with unattested passes."""
+    out = tmp_path / "out"
+    report = grade_model([tasks], AGENT, out, k=2, workers=2, progress=False,
+                         run=attested_but_c, run_name="baseline")
+    assert report.run is not None and report.run.job_id is not None
+    done = runner.invoke(app, ["runs", str(out)], env={"COLUMNS": str(width)})
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= width for line in lines), done.stdout
+    assert any(f"{report.run.job_id} (baseline)" in line for line in lines), done.stdout
+    assert any("stand-in-model" in line and "bash-tool" in line for line in lines)
+    assert any("attested 0.50 of 4, unattested 0.50 of 2" in line for line in lines), \
+        done.stdout
+    done = runner.invoke(app, ["runs", str(out), "--json"])
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["by_attestation"] == {"attested": {"counted": 4, "passed": 2},
+                                     "unattested": {"counted": 2, "passed": 1}}
