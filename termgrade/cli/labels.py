@@ -52,15 +52,30 @@ def parse_names(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(x.strip() for x in text.split(",") if x.strip())
 
 
+def pass_at_1_by_attestation(rows: pd.DataFrame) -> str:
+    """Mean pass rate of attested, unattested and unrecorded tasks apart, with their
+    task counts: ``attested 0.4500 (12), unattested 1.0000 (2)``. An unattested task's
+    rate is test.sh's own reward: never pooled with the grader's unnoticed."""
+    attested = rows["attested"]
+    parts = []
+    for kind, mask in (("attested", attested.eq(True)), ("unattested", attested.eq(False)),
+                       ("unrecorded", attested.isna())):
+        part = rows.loc[mask, "pass_rate"]
+        if len(part):
+            parts.append(f"{kind} {part.mean():.4f} ({len(part)})")
+    return ", ".join(parts) or "-"
+
+
 def _print_labels(frame: pd.DataFrame) -> None:
     table = Table(title="labels")
-    for column in ("model", "scaffold", "tasks", "k", "counted", "pass@1", "bands"):
+    for column in ("model", "scaffold", "tasks", "k", "counted", "pass@1 (tasks)", "bands"):
         table.add_column(column)
     for (model, scaffold), rows in frame.groupby(["model", "scaffold"], sort=True):
         counts = rows["band"].value_counts()
         bands = ", ".join(f"{b} {n}" for b, n in counts.sort_index().items())
         table.add_row(str(model), str(scaffold), str(len(rows)), str(int(rows["k"].max())),
-                      str(int(rows["n_counted"].sum())), f"{rows['pass_rate'].mean():.4f}", bands)
+                      str(int(rows["n_counted"].sum())), pass_at_1_by_attestation(rows),
+                      bands)
     STDERR.print(table)
 
 

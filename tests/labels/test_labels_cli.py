@@ -151,3 +151,16 @@ def test_labels_says_which_unattested_tasks_it_leaves_out(tmp_path: Path) -> Non
     assert "including 1 unattested" in " ".join(done.output.split())
     kept = {r["task_id"]: r["attested"] for r in map(json.loads, out.read_text().splitlines())}
     assert kept == {"bash-only": False, "plain": True}
+
+
+def test_the_labels_summary_keeps_attested_and_unattested_pass_rates_apart(
+        tmp_path: Path) -> None:
+    """Issue 44, item 12: one pass@1 (0.7500) mixed a vouched 0.5 with test.sh's own 1.0."""
+    rows = [trial("a", "m1", attempt=i, passed=i == 0, attested=True) for i in range(2)]
+    rows += [trial("b", "m1", attempt=i, passed=True, attested=False) for i in range(2)]
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
+    done = runner.invoke(cli_app(), ["labels", str(path), "-o", str(tmp_path / "l.jsonl"),
+                                     "--include-unattested"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert "attested 0.5000 (1), unattested 1.0000 (1)" in done.output, done.output
+    assert "0.7500" not in done.output
