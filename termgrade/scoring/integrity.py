@@ -181,7 +181,8 @@ def review_layer(
         if verdict == "carry" and (transfer or standins) is not None:
             task_set = transfer or standins
             asked = task_set is not None and task_set.asked(entry.path)
-            why = stands_in(entry, lower, policy, asked=asked)
+            why = stands_in(entry, lower, policy, asked=asked,
+                            named=task_set is not None and task_set.names(entry.path))
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
                 _leave_out(entry, transfer, review, tops, why)

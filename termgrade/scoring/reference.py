@@ -1,16 +1,20 @@
-"""What the task's reference solution did when ``verify`` ran it: the record that the
-grader's transfer set and decision rule are judged against.
+"""What the task's reference solution did when it ran (``verify``, ``run --agent oracle``,
+or the reference run ``grade`` and ``run`` make first): the record that the grader's
+transfer set and decision rule are judged against.
 
-``verify`` writes one per task digest (:func:`save_reference`); ``run_task`` reads it
-(:func:`reference_for`). A task without one (third-party corpora ship no solution, or
-``verify`` never ran here) is graded without it: the transfer set is derived from the
-task's text alone and only markers written in the tests' source are neutral.
+One record per task digest (:func:`save_reference`), in the user's cache directory
+(:attr:`~termgrade.core.settings.Settings.reference_dir`), so every command finds it from
+any working directory; :func:`reference_for` reads it, the one shipped beside a staged or
+materialized task first, and the old ``<state dir>/references`` last. A task without one
+(third-party corpora ship no solution) is graded without it: the transfer set is derived
+from the task's text alone and only markers written in the tests' source are neutral.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +22,7 @@ from termgrade.core.atomic import atomic_write_text
 from termgrade.core.settings import SETTINGS
 from termgrade.task import Task
 from termgrade.task.digest import REFERENCE_FILE, task_digest
+from termgrade.task.paths import CONTAINER
 
 REFERENCE_FORMAT = "1.0"
 
@@ -45,8 +50,32 @@ class ReferenceRecord(BaseModel):
 
 
 def reference_dir() -> Path:
-    """``TERMGRADE_REFERENCE_DIR``, else ``<state dir>/references``."""
+    """``TERMGRADE_REFERENCE_DIR``, else the user's cache (``$XDG_CACHE_HOME`` or
+    ``~/.cache``) ``/termgrade/references``."""
     return SETTINGS.reference_dir
+
+
+NOT_THE_SOLUTIONS = (CONTAINER.solution_dir, CONTAINER.tests_dir, CONTAINER.logs_dir,
+                     CONTAINER.grader_dir, CONTAINER.grader_run_dir)
+"""The grader's and the oracle's own paths (the oracle uploads ``solution/`` to
+``/solution``): never part of what the reference solution made."""
+LOADER_CACHES = (PurePosixPath("/etc/ld.so.cache"),)
+"""Caches a loader rewrites on its own (``ldconfig``); bytecode caches are any path
+through a ``__pycache__`` directory."""
+
+
+def reference_footprint(paths: Iterable[str]) -> list[str]:
+    """``paths`` less the grader's and the oracle's own (:data:`NOT_THE_SOLUTIONS`) and
+    loader caches (:data:`LOADER_CACHES`, ``__pycache__``): what a recorded footprint
+    keeps, so that no agent graded on the task has those carried for it."""
+    kept = []
+    for path in paths:
+        pure = PurePosixPath(path)
+        if "__pycache__" in pure.parts or pure in LOADER_CACHES or any(
+                pure == own or own in pure.parents for own in NOT_THE_SOLUTIONS):
+            continue
+        kept.append(path)
+    return kept
 
 
 def _read(path: Path) -> ReferenceRecord | None:
@@ -59,9 +88,14 @@ def _read(path: Path) -> ReferenceRecord | None:
 def reference_for(task: Task) -> ReferenceRecord | None:
     """The recorded reference run of ``task``'s current content, or None: the one shipped
     in the task's folder (:data:`~termgrade.task.digest.REFERENCE_FILE`, from a published
-    repo), else the one ``verify`` saved here. A record of other content is never used."""
+    repo), else the one recorded in :func:`reference_dir`, else one an earlier TermGrade
+    saved under ``<state dir>/references``. The same from any working directory (but the
+    old place, which is the current directory's). A record of other content is never
+    used."""
     digest = task_digest(task.paths.root)
-    for path in (task.paths.root / REFERENCE_FILE, reference_dir() / f"{digest}.json"):
+    places = [task.paths.root / REFERENCE_FILE, reference_dir() / f"{digest}.json",
+              *(old / f"{digest}.json" for old in SETTINGS.legacy_reference_dirs)]
+    for path in places:
         found = _read(path)
         if found is not None and found.task_digest == digest:
             return found

@@ -58,6 +58,14 @@ path, pkg-config's, Node's global modules; ``*`` is one directory name): a file 
 in one that has the relative name of an image file later in it changes what the image's
 tool computes."""
 _SEARCH_PREFIXES = ("/etc/perl/", "/usr/local/", "/usr/lib/", "/usr/share/", "/usr/include/")
+STARTUP_NAMES = frozenset({".bash_profile", ".bash_login", ".profile", ".bashrc",
+                           ".bash_logout", ".zshenv", ".zprofile", ".zshrc", ".zlogin",
+                           ".pam_environment", ".inputrc"})
+"""Start-up files a shell or PAM reads from a home directory (any home: a user's may lie
+anywhere)."""
+STARTUP_PATHS = ("/etc/profile", "/etc/bash.bashrc", "/etc/environment", "/etc/zsh/",
+                 "/etc/profile.d/", "/etc/security/pam_env.conf", "/etc/inputrc")
+"""System-wide start-up files (a path, or a directory ending in ``/``)."""
 MAX_LINK_HOPS = 40
 TRANSIENT = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 """Where the verifier's own processes make files after B starts (pytest's temporary
@@ -77,6 +85,7 @@ def suspect_name(path: str) -> bool:
     name = posixpath.basename(path)
     return (name in ("pyvenv.cfg", "nsswitch.conf") or name.endswith(".cnf")
             or name in PYTEST_CONFIGS or path.startswith(_SEARCH_PREFIXES)
+            or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
             or "/engines-" in path or "/lib/python" in path)
 
@@ -114,11 +123,13 @@ def _image_text(lower: LowerView, path: str) -> str:
 
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
-              asked: bool) -> str | None:
+              asked: bool, named: bool = False) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
     artifact or the reference solution's footprint), not only read it in its tests.
+    ``named``: a text of the task (the tests included) names this very path: a start-up
+    file there is what the task checks, not a stand-in.
     """
     if entry.whiteout:
         return None
@@ -126,6 +137,10 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     parent, name = posixpath.split(path)
     if entry.is_dir:
         return None
+    if not (asked or named) and (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)) \
+            and not _skeleton_copy(entry, lower):
+        return ("a shell start-up file the task did not ask for (a login shell the tests "
+                "start would run it before the command they trust)")
     if name in PYTEST_CONFIGS and parent in TESTS_ANCESTORS:
         return f"pytest reads {path} (above the tests) as its configuration or code"
     if path.startswith(_SEARCH_PREFIXES):
@@ -162,6 +177,18 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             if clean.startswith("/") and lower.lstat(clean) is None:
                 return f"an OpenSSL configuration that loads {clean}, which the image lacks"
     return None
+
+
+def _skeleton_copy(entry: UpperEntry, lower: LowerView) -> bool:
+    """Is ``entry`` a byte-for-byte copy of the image's ``/etc/skel`` file of that name
+    (``useradd -m`` made it)?"""
+    if not stat.S_ISREG(entry.mode) or entry.size > MAX_CONFIG_BYTES:
+        return False
+    skeleton = f"/etc/skel/{posixpath.basename(entry.path)}"
+    below = lower.lstat(skeleton)
+    if below is None or not stat.S_ISREG(below.st_mode) or below.st_size != entry.size:
+        return False
+    return _read(entry.host_path) == _image_text(lower, skeleton)
 
 
 def _pattern_match(pattern: str, path: str) -> bool:

@@ -140,6 +140,10 @@ class TransferSet:
         """Is ``path`` a strict ancestor of a root (a directory the set passes through)?"""
         return self._all.above(path)
 
+    def names(self, path: str) -> bool:
+        """Is ``path`` itself a root (a text of the task names this very path)?"""
+        return path in self._all.exact
+
     def asked(self, path: str) -> bool:
         """Is ``path`` inside a root the task asked for (not only one its tests read)?"""
         return path in self._asked

@@ -61,7 +61,7 @@ def _carried(review: LayerReview) -> list[str]:
     "/etc/ld.so.conf.d/shop.conf",
     "/root/.local/bin/shop",
     "/srv/db/shop.sqlite",  # a config in /app points at it
-    "/data/alice/.profile",  # the home of a user created outside /home
+    "/data/alice/notes.txt",  # the home of a user created outside /home
     "/app-hooks/pre-commit",  # core.hooksPath naming a new directory
     "/usr/share/perl5/Shop/New.pm",  # a new module: shadows nothing
     "/usr/local/include/shop.h",
@@ -83,6 +83,9 @@ def test_honest_work_created_anywhere_is_carried(lower: Path, tmp_path: Path,
     ("/usr/local/lib/pkgconfig/zlib.pc", "pkg-config file"),
     ("/conftest.py", "pytest reads /conftest.py"),
     ("/pytest.ini", "pytest reads /pytest.ini"),
+    ("/root/.bash_profile", "a shell start-up file"),  # bash -lc in a test runs it first
+    ("/etc/profile.d/zz.sh", "a shell start-up file"),
+    ("/data/alice/.bashrc", "a shell start-up file"),
 ])
 def test_a_created_stand_in_is_left_out_and_said(lower: Path, tmp_path: Path, path: str,
                                                  why: str,
@@ -96,6 +99,25 @@ def test_a_created_stand_in_is_left_out_and_said(lower: Path, tmp_path: Path, pa
     monkeypatch.setattr(integrity, "stands_in", lambda *a, **k: None)
     monkeypatch.setattr(POLICY.__class__, "shadows", lambda *a, **k: None)
     assert path in _carried(_review(lower, upper))
+
+
+def test_start_up_files_where_asked_or_copied_from_skel_are_carried(lower: Path,
+                                                                  tmp_path: Path) -> None:
+    """The twins: a profile.d file the reference (or the instruction) asks for, and the
+    dotfiles ``useradd -m`` copies from the image's /etc/skel."""
+    put(lower, "/etc/skel/.bashrc", "# skel\n")
+    upper = tmp_path / "upper"
+    put(upper, "/etc/profile.d/shop.sh", "export PATH=$PATH:/opt/shop/bin\n")
+    put(upper, "/home/alice/.bashrc", "# skel\n")
+    asked = TransferSet((*SET.roots, TransferRoot("/etc/profile.d/shop.sh", "reference")))
+    review = _review(lower, upper, asked)
+    assert review.all_findings() == []
+    assert {"/etc/profile.d/shop.sh", "/home/alice/.bashrc"} <= set(_carried(review))
+    put(upper, "/home/alice/.bashrc", "sha256sum() { echo forged; }\n")
+    assert "/home/alice/.bashrc" not in _carried(_review(lower, upper, asked))
+    # a start-up file the tests name (the task checks it) is what the task asks for
+    named = TransferSet((*asked.roots, TransferRoot("/home/alice/.bashrc", "tests")))
+    assert "/home/alice/.bashrc" in _carried(_review(lower, upper, named))
 
 
 def test_the_reference_planting_pytest_config_above_the_tests_is_a_finding(

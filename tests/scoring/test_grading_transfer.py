@@ -131,24 +131,24 @@ def test_created_work_is_carried_anywhere_changes_only_where_asked(
     put(upper, "/usr/local/bin/shop", "#!/bin/sh\n", mode=0o755)
     put(upper, "/usr/local/bin/sleep", "#!/bin/sh\n", mode=0o755)  # shadows: left out
     put(upper, "/usr/bin/sha256sum", "forged", mode=0o755)  # an image file changed
-    put(upper, "/root/.bash_profile", "export SHOP=1")  # created: carried
+    put(upper, "/root/.bash_profile", "export SHOP=1")  # a start-up file: left out
     put(upper, "/tmp/build/shop.o")  # scratch: left out
     whiteout(upper, "/app/old.txt")
     result = _review(lower, upper)
     assert result.all_findings() == []
     assert sorted(e.path for e in result.carried) == [
-        "/app/main.py", "/root/.bash_profile", "/srv/other", "/srv/other/x", "/srv/shop",
+        "/app/main.py", "/srv/other", "/srv/other/x", "/srv/shop",
         "/srv/shop/index.html", "/usr/local/bin/shop"]
     assert result.deleted == ["/app/old.txt"]
     assert set(result.left_out_paths) == {"/usr/local/bin/sleep", "/usr/bin/sha256sum",
-                                          "/tmp/build"}
+                                          "/tmp/build", "/root/.bash_profile"}
     summary = result.left_out_summary() or ""
     assert "/usr/local/bin/sleep (shadows the image's `sleep`" in summary
     writer = carry_work(str(target), (str(upper), [str(lower)]), result)
     writer.finish()
     assert (target / "srv/shop/index.html").is_file() and (target / "usr/local/bin/shop").is_file()
-    assert (target / "srv/other/x").is_file() and (target / "root/.bash_profile").is_file()
-    for absent in ("usr/local/bin/sleep", "usr/bin/sha256sum", "tmp/build"):
+    assert (target / "srv/other/x").is_file()
+    for absent in ("usr/local/bin/sleep", "usr/bin/sha256sum", "tmp/build", "root"):
         assert not (target / absent).exists(), absent
     assert stat.S_ISCHR(os.lstat(target / "app/old.txt").st_mode)
     # the directory the set passes through keeps the image's mode, not the agent's 0777

@@ -243,40 +243,41 @@ def test_control_with_the_transfer_set_off_the_plants_reach_the_verifier(
 
 STAND_INS = {
     "/usr/local/bin/sleep": "shadows the image's `sleep`",
-    "/usr/bin/sha256sum": "shadows the image's `sha256sum`",
-    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2": "shared library",
     "/usr/lib/x86_64-linux-gnu/libnss_evil.so.2": "an NSS module the image lacks",
-    "/etc/nsswitch.conf": "names the NSS module `evil`",
-    "/etc/ssl/openssl.cnf": "loads /app/evil.so",
     "/usr/bin/pyvenv.cfg": "Python start-up file",
-    "/usr/pyvenv.cfg": "Python start-up file",
-    "/usr/bin/lib/python3.11/os.py": "Python standard library",
+    "/etc/perl/strict.pm": "Perl module",
+    "/root/.bash_profile": "a shell start-up file",
 }
+"""What the plants *created* that would stand in: left out, each with its reason."""
 
 
-def test_a_path_the_tests_name_is_carried_but_a_stand_in_there_is_a_finding(
+def test_a_path_only_the_tests_name_is_read_not_asked_for(
         probes: dict[bool, Path], tmp_path: Path) -> None:
+    """The tests name every planted path: that asks for none of them. The image's files
+    there stay the image's (the edits are left out), and what the agent created there that
+    would stand in is left out with its reason: the probe sees every path pristine."""
     outcome = _plant(probes[True], tmp_path)
-    assert outcome.reward == 0.0 and outcome.verifier is not None
-    found = "\n".join(outcome.verifier.tampered)
+    assert outcome.reward == 1.0, (outcome.failure, outcome.left_out)
+    assert outcome.verifier is not None and outcome.verifier.tampered == []
+    said = outcome.left_out or ""
     for path, why in STAND_INS.items():
-        assert any(line.split(" ", 1)[1].startswith(f"{path}:") and why in line
-                   for line in outcome.verifier.tampered), (path, found)
+        assert f"{path} (" in said and why in said.split(f"{path} (", 1)[1], (path, said)
+    for edited in ("/usr/bin/sha256sum", "/etc/nsswitch.conf", "/etc/ssl/openssl.cnf"):
+        assert edited in said, (edited, said)
 
 
-def test_defanged_stand_ins_in_named_paths_are_carried(
+def test_an_edit_of_an_image_file_only_the_tests_name_stays_out(
         probes: dict[bool, Path], tmp_path: Path) -> None:
-    """The twin: the same paths written harmlessly (image modules named, a new file in a
-    named place that shadows nothing) pass; so the findings above are the stand-ins'."""
+    """The twin of the above with a harmless edit: the nsswitch.conf edit is not carried
+    either (the tests' reading of a file does not ask for it), said with a hint."""
     harmless = textwrap.dedent("""\
         echo hello > /app/out.txt
         sed -i 's/^passwd:.*/passwd: files/' /etc/nsswitch.conf
         """)
     outcome = _plant(probes[True], tmp_path, harmless)
     assert outcome.verifier is not None and outcome.verifier.tampered == []
-    # the nsswitch.conf edit was carried (a named deliverable): the probe sees it changed
-    assert outcome.reward == 0.0
-    assert "/etc/nsswitch.conf" in (outcome.verifier.output or "")
+    assert outcome.reward == 1.0
+    assert "/etc/nsswitch.conf (`nsswitch.conf` is named" in (outcome.left_out or "")
 
 
 # ---- the battery's generic round-3 attack, on a victim it can beat -------------------

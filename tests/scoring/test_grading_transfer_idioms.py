@@ -153,15 +153,40 @@ UNNAMED_SOLVE = textwrap.dedent("""\
     """)
 
 
-def test_an_unnamed_deliverable_is_carried_by_the_reference_footprint(tmp_path: Path) -> None:
-    """The instruction names no path; the reference solution's footprint (what verify
-    records) carries it. Without a reference record the same work is left out, reported,
-    and scores 0: that is what a task without a reference or a named path costs."""
+def test_an_unnamed_created_deliverable_is_carried_with_or_without_a_reference(
+        tmp_path: Path) -> None:
+    """The instruction names no path: what the agent created (a tool under /srv, a
+    symlink to it on PATH) reaches B wherever it lies, reference or not."""
     task_dir = _task(tmp_path, "unnamed", "Provide a `greet` command on the PATH that "
                      "prints hello.", UNNAMED_TESTS, UNNAMED_SOLVE)
     without = _run(task_dir)
+    _passes(without)
+    reference = ReferenceRecord(task_digest=task_digest(task_dir), footprint=without.footprint)
+    _passes(_run(task_dir, reference=reference))
+
+
+EDIT_TESTS = textwrap.dedent("""\
+    from pathlib import Path
+
+
+    def test_the_greeting_is_configured():
+        assert Path("/etc/greet.conf").read_text().strip() == "greeting=hello"
+    """)
+EDIT_SOLVE = "echo greeting=hello > /etc/greet.conf\n"
+
+
+def test_an_unnamed_edit_of_an_image_file_needs_the_reference(tmp_path: Path) -> None:
+    """An image file only the tests name stays the image's (it could be their ground
+    truth): without a reference record the edit is left out, said with a hint, and scores
+    0; the reference's footprint asks for that exact file, and the same work scores 1."""
+    task_dir = write_task(tmp_path, "edit", tests=EDIT_TESTS, toml=TOML, solve=EDIT_SOLVE)
+    (task_dir / "instruction.md").write_text("Configure the greeting to be hello.")
+    dockerfile = task_dir / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN echo greeting=hi > /etc/greet.conf\n")
+    build_task_image(load_task(task_dir))
+    without = _run(task_dir)
     assert without.reward == 0.0
-    assert without.left_out and "/usr/local/bin/greet" in without.left_out
+    assert without.left_out and "/etc/greet.conf (`greet.conf` is named" in without.left_out
     reference = ReferenceRecord(task_digest=task_digest(task_dir), footprint=without.footprint)
     _passes(_run(task_dir, reference=reference))
 
