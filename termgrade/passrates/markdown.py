@@ -65,8 +65,17 @@ def _pass_rates(report: PassRateReport) -> list[str]:
     lines = ["## Pass rates", "",
              "Unbiased pass@k (Chen et al. 2021) averaged over tasks with n_counted >= k; "
              "± is the standard error over tasks.", ""]
-    return lines + _table(["config", "k", "measured", "pass@1", "pass@k", "pass@8", *bands],
-                          rows)
+    lines += _table(["config", "k", "measured", "pass@1", "pass@k", "pass@8", *bands], rows)
+    kinds = [(c.config, kind, stat) for c in report.configs
+             for kind, stat in c.pass_at_1_by_attestation.items()]
+    if not kinds:
+        return lines
+    note = ("pass@1 by attestation: attested tasks were scored from the grader's signed "
+            "record, unattested ones by test.sh's own reward (an agent that games such a "
+            "verifier is not caught), unrecorded ones say neither (ingests, older files).")
+    return [*lines, "", note, "", *_table(
+        ["config", "attestation", "tasks", "pass@1"],
+        [[config, kind, str(stat.n_tasks), _pk(stat)] for config, kind, stat in kinds])]
 
 
 def _one_config(report: PassRateReport) -> list[str]:

@@ -37,6 +37,11 @@ class ConfigSummary(_Out):
     pass_at_k: PassAtKOut = Field(description="pass@k at the configuration's own k.")
     pass_at_8: PassAtKOut | None = Field(description="pass@8, only where k >= 8.")
     bands: dict[str, int] = Field(description="Tasks per difficulty band.")
+    pass_at_1_by_attestation: dict[str, PassAtKOut] = Field(
+        default_factory=dict, description="pass@1 of the attested tasks (the grader's "
+        "signed record), the unattested ones (test.sh's own reward) and those with no "
+        "record of it, apart: a vouched number is never mixed unnoticed with an unvouched "
+        "one. Only the kinds present.")
 
 
 class PairedRow(_Out):

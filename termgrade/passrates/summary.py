@@ -28,6 +28,19 @@ def _pass_at(n: pd.Series, c: pd.Series, k: int) -> PassAtKOut:
     return PassAtKOut(**asdict(mean_pass_at_k(n.to_numpy(), c.to_numpy(), k)))
 
 
+ATTESTATION_KINDS = ("attested", "unattested", "unrecorded")
+
+
+def _by_attestation(rows: pd.DataFrame) -> dict[str, PassAtKOut]:
+    """pass@1 per attestation kind present (a label row's ``attested``: true, false, null)."""
+    if "attested" not in rows:
+        return {}
+    attested = rows["attested"]
+    masks = (attested.eq(True), attested.eq(False), attested.isna())
+    return {kind: _pass_at(rows.loc[mask, "n_counted"], rows.loc[mask, "n_passed"], 1)
+            for kind, mask in zip(ATTESTATION_KINDS, masks, strict=True) if mask.any()}
+
+
 def summarize_configs(labels: pd.DataFrame) -> list[ConfigSummary]:
     """One summary per configuration, ordered by pass@1 (ascending), then name."""
     out = []
@@ -40,7 +53,8 @@ def summarize_configs(labels: pd.DataFrame) -> list[ConfigSummary]:
             n_measured=int((n > 0).sum()), n_counted_trials=int(n.sum()),
             pass_at_1=_pass_at(n, c, 1), pass_at_k=_pass_at(n, c, max(k, 1)),
             pass_at_8=_pass_at(n, c, 8) if k >= 8 else None,
-            bands={str(b): int(v) for b, v in rows["band"].value_counts().sort_index().items()}))
+            bands={str(b): int(v) for b, v in rows["band"].value_counts().sort_index().items()},
+            pass_at_1_by_attestation=_by_attestation(rows)))
     return sorted(out, key=lambda s: (s.pass_at_1.value is None, s.pass_at_1.value or 0.0,
                                       s.config))
 

@@ -72,3 +72,26 @@ def test_one_model_gets_no_empty_comparison_tables(tmp_path: Path) -> None:
     assert "One configuration (`only-model" in markdown and "need two or more" in markdown
     assert "jaccard.png" not in {p.name for p in written}
     assert "| pair |" not in markdown
+
+
+def test_attested_and_unattested_pass_rates_are_reported_apart(tmp_path: Path) -> None:
+    """Issue 44, item 12: labels written with --include-unattested gave one pass@1 (0.75)
+    over a vouched 0.5 and test.sh's own 1.0; the report now gives each apart."""
+    import json
+
+    from termgrade.labels import compute_labels, write_labels
+    from termgrade.trialsets import read_trials
+
+    rows = [trial("a", "m", attempt=i, passed=i == 0, attested=True) for i in range(2)]
+    rows += [trial("b", "m", attempt=i, passed=True, attested=False) for i in range(2)]
+    trials = write_jsonl(tmp_path / "t.jsonl", rows)
+    labels = tmp_path / "labels.jsonl"
+    write_labels(labels, compute_labels(read_trials([trials]), include_unattested=True))
+    out = tmp_path / "report"
+    write_report(load_inputs([labels]), out, PassRateOptions(n_boot=50))
+    (config,) = json.loads((out / "report.json").read_text())["configs"]
+    apart = {kind: stat["value"] for kind, stat in config["pass_at_1_by_attestation"].items()}
+    assert apart == {"attested": 0.5, "unattested": 1.0} and config["pass_at_1"]["value"] == 0.75
+    markdown = (out / "report.md").read_text()
+    assert "| m | attested | 1 | 0.5000" in markdown and "| m | unattested | 1 | 1.0000" \
+        in markdown, markdown
