@@ -147,7 +147,9 @@ def register(app: typer.Typer) -> None:
                 missing_images=cast(ImagePolicy, missing_images),
                 on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
                 reuse=reuse, run_name=run_name, keep_work=keep_work,
-                keep_work_max_bytes=keep_work_max_mb << 20)
+                keep_work_max_bytes=keep_work_max_mb << 20,
+                on_note=lambda line: STDERR.print(f"[yellow]reference:[/] {escape(line)}",
+                                                  highlight=False, soft_wrap=True))
         _print_summary(report, model, adaptive=adaptive)
         STDERR.print(f"trials: {report.trials_path}")
         if keep_work:

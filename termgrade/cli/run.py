@@ -13,10 +13,15 @@ from termgrade.agent.kinds import AgentName
 from termgrade.audit.attestable import attestability
 from termgrade.cli.app import guarded
 from termgrade.core.progress import STDERR
+from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.phases import profile, render
+from termgrade.scoring.reference import reference_for
 from termgrade.scoring.trial import make_ahead, run_task
-from termgrade.task import load_task
+from termgrade.task import Task, load_task
+from termgrade.task.digest import task_digest
+from termgrade.verify.ensure import ensure_reference, without_solution_note
+from termgrade.verify.runner import record_reference
 
 
 def register(app: typer.Typer) -> None:
@@ -41,6 +46,7 @@ def register(app: typer.Typer) -> None:
         task = load_task(task_dir)
         image = build_task_image(task)
         STDERR.print(f"built {image.tag} in {image.duration_s:.1f} s")
+        _reference_first(task, image, agent)
         attestable = attestability(task)
         if not attestable.attested:
             STDERR.print(f"[yellow]unattested task[/] (graded by test.sh's own reward): "
@@ -52,6 +58,10 @@ def register(app: typer.Typer) -> None:
             outcomes.append(run_task(task, image.tag, agent, keep=keep and i + 1 == trials,
                                      attestable=attestable))
         outcome = outcomes[-1]
+        if agent is AgentName.ORACLE and record_reference(task_digest(task.paths.root),
+                                                          outcomes) is not None:
+            STDERR.print("reference recorded (the grader judges this task's trials with "
+                         "it, from any folder)")
         if timings:
             _print_timings([o.durations for o in outcomes], wait=not keep)
         if outcome.agent_error:
@@ -83,6 +93,21 @@ def register(app: typer.Typer) -> None:
             STDERR.print("containers left (label termgrade=sandbox): the scoring one running, "
                          "with the agent's carried work; the agent's stopped")
         raise typer.Exit(0 if outcome.reward is not None and outcome.reward >= 1.0 else 1)
+
+
+def _reference_first(task: Task, image: BuiltImage, agent: AgentName) -> None:
+    """Any agent but the oracle is judged against the task's reference record: made here
+    first when the task has a solution and no record (or the run refuses with the fix);
+    a task without a solution is said to be graded without one."""
+    if agent is AgentName.ORACLE:
+        return  # the reference run itself: it records the reference when it passes clean
+    if task.has_solution and reference_for(task) is None:
+        STDERR.print("no reference record for this task's content: running its reference "
+                     "solution once first (verify's path; recorded by task digest)",
+                     soft_wrap=True)
+    if ensure_reference(task, image) is None:
+        STDERR.print(f"[yellow]warning:[/] {escape(without_solution_note([task.task_id]) or '')}",
+                     soft_wrap=True)
 
 
 def _print_timings(durations: list[dict[str, float]], *, wait: bool) -> None:

@@ -53,10 +53,25 @@ class Settings:
 
     @property
     def reference_dir(self) -> Path:
-        """Where ``verify`` records each task's reference run, by task digest
-        (``TERMGRADE_REFERENCE_DIR``, default ``<state dir>/references``)."""
+        """Where each task's reference run is recorded, by task digest, whatever the
+        working directory (``TERMGRADE_REFERENCE_DIR``, default the user's cache:
+        ``$XDG_CACHE_HOME/termgrade/references``, ``~/.cache/termgrade/references`` when
+        ``XDG_CACHE_HOME`` is unset or not absolute)."""
         override = os.environ.get("TERMGRADE_REFERENCE_DIR")
-        return Path(override) if override else self.state_dir / "references"
+        if override:
+            return Path(override)
+        cache = os.environ.get("XDG_CACHE_HOME", "")
+        base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+        return base / "termgrade" / "references"
+
+    @property
+    def legacy_reference_dirs(self) -> tuple[Path, ...]:
+        """Where earlier TermGrade versions recorded reference runs, still read (never
+        written) so that no recorded run is lost: ``<state dir>/references``. None when
+        ``TERMGRADE_REFERENCE_DIR`` names the one place to use."""
+        if os.environ.get("TERMGRADE_REFERENCE_DIR"):
+            return ()
+        return (self.state_dir / "references",)
 
     @property
     def debug(self) -> bool:

@@ -27,6 +27,7 @@ from termgrade.sandbox.image_cache import image_for
 from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.kept import DEFAULT_MAX_BYTES, KeptLayer, WorkStore
 from termgrade.scoring.pair import Pair, make_pair
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_setup
 from termgrade.scoring.warm import WARM
 from termgrade.task import Task, load_task
@@ -51,6 +52,10 @@ class TrialJob:
     work is kept for ``termgrade regrade``; None: not kept."""
     keep_work_max_bytes: int = DEFAULT_MAX_BYTES
     """The bound on one trial's kept work."""
+    reference: ReferenceRecord | None = None
+    """The task's reference record, found (or made) where the run started
+    (:func:`termgrade.verify.ensure.references_first`): a trial on another node is judged
+    with it too. None: the node's own (:func:`~termgrade.scoring.reference.reference_for`)."""
 
 
 def make_ahead_for(job: TrialJob) -> bool:
@@ -71,7 +76,7 @@ def run_job(job: TrialJob) -> TrialRecord:
     attestable = None
     try:
         task = load_task(Path(job.task_dir))
-        attestable = attestability(task)
+        attestable = attestability(task, job.reference)
         image = built_image(task)
     except BuildFailedError as exc:
         outcome = RunOutcome(job.agent.name, None, error=f"{BUILD_FAILED}: {exc}",
@@ -82,7 +87,7 @@ def run_job(job: TrialJob) -> TrialRecord:
     else:
         with run_scope(job.run_id):
             outcome = run_task(task, image, job.agent, attestable=attestable,
-                               keep_work=store_of(job))
+                               keep_work=store_of(job), reference=job.reference)
     record = graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                            retry_index=job.retry_index, outcome=outcome, started_at=started,
                            finished_at=datetime.now(UTC), job_id=job.job_id,

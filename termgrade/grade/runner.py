@@ -51,11 +51,14 @@ from termgrade.pools.executors import Pool, local_pool
 from termgrade.records.journal import UnreadableLine
 from termgrade.records.kept_work import WORK_DIR
 from termgrade.records.trial import TrialRecord
+from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.kept import DEFAULT_MAX_BYTES
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.warm import WARM
 from termgrade.task import discover_tasks
 from termgrade.task.digest import restore_modes, task_digest
 from termgrade.task.network import InternetPolicy, apply_internet_policy
+from termgrade.verify.ensure import references_first
 
 DEFAULT_MAX_LOSSES = 3
 
@@ -219,7 +222,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
           run: Callable[[TrialJob], TrialRecord] = run_job,
           on_start: Callable[[int], None] | None = None,
           reuse: Path | None = None, run_name: str | None = None,
-          keep_work: bool = False, keep_work_max_bytes: int = DEFAULT_MAX_BYTES
+          keep_work: bool = False, keep_work_max_bytes: int = DEFAULT_MAX_BYTES,
+          on_note: Callable[[str], None] | None = None
           ) -> GradeReport:
     """Grade ``agent`` on every task under ``task_roots``; see the module docstring.
 
@@ -239,6 +243,12 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     without it, the last run of this model in ``out_dir`` resumes (:mod:`.runs`).
     ``keep_work``: keep each trial's carried work in ``out_dir/work`` (at most
     ``keep_work_max_bytes`` a trial) for ``termgrade regrade`` (:mod:`termgrade.scoring.kept`).
+    Before any trial, each task with a reference solution gets its reference record: the
+    recorded one, else its reference is run once on this machine first (its containers
+    labelled as the run's), or the run refuses, naming ``termgrade verify``; every trial,
+    on this machine or a Ray node, is judged with that record. Tasks without one are
+    named once, through ``on_note`` (:func:`termgrade.verify.ensure.references_first`),
+    which also hears of each reference run.
     """
     if run_name is not None:
         check_run_name(run_name)
@@ -254,14 +264,19 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
             raise nothing_left(skipped)
         if run is run_job:
             probe_endpoint(agent.endpoint, scaffold_for(agent.scaffold).tools)
+        for path in task_dirs.values():  # a downloaded repo's tasks: the modes they were built with
+            restore_modes(path)
+        references: dict[str, ReferenceRecord | None] = {}
+        if run is run_job:  # never grade a task that has a solution without its record
+            with run_scope(run_label(out_dir / TRIALS_FILE, agent.name)):
+                references = references_first(
+                    task_dirs, here=pool is None or pool.where == "local", say=on_note)
     except TermGradeError:
         if pool is not None:
             pool.shutdown()
         raise
     rule = adaptive or AdaptiveRule(k_min=k, k_max=k)
     journal = TrialJournal(out_dir / TRIALS_FILE)
-    for path in task_dirs.values():  # a downloaded repo's tasks: the modes they were built with
-        restore_modes(path)
     digests = {task_id: task_digest(path) for task_id, path in task_dirs.items()}
     this_run = choose_run(journal.load(), model=agent.name, scaffold=agent.scaffold,
                           name=run_name)
@@ -327,7 +342,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                     attempt, retry = attempts.take(task_id)
                     job = TrialJob(str(task_dirs[task_id]), task_id, attempt, retry, agent,
                                    run_id, this_run.job_id, keep_work=kept_in,
-                                   keep_work_max_bytes=keep_work_max_bytes)
+                                   keep_work_max_bytes=keep_work_max_bytes,
+                                   reference=references.get(task_id))
                     if len(running) >= pool.slots:  # queued behind the running trials
                         make_ahead_for(job)
                     running[pool.executor.submit(run, job)] = job

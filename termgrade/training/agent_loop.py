@@ -58,6 +58,7 @@ from termgrade.sandbox.base import Sandbox
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import Task, load_task
 from termgrade.training.attested import loop_decision
+from termgrade.verify.ensure import reference_or_warn
 
 POLICY_LABEL = "policy"
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -198,8 +199,10 @@ class BashAgentLoop(AgentLoopBase):
             state.tools_s = time.monotonic() - began - state.generate_s
             return AgentRun(result=None)
 
+        # the task's reference record if present, never made inside an RL step (warned
+        # once per task when missing: run `termgrade verify` before training)
         return run_task(task, image, PolicyAgent(POLICY_LABEL, act),
-                        attestable=decision.attestable)
+                        attestable=decision.attestable, reference=reference_or_warn(task))
 
     def _episode(self, box: Sandbox, task: Task, state: Trajectory, params: dict[str, Any],
                  loop: asyncio.AbstractEventLoop) -> None:

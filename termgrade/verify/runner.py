@@ -20,7 +20,12 @@ from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.attestable import Attestability
-from termgrade.scoring.reference import ReferenceRecord, reference_for, save_reference
+from termgrade.scoring.reference import (
+    ReferenceRecord,
+    reference_footprint,
+    reference_for,
+    save_reference,
+)
 from termgrade.scoring.trial import RunOutcome, make_ahead, run_task
 from termgrade.scoring.verifier import all_skipped
 from termgrade.scoring.warm import WARM
@@ -234,8 +239,11 @@ def _in_parallel(task: Task, image: str, agents: list[Agent], judged: Attestabil
 def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRecord | None:
     """The last passing reference run, saved by task digest for the grader
     (:func:`~termgrade.scoring.reference.save_reference`): each attested test's outcome,
-    the paths the reference changed, and whether its reward came from attested sessions.
-    None (nothing saved) when no reference run passed clean."""
+    the paths the reference changed (less the grader's and the oracle's own paths and
+    loader caches: :func:`~termgrade.scoring.reference.reference_footprint`), and whether
+    its reward came from attested sessions. None (nothing saved) when no reference run
+    passed clean. ``verify``, ``run --agent oracle`` and the reference run ``grade`` and
+    ``run`` make first (:mod:`termgrade.verify.ensure`) all record through here."""
     passed = [r for r in oracle_runs if r.verifier is not None and r.verifier.passed
               and not r.verifier.tampered]
     if not passed:
@@ -243,7 +251,7 @@ def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRec
     run = passed[-1]
     assert run.verifier is not None
     record = ReferenceRecord(task_digest=digest, tests=dict(run.verifier.outcomes),
-                             footprint=list(getattr(run, "footprint", None) or []),
+                             footprint=reference_footprint(getattr(run, "footprint", None) or []),
                              attested=run.verifier.attested,
                              attest_reason=None if run.verifier.attested else
                              (run.verifier.failure or "the reward did not come from attested "
