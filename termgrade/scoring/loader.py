@@ -22,7 +22,7 @@ from termgrade.sandbox.overlay_diff import UpperEntry
 from termgrade.scoring.standins import is_shared_object
 
 __all__ = ["CACHE", "LDCONFIGS", "CacheRebuild", "cache_digest", "needs_ldconfig",
-           "rebuild_cache"]
+           "parse_listing", "rebuild_cache", "shadowed_sonames"]
 
 CACHE = "/etc/ld.so.cache"
 CONF_DIR = "/etc/ld.so.conf.d"
@@ -43,21 +43,37 @@ def _ldconfig(view: str) -> str | None:
     return None
 
 
-def _listing(box: Sandbox, tool: str) -> dict[str, str]:
-    """soname and ABI -> the first path the cache gives (the one the loader takes)."""
+def _listing(box: Sandbox, tool: str) -> dict[str, set[str]]:
+    """soname -> every path the cache gives for it, whatever the ABI or hwcaps
+    subdirectory (``libz.so.1 (libc6,x86-64, hwcap: "x86-64-v3") => ...`` is a line the
+    loader prefers on a CPU that has it)."""
     done = box.exec([tool, "-p"], timeout_s=60, workdir="/",
                     env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
-    first: dict[str, str] = {}
-    for line in done.output.splitlines():
+    return parse_listing(done.output)
+
+
+def parse_listing(text: str) -> dict[str, set[str]]:
+    """``ldconfig -p``'s output as soname -> the paths the cache has for it."""
+    paths: dict[str, set[str]] = {}
+    for line in text.splitlines():
         name, arrow, path = line.strip().partition(" => ")
-        if arrow:
-            first.setdefault(name, path.strip())
-    return first
+        if arrow and name:
+            paths.setdefault(name.split()[0], set()).add(path.strip())
+    return paths
+
+
+def shadowed_sonames(before: dict[str, set[str]], after: dict[str, set[str]]) -> list[str]:
+    """Findings: each path the rebuilt cache gives for one of the image's sonames that the
+    image's cache did not (per soname, as the loader resolves it, hwcaps included)."""
+    return [f"A {path}: takes the image's soname {name} (was {', '.join(sorted(paths))})"
+            for name, paths in sorted(before.items())
+            for path in sorted(after.get(name, set()) - paths)]
 
 
 def rebuild_cache(box: Sandbox, view: str) -> CacheRebuild:
     """Run the image's ``ldconfig`` in ``box``; say which of the image's sonames now
-    resolve elsewhere (each a finding: a library of the agent's took the image's name)."""
+    resolve elsewhere too (each a finding: a library of the agent's took the image's
+    name)."""
     tool = _ldconfig(view)
     if tool is None:
         return CacheRebuild("the image has no ldconfig: the loader cache stays the image's")
@@ -70,9 +86,7 @@ def rebuild_cache(box: Sandbox, view: str) -> CacheRebuild:
         after = _listing(box, tool)
     except SandboxError as exc:
         return CacheRebuild(f"ldconfig could not run: {exc}")
-    return CacheRebuild(None, [f"A {after[name]}: takes the image's soname {name} (was "
-                               f"{path})" for name, path in before.items()
-                               if after.get(name, path) != path])
+    return CacheRebuild(None, shadowed_sonames(before, after))
 
 
 @dataclass(frozen=True)

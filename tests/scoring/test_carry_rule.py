@@ -239,3 +239,29 @@ def test_the_search_path_rule_reads_the_images_order(lower: Path) -> None:
     put(lower, "/etc/perl/Early.pm")
     assert standins._shadowed_in_search_path("/usr/share/perl5/Early.pm", view) is None
     assert standins._shadowed_in_search_path("/usr/share/perl5/Shop/Util.pm", view) is None
+
+
+LDCONFIG_BEFORE = """\
+2 libs found in cache `/etc/ld.so.cache'
+\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1
+\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6
+"""
+
+
+def test_the_rebuilt_loader_cache_is_compared_per_soname_hwcaps_included() -> None:
+    """A glibc-hwcaps line for an image soname is one the loader prefers on a CPU that
+    has it: a new path for the soname, whatever its ABI text (a line-by-line comparison
+    keyed by the whole name missed it); a new soname of the agent's is no finding."""
+    from termgrade.scoring.loader import parse_listing, shadowed_sonames
+
+    after = LDCONFIG_BEFORE + (
+        '\tlibz.so.1 (libc6,x86-64, hwcap: "x86-64-v3") => '
+        "/usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libshop.so\n"
+        "\tlibshop.so.1 (libc6,x86-64) => /usr/local/lib/libshop.so.1\n")
+    found = shadowed_sonames(parse_listing(LDCONFIG_BEFORE), parse_listing(after))
+    assert len(found) == 1 and "takes the image's soname libz.so.1" in found[0]
+    assert "glibc-hwcaps/x86-64-v3/libshop.so" in found[0]
+    # the control: keyed by the whole line's name (ABI text included), it passes unseen
+    keyed = {line.strip().partition(" => ")[0]: line for line in after.splitlines()}
+    assert 'libz.so.1 (libc6,x86-64, hwcap: "x86-64-v3")' in keyed
+    assert shadowed_sonames(parse_listing(LDCONFIG_BEFORE), parse_listing(LDCONFIG_BEFORE)) == []
