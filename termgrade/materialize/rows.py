@@ -9,7 +9,7 @@ Only the columns materializing needs are read (``task_id``, ``archive``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +122,7 @@ def _find_on_hub(repo_id: str, task_id: str, revision: str | None, endpoint: str
                                     endpoint=endpoint, token=token)
             row = find_in_parquet(Path(local), task_id)
             if row is not None:
-                return TaskArchiveRow(row.task_id, row.archive, row.archive_sha256, row.files,
-                                      f"{repo_id}@{sha}:{name}")
+                return replace(row, source=f"{repo_id}@{sha}:{name}")  # reference kept
     except HfHubHTTPError as exc:
         raise MaterializeError(f"{repo_id}: cannot read the dataset repo ({exc})",
                                fix="check the repo id, revision, HF_ENDPOINT and token") from exc

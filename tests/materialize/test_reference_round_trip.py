@@ -7,11 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from termgrade.builders.environments import build_environments
 from termgrade.materialize import materialize
+from termgrade.publish import PublishOptions, RetryPolicy, ValidationOutcome, publish
 from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.task import load_task
 from termgrade.task.digest import REFERENCE_FILE, task_digest
+from tests.support.hub_fixtures import hf_home, hub  # noqa: F401
+from tests.support.hub_server import HubServer
 from tests.support.records import verified, write_jsonl
 from tests.support.task_dirs import MakeTask
 
@@ -37,3 +42,23 @@ def test_the_reference_ships_with_the_task_and_comes_back(make_task: MakeTask,
     # another content: the shipped record is not used
     (back / "instruction.md").write_text("Something else.\n")
     assert reference_for(load_task(back)) is None
+
+
+@pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
+def test_the_reference_comes_back_from_a_hub_repo_id(make_task: MakeTask, tmp_path: Path,
+                                                     hub: HubServer) -> None:  # noqa: F811
+    """Issue 44, item 10: from a repo id the row was rebuilt without its reference_json,
+    so `.termgrade-reference.json` was dropped (kept from a folder or a parquet file)."""
+    root = make_task("alpha")
+    reference = ReferenceRecord(task_digest=task_digest(root), footprint=["/srv/greet"],
+                                tests={"test_outputs.py::test_output_exists": "passed"})
+    record = verified(root).model_copy(update={"reference": reference})
+    out = tmp_path / "env"
+    build_environments(out, task_roots=[root.parent], repo_id="org/envs",
+                       verify=write_jsonl(tmp_path / "verify.jsonl", [record]))
+    publish(out, PublishOptions(repo_id="org/envs", endpoint=hub.url, token="hf_dummy",
+                                state_dir=tmp_path / "state", retry=RetryPolicy(base_s=0.01)),
+            validator=lambda _root: ValidationOutcome(True))
+    back = materialize("org/envs", "alpha", tmp_path / "back", endpoint=hub.url).path
+    assert (back / REFERENCE_FILE).is_file()
+    assert reference_for(load_task(back)) == reference
