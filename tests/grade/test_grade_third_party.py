@@ -4,8 +4,9 @@ without a reference solution in the task, as a researcher regrades a third-party
 The "model" is a scripted stand-in behind a loopback endpoint that replays a third-party
 solution (one bash call, then ``finish``): it reaches the deliverables another way than
 the task's own ``solve.sh``, puts its tool where the instruction says rather than where
-the reference does, and leaves junk of its own outside the transfer set (a cache, a
-helper on ``PATH``), which is left out, never a finding.
+the reference does, and leaves things of its own: a cache (scratch: left out and said,
+never a finding) and a helper of a new name on ``PATH`` (created work: carried, it
+shadows nothing).
 """
 
 from __future__ import annotations
@@ -87,5 +88,6 @@ def test_a_third_party_solution_scores_one(tmp_path: Path, with_reference: bool)
     [trial] = [json.loads(line) for line in
                (tmp_path / "graded" / TRIALS_FILE).read_text().splitlines() if line.strip()]
     assert trial["reward"] == 1.0, (trial.get("exception_message"), trial.get("tests"))
-    # its own junk stayed behind, said in the record
-    assert "/usr/local/bin/my-helper" in trial["left_out"] and "/root" in trial["left_out"]
+    # its cache stayed behind, said in the record; its helper is created work, carried
+    assert "/root/.cache" in trial["left_out"]
+    assert "/usr/local/bin/my-helper" not in trial["left_out"]

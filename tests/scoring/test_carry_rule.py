@@ -265,3 +265,17 @@ def test_the_rebuilt_loader_cache_is_compared_per_soname_hwcaps_included() -> No
     keyed = {line.strip().partition(" => ")[0]: line for line in after.splitlines()}
     assert 'libz.so.1 (libc6,x86-64, hwcap: "x86-64-v3")' in keyed
     assert shadowed_sonames(parse_listing(LDCONFIG_BEFORE), parse_listing(LDCONFIG_BEFORE)) == []
+
+
+def test_symlinks_the_tests_make_in_their_temporary_directories_are_no_finding(
+        lower: Path, tmp_path: Path) -> None:
+    """B's layer after the verifier ran holds the tests' own symlinks (tidy-filenames
+    makes links under pytest's tmp_path): the links are judged when the agent's work is
+    carried, not in B's layer afterwards (a verified corpus task was unsatisfiable)."""
+    layer = tmp_path / "b-layer"
+    (layer / "tmp/pytest-of-root/pytest-0/t0/box").mkdir(parents=True)
+    os.symlink("/tmp/pytest-of-root/pytest-0/t0/target",
+               layer / "tmp/pytest-of-root/pytest-0/t0/box/link")
+    after = review_layer(walk_upper(str(layer)), LowerView([str(lower)]), POLICY,
+                         standins=SET)
+    assert after.all_findings() == []
