@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from termgrade.cli.app import guarded
 from termgrade.cli.labels import parse_floats, parse_names, print_issues
@@ -28,9 +29,10 @@ def register(app: typer.Typer) -> None:
                                  "(0: a free one; the URL is printed)."),
         out: Path | None = typer.Option(None, "--out", help="Write static HTML into this "
                                         "folder instead of serving."),
-        labels: Path | None = typer.Option(None, "--labels", help="labels.jsonl (default: "
-                                           "DIR/labels.jsonl if there, else computed from "
-                                           "the trials)."),
+        labels: Path | None = typer.Option(None, "--labels", help="labels.jsonl to show; "
+                                           "it must count the trials shown (refused "
+                                           "otherwise). Default: computed from the trials "
+                                           "(a labels file in DIR is not used unasked)."),
         cuts: str = typer.Option("0.25,0.75", "--cuts", help="Band cut points (for labels "
                                  "computed from the trials)."),
         band_names: str | None = typer.Option(None, "--band-names"),
@@ -56,7 +58,9 @@ def _show(index: RunIndex, out: Path | None, port: int) -> None:
     origin = index.sources.origin or ", ".join(map(str, index.sources.trials))
     print_issues(index.issues)
     STDERR.print(f"indexed {len(index.trials):,} trial(s), {len(index.cells):,} task x model "
-                 f"cell(s) from {origin}")
+                 f"cell(s) from {escape(str(origin))}; labels "
+                 f"{escape(index.sources.labels_said())}",
+                 highlight=False, soft_wrap=True)
     if out is not None:
         from termgrade.view.export import export_static
 

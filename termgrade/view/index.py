@@ -157,6 +157,26 @@ def _cells(trials: pd.DataFrame, labels: pd.DataFrame, splits: dict[str, str]) -
     return cells.sort_values(["task_id", "config"], ignore_index=True)
 
 
+def check_labels_match(labels: pd.DataFrame, trials: pd.DataFrame, path: Path) -> None:
+    """Raise :class:`RecordError` unless every label row counts exactly the counted and
+    passed trials these trial files hold for its cell: a page never shows one set of
+    labels beside panels and trial pages drawn from other trials."""
+    counted = trials[trials["counted"]]
+    have = counted.groupby(KEYS).agg(n=("passed", "size"), p=("passed", "sum"))
+    for row in labels.itertuples():
+        key = (row.model, row.scaffold, row.task_id)
+        n, p = (int(have.loc[key, "n"]), int(have.loc[key, "p"])) if key in have.index \
+            else (0, 0)
+        if (n, p) != (int(row.n_counted), int(row.n_passed)):
+            raise RecordError(
+                str(path), f"--labels: {row.task_id} x {row.model} ({row.scaffold}) counts "
+                f"{int(row.n_counted)} trial(s), {int(row.n_passed)} passed, where the trials "
+                f"shown hold {n}, {p} passed: the labels were computed from other trials "
+                "(or with --k), and the page would mix the two",
+                fix="leave --labels out (the labels are then computed from these trials), "
+                "or relabel these trials: termgrade labels TRIALS -o FILE")
+
+
 def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> RunIndex:
     """Index the run: one streaming pass per trial file, then the aggregates."""
     log = IssueLog()
@@ -165,6 +185,7 @@ def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> Run
         trials = _trial_frame(sources, log)
         if sources.labels is not None:
             labels = read_labels([sources.labels])
+            check_labels_match(labels, trials, sources.labels)
         else:
             label_set = compute_labels(trials, scheme=scheme, runs=read_runs(sources.trials))
             labels = label_set.frame

@@ -129,7 +129,7 @@ def grid_page(index: RunIndex, filters: Filters, number: int, links: Links) -> s
     n_trials = int(filters.trial_mask(index.trials, cells).sum())
     issues = "".join(f"<li>{esc(i)}</li>" for i in index.issues)
     body = (f"<h1>Grading run</h1><p>{esc(', '.join(map(str, index.sources.trials)))}"
-            f"{' · labels ' + esc(index.sources.labels) if index.sources.labels else ''}</p>"
+            f" · labels {esc(index.sources.labels_said())}</p>"
             + summary_table(index) + near_miss_panel(index, links)
             + filter_bar(index, filters, links)
             + f'<p class="matches">{len(tasks):,} task(s), {int(mask.sum()):,} cell(s) match; '

@@ -5,8 +5,10 @@
 of ``termgrade ingest`` (or several trial files), a folder of run folders (their runs
 combined: ``DIR/*/trials.jsonl``), one trial file, or a staged trajectories repo (``termgrade build
 trajectories -o DIR``: its trials are rebuilt, see :mod:`termgrade.view.trajectories`).
-Labels come from ``--labels``, else from ``DIR/labels.jsonl`` when there is one, else
-they are computed from the trials. Every file is sniffed
+Labels are computed from the trials unless ``--labels`` names a file (then checked against
+the trials: :func:`termgrade.view.index.load_run`); a labels file lying in ``DIR`` is never
+picked up unasked (it may count other trials than the ones on the page), only named on the
+page (``unused_labels``). Every file is sniffed
 (:func:`termgrade.labels.sniff_kind`), so a labels file is never read as trials.
 """
 
@@ -31,6 +33,18 @@ class RunSources:
     """JSONL of ``{"task_id", "split"}`` rows (a trajectories repo's splits), if any."""
     origin: Path | None = None
     """The trajectories repo the trial file was rebuilt from, if it was."""
+    unused_labels: tuple[Path, ...] = ()
+    """Labels files found beside the trials and not used (``--labels`` uses one)."""
+
+    def labels_said(self) -> str:
+        """Which labels a page shows, in words: the ``--labels`` file (checked against
+        the trials) or computed from the trials (a labels file beside them named, unused)."""
+        if self.labels is not None:
+            return f"from {self.labels} (checked against these trials)"
+        unused = ", ".join(map(str, self.unused_labels))
+        return "computed from these trials" + (
+            f" ({unused} not used: --labels FILE shows it when it counts these trials)"
+            if unused else "")
 
 
 def _fix() -> str:
@@ -77,10 +91,10 @@ def find_sources(target: Path, labels: Path | None = None, *,
         raise RecordError(str(target), "holds no trial records (found: "
                           + ", ".join(f"{p.name} ({kinds[p]})" for p in candidates) + ")",
                           fix=_fix())
-    if labels is None:
-        found = [p for p, kind in kinds.items() if kind == "labels"]
-        return RunSources(trials=trials, labels=found[0] if len(found) == 1 else None)
-    return RunSources(trials=trials, labels=_checked_labels(labels))
+    found = tuple(p for p, kind in kinds.items() if kind == "labels")
+    chosen = _checked_labels(labels)
+    return RunSources(trials=trials, labels=chosen,
+                      unused_labels=tuple(p for p in found if p != chosen))
 
 
 def _checked_labels(labels: Path | None) -> Path | None:

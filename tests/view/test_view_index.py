@@ -58,15 +58,41 @@ def test_the_viewer_and_the_report_agree_on_the_same_run(run_dir: Path) -> None:
     assert len(bars) == first["n_trials"]
 
 
-def test_labels_from_a_file_are_used_as_given(run_dir: Path, tmp_path: Path) -> None:
+def test_labels_from_a_file_are_used_as_given_when_they_count_the_trials_shown(
+        run_dir: Path, tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        label_set = compute_labels(read_trials([run_dir / "trials.jsonl"]), k=2)
-    write_labels(tmp_path / "labels.jsonl", label_set)
+        label_set = compute_labels(read_trials([run_dir / "trials.jsonl"]))
+        write_labels(tmp_path / "labels.jsonl", label_set)
+        cut = compute_labels(read_trials([run_dir / "trials.jsonl"]), k=2)
+        write_labels(tmp_path / "k2.jsonl", cut)
     index = _index(run_dir, tmp_path / "labels.jsonl")
     assert index.sources.labels == tmp_path / "labels.jsonl"
-    assert set(index.cells["k"]) == {2}
-    assert index.cells["n_counted"].max() == 2
+    assert "checked against these trials" in index.sources.labels_said()
+    # labels of other trials (here: cut to k=2) beside these trials would mix two sets
+    with pytest.raises(RecordError, match="--labels: .* counts 2 trial"):
+        _index(run_dir, tmp_path / "k2.jsonl")
+
+
+def test_a_labels_file_in_the_folder_is_named_not_used(run_dir: Path,
+                                                       tmp_path: Path) -> None:
+    """Issue 44, item 2: a labels file lying in DIR was used unasked: the grid counted its
+    12 trials while the near-miss panel of the same page counted the folder's 42."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    lines = (run_dir / "trials.jsonl").read_text().splitlines()
+    (folder / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "few.jsonl").write_text("\n".join(lines[:12]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        write_labels(folder / "labels.jsonl", compute_labels(read_trials([tmp_path /
+                                                                          "few.jsonl"])))
+        expect = compute_labels(read_trials([folder / "trials.jsonl"])).frame
+    index = _index(folder)
+    assert index.sources.labels is None
+    assert index.sources.unused_labels == (folder / "labels.jsonl",)
+    assert "computed from these trials" in index.sources.labels_said()
+    assert int(index.cells["n_counted"].sum()) == int(expect["n_counted"].sum()) > 12
 
 
 def test_the_index_frame_is_the_strict_readers_and_reads_trials_by_offset(
