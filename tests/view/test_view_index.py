@@ -70,7 +70,7 @@ def test_labels_from_a_file_are_used_as_given_when_they_count_the_trials_shown(
     assert index.sources.labels == tmp_path / "labels.jsonl"
     assert "checked against these trials" in index.sources.labels_said()
     # labels of other trials (here: cut to k=2) beside these trials would mix two sets
-    with pytest.raises(RecordError, match="--labels: .* counts 2 trial"):
+    with pytest.raises(RecordError, match=r"--labels: .* counts 2 trial"):
         _index(run_dir, tmp_path / "k2.jsonl")
 
 
