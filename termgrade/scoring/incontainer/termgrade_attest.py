@@ -780,13 +780,21 @@ def _mark_calls(item: Any, name: str) -> list[Any]:
     """Every ``<...>.name(...)`` call written in the item's test module (decorators,
     ``pytestmark``, ``pytest.param(marks=...)``, a mark kept in a variable)."""
     where = str(getattr(getattr(item, "module", None), "__file__", "") or "")
-    try:
-        with open(where, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return []
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
-        getattr(node.func, "attr", None) == name or getattr(node.func, "id", None) == name)]
+    if (where, name) not in _MARK_CALLS:
+        try:
+            with open(where, encoding="utf-8") as handle:
+                tree: Any = ast.parse(handle.read())
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            tree = None
+        _MARK_CALLS[(where, name)] = [] if tree is None else [
+            node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+                getattr(node.func, "attr", None) == name
+                or getattr(node.func, "id", None) == name)]
+    return _MARK_CALLS[(where, name)]
+
+
+_MARK_CALLS: dict[tuple[str, str], list[Any]] = {}
+"""(test module, mark name) -> its calls, parsed once per session."""
 
 
 def _fixed_conditions(item: Any, name: str) -> bool:
