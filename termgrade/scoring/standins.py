@@ -66,12 +66,34 @@ anywhere)."""
 STARTUP_PATHS = ("/etc/profile", "/etc/bash.bashrc", "/etc/environment", "/etc/zsh/",
                  "/etc/profile.d/", "/etc/security/pam_env.conf", "/etc/inputrc")
 """System-wide start-up files (a path, or a directory ending in ``/``)."""
+TOOL_CONFIG_NAMES = frozenset({".gitconfig", ".gitattributes", ".magic", ".magic.mgc",
+                               ".curlrc", ".wgetrc", ".netrc", ".npmrc", ".pydistutils.cfg",
+                               ".perldb", ".sqliterc", ".psqlrc", ".my.cnf", ".editrc"})
+"""Configuration a tool the tests run by name reads from a home directory unasked (git's
+hooks, fsmonitor, filters and pager; file(1)'s magic; curl's and wget's defaults)."""
+TOOL_CONFIG_PATHS = ("/etc/gitconfig", "/etc/gitattributes", "/etc/magic", "/etc/curlrc",
+                     "/etc/wgetrc", "/usr/lib/locale/", "/usr/lib/x86_64-linux-gnu/gconv/",
+                     "/usr/lib/aarch64-linux-gnu/gconv/", "/etc/sqliterc",
+                     "/etc/ld.so.preload")
+"""System-wide configuration and data the image's tools and libc read unasked (git's
+system config, the magic file, a locale archive glibc reads before ``C.utf8``, iconv's
+modules), a path or a directory ending in ``/``."""
+_CONFIG_DIRS = ("/.config/git/",)
+"""Home subdirectories a tool reads its configuration from (``~/.config/git/config``)."""
 MAX_LINK_HOPS = 40
 TRANSIENT = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 """Where the verifier's own processes make files after B starts (pytest's temporary
 directories, sockets): a carried symlink into a path there that B lacks at its start
 would read what the tests write."""
 TRANSIENT_PREFIXES = tuple(f"{t}/" for t in TRANSIENT)
+_MAGIC = re.compile(r"^/proc/[^/]+/(root|cwd|exe|fd|fdinfo|map_files|task|environ)(/|$)"
+                    r"|^/dev/fd(/|$)")
+"""Paths through the kernel's per-process magic links: where they lead depends on who
+reads them (``/proc/self/cwd`` is ``/tests`` for a test)."""
+_STANDARD_STREAMS = frozenset({"/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
+                               "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
+"""A log written to the reader's standard streams (``/dev/stdout``) is no read of anyone's
+files."""
 
 
 def is_shared_object(name: str) -> bool:
@@ -86,6 +108,9 @@ def suspect_name(path: str) -> bool:
     return (name in ("pyvenv.cfg", "nsswitch.conf") or name.endswith(".cnf")
             or name in PYTEST_CONFIGS or path.startswith(_SEARCH_PREFIXES)
             or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
+            or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
+            or name.endswith("._pth") or name == "pybuilddir.txt"
+            or any(d in path for d in _CONFIG_DIRS)
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
             or "/engines-" in path or "/lib/python" in path)
 
@@ -137,10 +162,18 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     parent, name = posixpath.split(path)
     if entry.is_dir:
         return None
+    if name.endswith("._pth") or name == "pybuilddir.txt":
+        return ("a Python path configuration file (CPython reads `<interpreter>._pth` to set "
+                "every Python's sys.path)")
     if not (asked or named) and (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)) \
             and not _skeleton_copy(entry, lower):
         return ("a shell start-up file the task did not ask for (a login shell the tests "
                 "start would run it before the command they trust)")
+    if not (asked or named) and (name in TOOL_CONFIG_NAMES
+                                 or path.startswith(TOOL_CONFIG_PATHS)
+                                 or any(d in path for d in _CONFIG_DIRS)):
+        return ("configuration or data an image tool reads unasked (git, file, curl, "
+                "the locale or iconv modules), which the task did not ask for")
     if name in PYTEST_CONFIGS and parent in TESTS_ANCESTORS:
         return f"pytest reads {path} (above the tests) as its configuration or code"
     if path.startswith(_SEARCH_PREFIXES):
@@ -296,9 +329,13 @@ def carried_link(path: str, host_path: str, lower: LowerView, links: dict[str, s
         return None
     passed = _resolve_in_b(path, target, links, lower)
     grader = tuple(str(p) for p in CONTAINER.grader_owned)
+    streams = bool(passed) and passed[-1] in _STANDARD_STREAMS
     for step in passed:
         if any(step == g or step.startswith(g + "/") for g in grader):
             return f"a symlink that resolves into the grader's {step}"
+        if _MAGIC.match(step) and not streams:
+            return (f"a symlink through {step}, a link the kernel resolves per reader (its "
+                    "root, working directory or open files: /tests for a test)")
     final = passed[-1] if passed else "/"
     if final.startswith(TRANSIENT_PREFIXES) and final not in links and final not in carried \
             and lower.lstat(final) is None:

@@ -48,7 +48,9 @@ SCRATCH = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run", "/var/run", "/va
            "/var/lib/apt/lists", "/root/.cache")
 """Scratch and caches: what the agent created here is not carried unless the task's text
 names the path (a build tree in ``/tmp``, pip's and apt's caches are not deliverables)."""
-_PATH = re.compile(r"(?<![\w.~/$-])(~?/[A-Za-z0-9._+@%=,:-]+(?:/[A-Za-z0-9._+@%=,:-]+)*/?)")
+_PATH = re.compile(r"(?<![\w.~/$-])(~?/[A-Za-z0-9._+@%=:-]+(?:/[A-Za-z0-9._+@%=:-]+)*/?)")
+_HOME = re.compile(r"\$\{HOME\}(?=/)|\$HOME(?=/)|~root(?=/)")
+"""Spellings of root's home before a path (``$HOME/x``, ``${HOME}/x``, ``~root/x``)."""
 """An absolute (or ``~/``) path in prose or code: starts after a non-path character."""
 _TOO_WIDE = frozenset({"/", "/usr", "/etc", "/var", "/lib", "/lib64", "/lib32", "/bin",
                        "/sbin", "/opt", "/root", "/home", "/tmp", "/dev", "/proc", "/sys",
@@ -180,6 +182,7 @@ def named_paths(text: str) -> list[str]:
     """Absolute paths a text names (``~/x`` as ``/root/x``), in order, without duplicates,
     trailing punctuation dropped; shell variables and URLs are not paths."""
     found: dict[str, None] = {}
+    text = _HOME.sub(" /root", text)
     for match in _PATH.finditer(text):
         start = match.start()
         if text[max(0, start - 3):start].endswith(("://", ":/")) or text[start - 1:start] == ":":

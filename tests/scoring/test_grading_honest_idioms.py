@@ -481,11 +481,17 @@ IDIOMS: dict[str, Pieces] = {
     "idiom-service": {"solve": SERVICE_SOLVE, "tests": SERVICE_TESTS, "toml": SERVICE_TOML},
     "idiom-outside-app": {"solve": OUTSIDE_SOLVE, "tests": OUTSIDE_TESTS,
                           "dockerfile": dockerfile("git init -q --bare /var/git/proj.git")},
-    "idiom-in-place-fix": {"solve": FIX_SOLVE, "tests": FIX_TESTS, "dockerfile": FIX_IMAGE},
+    # an edit of an image file reaches B where the task asks for it: the instruction names
+    # the file (without it, or a reference record, the edit is left out and said)
+    "idiom-in-place-fix": {"solve": FIX_SOLVE, "tests": FIX_TESTS, "dockerfile": FIX_IMAGE,
+                           "instruction": "Fix /opt/scripts/add.sh: it must add its two "
+                                          "arguments.\n"},
     "idiom-compile-check": {"solve": COMPILE_SOLVE, "tests": COMPILE_TESTS},
     "idiom-generated-code": {"tests": GENERATED_TESTS},
     "idiom-layer-shapes": {"solve": SHAPES_SOLVE, "tests": SHAPES_TESTS,
-                           "dockerfile": SHAPES_IMAGE},
+                           "dockerfile": SHAPES_IMAGE,
+                           "instruction": "Delete /srv/data/gone.txt, make /etc/old.d/ hold "
+                                          "only only.conf, and set up /opt/shapes.\n"},
 }
 
 

@@ -27,7 +27,7 @@ def test_named_paths_reads_prose_and_code() -> None:
             "in /etc/shop/shop.conf. See https://example.com/a/b and $HOME/x; "
             "open('/srv/data/in.csv').")
     assert named_paths(text) == ["/app/logstats", "/root/notes.txt", "/etc/shop/shop.conf",
-                                 "/srv/data/in.csv"]
+                                 "/root/x", "/srv/data/in.csv"]  # $HOME/x is root's home
 
 
 def _set(tmp_path: Path, instruction: str, tests: str, *, toml: str = "",
