@@ -35,7 +35,13 @@ def register(app: typer.Typer) -> None:
                                            "(a labels file in DIR is not used unasked)."),
         cuts: str = typer.Option("0.25,0.75", "--cuts", help="Band cut points (for labels "
                                  "computed from the trials)."),
-        band_names: str | None = typer.Option(None, "--band-names"),
+        band_names: str | None = typer.Option(None, "--band-names", help="Band names, "
+                                              "comma-separated, as `termgrade labels` takes "
+                                              "them."),
+        include_unattested: bool = typer.Option(
+            False, "--include-unattested", help="Label unattested tasks too (scored by "
+            "test.sh's own reward), as `termgrade labels --include-unattested` does; their "
+            "pass@1 is shown apart from the attested tasks'."),
     ) -> None:
         """A local web viewer of a grading run: a task x model grid, filters, trial pages.
 
@@ -49,7 +55,7 @@ def register(app: typer.Typer) -> None:
         scheme = BandScheme.from_cuts(parse_floats(cuts, "--cuts"), parse_names(band_names))
         with tempfile.TemporaryDirectory(prefix="termgrade-view-") as workdir:
             sources = find_sources(run_dir, labels, workdir=Path(workdir))
-            index = load_run(sources, scheme=scheme)
+            index = load_run(sources, scheme=scheme, include_unattested=include_unattested)
             _show(index, out, port)
 
 

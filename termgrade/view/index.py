@@ -130,6 +130,25 @@ def _splits(*paths: Path | None) -> dict[str, str]:
     return out
 
 
+def _flag(value: object) -> bool | None:
+    """True, False or None (null, NaN) from a label or trial ``attested`` value."""
+    if value is None or bool(pd.isna(value)):
+        return None
+    return bool(value)
+
+
+def _trial_attested(trials: pd.DataFrame) -> pd.Series:
+    """Per cell (KEYS): False when a trial says unattested, True when every trial is
+    attested, None when unrecorded (a label row's ``attested`` as labels computes it)."""
+    attested = trials["attested"] if "attested" in trials else pd.Series(None, trials.index)
+    flags = trials[KEYS].assign(_false=attested.eq(False), _true=attested.eq(True))
+    groups = flags.groupby(KEYS, sort=True)
+    false, true = groups["_false"].any(), groups["_true"].all()
+    return pd.Series([False if f else (True if t else None) for f, t in zip(false, true,
+                                                                             strict=True)],
+                     index=false.index, dtype=object, name="trial_attested")
+
+
 def _cells(trials: pd.DataFrame, labels: pd.DataFrame, splits: dict[str, str]) -> pd.DataFrame:
     counted = trials[trials["counted"]].copy()
     counted["tokens"] = counted["input_tokens"].fillna(0) + counted["output_tokens"].fillna(0)
@@ -147,8 +166,13 @@ def _cells(trials: pd.DataFrame, labels: pd.DataFrame, splits: dict[str, str]) -
     extra["reasons"] = [frozenset(found.get(tuple(k), ())) for k in extra.index]
     medians = counted.groupby(KEYS).agg(median_turns=("turns", "median"),
                                         median_tokens=("tokens", "median"))
-    extra = extra.join(medians, how="left").reset_index()
+    extra = extra.join(medians, how="left").join(_trial_attested(trials)).reset_index()
     cells = labels.merge(extra, on=KEYS, how="outer")
+    own = cells["attested"] if "attested" in cells else pd.Series(None, cells.index)
+    cells["attested"] = pd.Series(
+        [_flag(a) if _flag(a) is not None else _flag(t)
+         for a, t in zip(own, cells.pop("trial_attested"), strict=True)],
+        index=cells.index, dtype=object)
     for column in ("n_trials", "n_lost", "n_near_miss", "n_counted", "n_passed", "k"):
         cells[column] = cells[column].fillna(0).astype("int64")
     cells["reasons"] = [r if isinstance(r, frozenset) else frozenset() for r in cells["reasons"]]
@@ -177,8 +201,11 @@ def check_labels_match(labels: pd.DataFrame, trials: pd.DataFrame, path: Path) -
                 "or relabel these trials: termgrade labels TRIALS -o FILE")
 
 
-def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> RunIndex:
-    """Index the run: one streaming pass per trial file, then the aggregates."""
+def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME,
+             include_unattested: bool = False) -> RunIndex:
+    """Index the run: one streaming pass per trial file, then the aggregates.
+    ``include_unattested``: label unattested tasks too, as ``termgrade labels
+    --include-unattested`` does (their pass rates are shown apart from attested ones)."""
     log = IssueLog()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)  # the pages list the issues
@@ -187,7 +214,8 @@ def load_run(sources: RunSources, *, scheme: BandScheme = DEFAULT_SCHEME) -> Run
             labels = read_labels([sources.labels])
             check_labels_match(labels, trials, sources.labels)
         else:
-            label_set = compute_labels(trials, scheme=scheme, runs=read_runs(sources.trials))
+            label_set = compute_labels(trials, scheme=scheme, runs=read_runs(sources.trials),
+                                       include_unattested=include_unattested)
             labels = label_set.frame
             log.extend(label_set.issues)
     labels = labels.copy()

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from termgrade.passrates.models import PassAtKOut
 from termgrade.view.filters import Filters, Page, paginate
 from termgrade.view.html import compact, esc, missing, num, page, rate, sparkline, table
 from termgrade.view.index import RunIndex
@@ -28,6 +29,21 @@ def _pk(value: float | None, se: float | None) -> str:
     return f"{value:.4f}" + ("" if se is None else f" ± {se:.4f}")
 
 
+ATTESTATION_NOTE = (
+    "pass@1 by attestation: attested tasks were scored from the grader's signed record, "
+    "unattested ones by test.sh's own reward (an agent that games such a verifier is not "
+    "caught), unrecorded ones say neither (ingests, older files); the pooled pass@1 mixes "
+    "them.")
+
+
+def _by_attestation(stats: dict[str, PassAtKOut]) -> str:
+    """``attested 0.5000 ± 0.1 (12 tasks)`` lines, one per kind present."""
+    return "<br>".join(
+        f'<span class="attestation-{esc(kind)}">{esc(kind)} {_pk(s.value, s.se)} '
+        f"({s.n_tasks} task{'s' if s.n_tasks != 1 else ''})</span>"
+        for kind, s in stats.items()) or "-"
+
+
 def summary_table(index: RunIndex) -> str:
     bands = list(index.scheme.names)
     near = {row.config: row.n_near_miss for row in index.near_misses.rows}
@@ -35,11 +51,13 @@ def summary_table(index: RunIndex) -> str:
     for c in index.configs:
         cells = [esc(c.config), str(c.k), f"{c.n_measured}/{c.n_tasks}",
                  num(c.n_counted_trials), _pk(c.pass_at_1.value, c.pass_at_1.se),
+                 _by_attestation(c.pass_at_1_by_attestation),
                  num(near.get(c.config, 0)), *(str(c.bands.get(b, 0)) for b in bands)]
         rows.append(f'<tr data-config="{esc(c.config)}">'
                     + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
-    return table(["config", "k", "measured", "counted trials", "pass@1", "near-misses",
-                  *bands], rows, "summary")
+    return table(["config", "k", "measured", "counted trials", "pass@1",
+                  "pass@1 by attestation", "near-misses", *bands], rows, "summary") \
+        + f'<p class="meta">{esc(ATTESTATION_NOTE)}</p>'
 
 
 def _options(name: str, values: Sequence[tuple[str, str]], chosen: str | None) -> str:
@@ -96,6 +114,8 @@ def _cell(index: RunIndex, row: int, cell: dict[str, Any], matches: bool, links:
     meta = (f'{cell["n_counted"]} counted · {cell["n_lost"]} lost<br>'
             f'{num(cell["median_turns"], 0)} turns · {compact(cell["median_tokens"])} tok')
     near = f' · {cell["n_near_miss"]} near-miss' if cell["n_near_miss"] else ""
+    if cell.get("attested") is False:
+        near += ' · <span class="unattested">unattested (test.sh\'s own reward)</span>'
     dim = "" if matches else " dim"
     return (f'<td class="cell band-{esc(band)}{dim}" data-task="{esc(cell["task_id"])}" '
             f'data-config="{esc(cell["config"])}" data-band="{esc(band)}">'
@@ -199,7 +219,10 @@ def cell_page(index: RunIndex, row: int, links: Links) -> str:
              ("band", cell["band"] if isinstance(cell["band"], str) else "unmeasured"),
              ("counted", f'{cell["n_counted"]} of k={cell["k"]} ({cell["n_passed"]} passed)'),
              ("lost (not counted)", cell["n_lost"]), ("near-misses", cell["n_near_miss"]),
-             ("split", cell["split"] if isinstance(cell["split"], str) else "-")]
+             ("split", cell["split"] if isinstance(cell["split"], str) else "-"),
+             ("attested", {True: "yes (the grader's signed record)",
+                           False: "no (scored by test.sh's own reward)"}.get(
+                               cell["attested"], "unrecorded"))]
     dl = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in facts)
     body = (f'<h1>{esc(cell["task_id"])} × {esc(cell["config"])}</h1>'
             f'<table class="facts">{dl}</table>'

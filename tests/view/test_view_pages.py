@@ -155,3 +155,32 @@ def test_the_cli_serves_on_loopback_and_prints_the_url(tmp_path: Path) -> None:
     finally:
         served.terminate()
         served.wait(30)
+
+
+def test_attested_and_unattested_pass_rates_are_shown_apart(tmp_path: Path) -> None:
+    """Issue 44, item 12: the grid's summary gave one pooled pass@1 (0.75) over a vouched
+    0.5 and test.sh's own 1.0; it now gives each apart and marks the unattested cell."""
+    from tests.support.labels import trial, write_jsonl
+
+    rows = [trial("a", "m", attempt=i, passed=i == 0, attested=True) for i in range(2)]
+    rows += [trial("b", "m", attempt=i, passed=True, attested=False) for i in range(2)]
+    run = tmp_path / "run"
+    run.mkdir()
+    write_jsonl(run / "trials.jsonl", rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        index = load_run(find_sources(run), include_unattested=True)
+    (config,) = index.configs
+    assert config.pass_at_1.value == 0.75
+    page = grid_page(index, Filters(), 1, ServerLinks())
+    summary = page.split('<table class="summary">')[1].split("</table>")[0]
+    assert "attested 0.5000" in summary and "unattested 1.0000" in summary, summary
+    cell_b = page.split('data-task="b" data-config="m"')[1].split("</td>")[0]
+    assert "unattested" in cell_b
+    cell_a = page.split('data-task="a" data-config="m"')[1].split("</td>")[0]
+    assert "unattested" not in cell_a
+    out = tmp_path / "site"
+    result = CliRunner().invoke(app, ["view", str(run), "--include-unattested", "--out",
+                                      str(out)])
+    assert result.exit_code == 0, result.output
+    assert "unattested 1.0000" in (out / "index.html").read_text()
