@@ -7,8 +7,6 @@ to 8). Grading calls :func:`score_layer` on the frozen agent container's layer
 
 from __future__ import annotations
 
-import posixpath
-import stat
 import time
 from collections.abc import Callable
 
@@ -27,10 +25,10 @@ from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
 from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
 from termgrade.scoring.outcome import RunOutcome, Scoring
+from termgrade.scoring.pathset import MarkedDirs
 from termgrade.scoring.phases import timed
 from termgrade.scoring.policy import GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.scoring_box import task_limits
-from termgrade.scoring.standins import is_shared_object
 from termgrade.scoring.transfer import TransferSet
 from termgrade.scoring.verifier import (
     MAX_VERIFIER_OUTPUT,
@@ -138,16 +136,23 @@ stand for them (stricter: an image file under a root then counts as the agent's)
 
 
 def transfer_roots(review: LayerReview, transfer: TransferSet | None) -> list[str]:
-    """Where B holds files the agent wrote that a process could map as code: the broker
-    refuses a key to a process that maps one (outside the closure). Every carried
-    executable, symlink or shared object (the image's own files under a root are not the
-    agent's), or the set's roots past :data:`MAX_MAPPED_PATHS`."""
-    carried = [entry.path for entry in review.carried  # what a process could map as code
-               if (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode))
-               and (entry.mode & 0o111 or is_shared_object(posixpath.basename(entry.path)))]
-    if len(carried) > MAX_MAPPED_PATHS and transfer is not None:
+    """Where B holds files the agent wrote, any of which a process could map as code (a
+    library needs neither an exec bit nor a ``.so`` name to be ``dlopen``ed or
+    ``mmap``ed): the broker refuses a key to a process that maps one (outside the
+    closure). The top-most carried entries (a carried directory stands for everything in
+    it; the image's own files beside them are not the agent's), or the set's roots past
+    :data:`MAX_MAPPED_PATHS`."""
+    tops: list[str] = []
+    marked = MarkedDirs()
+    for entry in review.carried:  # parents first
+        if marked.below(entry.path):
+            continue
+        if entry.is_dir:
+            marked.add(entry.path)
+        tops.append(entry.path)
+    if len(tops) > MAX_MAPPED_PATHS and transfer is not None:
         return [root.path for root in transfer.roots]
-    return carried
+    return tops
 
 
 def _carry(box: Sandbox, agent_layer: tuple[str, list[str]], review: LayerReview) -> None:

@@ -343,3 +343,29 @@ def test_named_paths_reads_home_spellings_and_stops_at_a_comma() -> None:
     text = "Append to $HOME/.bashrc, `${HOME}/.gitconfig`, ~root/x.txt; /etc/cron.d/backup,and"
     assert named_paths(text) == ["/root/.bashrc", "/root/.gitconfig", "/root/x.txt",
                                  "/etc/cron.d/backup"]
+
+
+def test_every_carried_file_counts_as_the_agents_when_mapped(lower: Path,
+                                                             tmp_path: Path) -> None:
+    """A file the loader or ``mmap`` maps needs no exec bit and no ``.so`` name: a
+    process that asks for a key while mapping any carried file (a library named
+    ``data.bin``, mode 0644) is refused. The roots the broker gets cover it; the
+    image's own files beside it are not the agent's."""
+    from termgrade.scoring import score
+    from termgrade.scoring.incontainer.termgrade_broker import foreign_in_maps
+
+    upper = tmp_path / "upper"
+    put(upper, "/app/data.bin", "\x7fELF", mode=0o644)
+    put(upper, "/opt/pkg/lib/helper.dat", "\x7fELF", mode=0o644)
+    review = _review(lower, upper)
+    roots = score.transfer_roots(review, SET)
+    assert "/opt/pkg" in roots and "/app/data.bin" in roots
+    maps = ("7f00-7f01 r-xp 00000000 00:00 1 /app/data.bin\n"
+            "7f01-7f02 r-xp 00000000 00:00 2 /opt/pkg/lib/helper.dat\n"
+            "7f02-7f03 r-xp 00000000 00:00 3 /usr/lib/x86_64-linux-gnu/libz.so.1\n")
+    assert foreign_in_maps(maps, {"transfer_roots": roots, "trusted": []}) == [
+        "/app/data.bin", "/opt/pkg/lib/helper.dat"]
+    # the control: the old rule (an exec bit or a .so name) named neither
+    old = [e.path for e in review.carried if not e.is_dir
+           and (e.mode & 0o111 or standins.is_shared_object(os.path.basename(e.path)))]
+    assert foreign_in_maps(maps, {"transfer_roots": old, "trusted": []}) == []
