@@ -67,9 +67,13 @@ def register(app: typer.Typer) -> None:
         if outcome.agent_error:
             STDERR.print(f"[yellow]agent:[/] {escape(outcome.agent_error)}")
         if outcome.transfer is not None:
-            kind = "declared" if outcome.transfer.declared else "derived"
-            STDERR.print(f"transfer set ({kind}; only these paths of the agent's work reach "
-                         "the verifier):")
+            if outcome.transfer.declared:
+                STDERR.print("transfer set (declared; only these paths of the agent's work "
+                             "reach the verifier):")
+            else:
+                STDERR.print("transfer set (derived; the agent's changes to the image's files "
+                             "reach the verifier only under these roots, what it created "
+                             "anywhere):")
             for line in outcome.transfer.describe():
                 STDERR.print(f"  {escape(line)}")
         if outcome.left_out:

@@ -173,8 +173,8 @@ class TransferSet:
         the rule for the rest."""
         lines = [f"{r.path}  ({r.why})" for r in self.roots]
         if not self.declared:
-            lines.append("+ what the agent created anywhere else, but scratch "
-                         f"({', '.join(SCRATCH[:3])}, ...), under the stand-in review")
+            lines.append("+ what the agent created anywhere else (not scratch: "
+                         f"{', '.join(SCRATCH[:3])}, ...), under the stand-in review")
         return lines
 
 
