@@ -148,9 +148,12 @@ class _Judge:
     distinct text once."""
 
     def __init__(self) -> None:
+        from termgrade.validate.secrets_json_form import json_run_prefilter
         from termgrade.validate.secrets_scan import re2_prefilter
 
         self.prefilter = re2_prefilter()
+        self.json_runs = json_run_prefilter()
+        """Texts whose JSON form (as a trace file holds them) may hold a quoted run."""
         self.readable: dict[str, bool] = {}
         """Cells a config transformer may read: whether that reading may flag them."""
         self.found: dict[str, list[tuple[int, str, str, bool]]] = {}
@@ -166,6 +169,8 @@ class _Judge:
         indexes = pc.indices_nonzero(readable).to_pylist()
         if indexes:
             self._judge_readable(values.take(pa.array(indexes)).to_pylist())
+        if self.json_runs is not None and self.prefilter is not None:
+            candidate = pc.or_(candidate, _matching(values, self.json_runs))
         marked = pc.indices_nonzero(candidate).to_pylist()
         marked += [i for i in indexes if self.readable[values[i].as_py()]]
         return sorted(marked)
@@ -187,19 +192,25 @@ class _Judge:
         self.readable.update((text, text in hit) for text in todo)
 
     def findings(self, text: str) -> list[tuple[int, str, str, bool]]:
-        """detect-secrets' findings in ``text`` read as a file: ``(line, type, hashed
-        secret, known false positive)``."""
+        """detect-secrets' findings in ``text`` read as a file, and in its JSON form as a
+        trace file holds it (:mod:`.secrets_json_form`) where the file reading found
+        nothing of that type on that line: ``(line, type, hashed secret, known false
+        positive)``."""
         from termgrade.validate.secrets_check import is_known_false_positive
+        from termgrade.validate.secrets_json_form import json_form_findings
         from termgrade.validate.secrets_scan import scan_text
 
         if text not in self.found:
             reading = _universal(text)
             lines = reading.split("\n")
+            placed = [(s.line_number, s) for s in scan_text(reading, CELL_NAME,
+                                                             file_filters=False)]
+            seen = {(n, s.type) for n, s in placed}
+            placed += [(n, s) for n, s in json_form_findings(reading) if (n, s.type) not in seen]
             self.found[text] = [
-                (s.line_number, s.type, s.secret_hash, is_known_false_positive(
-                    s.secret_value, lines[s.line_number - 1]
-                    if 0 < s.line_number <= len(lines) else ""))
-                for s in scan_text(reading, CELL_NAME, file_filters=False)]
+                (n, s.type, s.secret_hash, is_known_false_positive(
+                    s.secret_value, lines[n - 1] if 0 < n <= len(lines) else ""))
+                for n, s in placed]
         return self.found[text]
 
 

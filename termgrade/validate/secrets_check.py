@@ -45,8 +45,9 @@ _OWN_DIGEST = re.compile(r'"(?:' + "|".join(OWN_DIGEST_FIELDS)
 _OUTCOMES = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed",
                        "deselected"})
 """The values of a reference record's per-test outcomes (node id -> outcome)."""
-RULES_VERSION = 3
-"""Bumped when :func:`is_known_false_positive` changes: cached verdicts are redone."""
+RULES_VERSION = 4
+"""Bumped when :func:`is_known_false_positive` or what a scan finds changes: cached
+verdicts are redone (4: cells are scanned in their JSON form too, :mod:`.secrets_json_form`)."""
 
 
 def is_own_digest(secret_value: str | None, line: str) -> bool:
