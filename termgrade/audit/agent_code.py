@@ -23,6 +23,14 @@ subprocess, it can only answer. Each Python file under ``tests/`` is read with
 * native libraries loaded from an agent path: ``ctypes.CDLL`` / ``PyDLL``,
   ``ctypes.cdll.LoadLibrary``.
 
+Besides, every loader of a file (``spec_from_file_location``, ``SourceFileLoader``,
+``run_path``...), every ``exec`` / ``eval``, data loader, ``ctypes`` load and ``sys.path``
+change is judged by where its path or text comes from (:mod:`.pyorigin`): anything but
+``/tests`` (``__file__`` and the folders above it up to ``/tests``), the verifier's Python
+(standard library, site directories) and the file's own literals is the agent's, a path
+computed at run time included (a parameter, a fixture's ``tmp_path``, ``os.environ``, a
+relative path). A plain ``import numpy`` is the image's and is not judged.
+
 An expression *names an agent path* when one of its strings (f-string text included;
 ``:``-separated lists such as a PYTHONPATH value part by part) is an agent root or lies
 below one, or when it uses a variable assigned such an expression anywhere in the file
@@ -37,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from termgrade.audit.documents import SourceFile
+from termgrade.audit.pyorigin import Origin, Origins
 from termgrade.audit.pyparse import parse
 from termgrade.records.issues import Issue
 
@@ -55,6 +64,14 @@ LOADERS = frozenset({"import_module", "importorskip", "spec_from_file_location",
                      "SourceFileLoader", "SourcelessFileLoader", "ExtensionFileLoader",
                      "load_source", "load_compiled", "load_dynamic", "run_path", "run_module"})
 """Loaders matched by the last part of their dotted name (``importlib.util.X``, ``X``)."""
+PATH_LOADERS = {"spec_from_file_location": (1, "location"), "SourceFileLoader": (1, "path"),
+                "SourcelessFileLoader": (1, "path"), "ExtensionFileLoader": (1, "path"),
+                "load_source": (1, "pathname"), "load_compiled": (1, "pathname"),
+                "load_dynamic": (1, "pathname"), "run_path": (0, "path_name")}
+"""Loaders of a file, with where their path argument goes (position, keyword)."""
+DATA_TEXT = frozenset({"pickle.loads", "dill.loads", "cloudpickle.loads", "marshal.loads",
+                       "yaml.unsafe_load", "logging.config.dictConfig"})
+"""Data loaders given the data itself (bytes, text, a dict), not a file or its path."""
 BUILTIN_LOADERS = frozenset({"exec", "eval", "__import__"})
 """Builtins that load code, matched unless the file binds the name itself."""
 DATA_LOADERS = frozenset({"pickle.load", "pickle.loads", "pickle.Unpickler", "dill.load",
@@ -181,6 +198,7 @@ class _FileScan:
                    if name not in self.tainted and self.names_agent_path(value)}
             self.tainted |= new
             grew = bool(new)
+        self.origins = Origins(tree, path, self.canonical)
         self.changes: list[tuple[ast.stmt | ast.expr, bool]] = []
         """Import-path changes to an agent path, with whether each runs at import time."""
         self.loaders: list[ast.Call] = []
@@ -215,7 +233,9 @@ class _FileScan:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             base = target.value if isinstance(target, ast.Subscript) else target
-            if self.canonical(base) == "sys.path" or self._is_pythonpath(target):
+            if self.canonical(base) == "sys.path":
+                return self.names_agent_path(node.value) or _agent(self.origins.path(node.value))
+            if self._is_pythonpath(target):
                 return self.names_agent_path(node.value)
         return False
 
@@ -239,22 +259,53 @@ class _FileScan:
         named = any(self.names_agent_path(arg) for arg in arguments)
         own_helper = isinstance(call.func, ast.Name) and call.func.id in self.local
         path_call = name in PATH_CALLS or last == "syspath_prepend"
-        if (path_call and named) or self._sets_pythonpath(call, name):
+        builtin = name.removeprefix("builtins.")
+        if path_call:
+            placed = call.args[1:] if name == "sys.path.insert" else call.args[:1]
+            if named or _agent(self.origins.path(ast.List(elts=list(placed), ctx=ast.Load()))):
+                self.changes.append((call, at_import))
+        elif self._sets_pythonpath(call, name):
             self.changes.append((call, at_import))
-        elif last in NATIVE_LOADERS and name.startswith("ctypes.") and named:
-            self.findings.append(AgentCodeFinding(self.path, call.lineno,
-                                         what=f"{_snippet(call)} loads a native library from an "
-                                         "agent path"))
-        elif name in DATA_LOADERS and named:
-            self.findings.append(AgentCodeFinding(self.path, call.lineno,
-                                         what=f"{_snippet(call)} runs code the agent's data names"))
-        elif not own_helper and (last in LOADERS or name in BUILTIN_LOADERS
-                                 or name.removeprefix("builtins.") in BUILTIN_LOADERS):
-            if named:
-                self.findings.append(AgentCodeFinding(
-                    self.path, call.lineno, what=f"{_snippet(call)} loads code from an agent path"))
+        elif last in NATIVE_LOADERS and name.startswith("ctypes."):
+            origin = self._library(call.args[0]) if call.args else None
+            if named or _agent(origin):
+                self._found(call, "loads a native library from", origin)
+        elif name in DATA_LOADERS:
+            first = call.args[0] if call.args else None
+            judge = self.origins.code if name in DATA_TEXT else self.origins.path
+            origin = judge(first) if first is not None else None
+            if named or _agent(origin):
+                self._found(call, "runs code named by data from", origin)
+        elif not own_helper and (last in LOADERS or builtin in BUILTIN_LOADERS):
+            origin = self._loaded(call, last, builtin)
+            if named or _agent(origin):
+                self._found(call, "loads code from", origin)
             else:
                 self.loaders.append(call)
+
+    def _found(self, call: ast.Call, verb: str, origin: Origin | None) -> None:
+        where = origin.why if origin is not None and origin.agent else "an agent path"
+        self.findings.append(AgentCodeFinding(self.path, call.lineno,
+                                              what=f"{_snippet(call)} {verb} {where}"))
+
+    def _library(self, node: ast.expr) -> Origin | None:
+        """A ``ctypes`` library: a bare name (``libc.so.6``) is the loader's to find."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and "/" not in node.value:
+            return None
+        return self.origins.path(node)
+
+    def _loaded(self, call: ast.Call, last: str, builtin: str) -> Origin | None:
+        """Where a loader's code comes from: a file loader's path, ``exec``'s or ``eval``'s
+        text; None for a module loader (judged by the import-path changes before it)."""
+        if builtin in ("exec", "eval"):
+            return self.origins.code(call.args[0]) if call.args else None
+        if last not in PATH_LOADERS:
+            return None
+        position, keyword = PATH_LOADERS[last]
+        given = call.args[position] if len(call.args) > position else next(
+            (kw.value for kw in call.keywords if kw.arg == keyword), None)
+        return self.origins.path(given) if given is not None else None
 
     def results(self) -> list[AgentCodeFinding]:
         found = list(self.findings)
@@ -271,6 +322,10 @@ class _FileScan:
                                      what=f"{_snippet(call)} loads code after the import-path "
                                      f"change on line {line}"))
         return sorted(found, key=lambda f: f.line)
+
+
+def _agent(origin: Origin | None) -> bool:
+    return origin is not None and origin.agent
 
 
 def file_findings(source: SourceFile) -> list[AgentCodeFinding]:

@@ -65,6 +65,8 @@ FLAGGED: dict[str, str] = {
     "a deliverable in /opt": "import sys\nsys.path.insert(0, '/opt/tool')  # <-\n",
     "ctypes.CDLL": "import ctypes\nlib = ctypes.CDLL('/app/build/libfoo.so')  # <-\n",
     "cdll.LoadLibrary": "from ctypes import cdll\ncdll.LoadLibrary('/app/libfoo.so')  # <-\n",
+    "a path outside /tests and the closure": "import sys\n"
+                                             "sys.path.append('/application')  # <-\n",
 }
 
 CLEAN: dict[str, str] = {
@@ -89,9 +91,9 @@ CLEAN: dict[str, str] = {
                           "compile('/app/main.c')\n",
     "exec of a constant": "exec('x = 1')\n",
     "system library": "import ctypes\nlibc = ctypes.CDLL('libc.so.6')\n",
-    "a path outside the agent's": "import sys\nsys.path.insert(0, '/usr/share/verifier')\n"
-                                  "sys.path.append('/application')\n"
-                                  "sys.path.append('/opt/venv/lib/python3.11/site-packages')\n",
+    "the verifier's closure": "import sys\n"
+                              "sys.path.append('/opt/venv/lib/python3.11/site-packages')\n"
+                              "sys.path.append('/usr/lib/python3/dist-packages')\n",
     "a compile syntax check": "from pathlib import Path\n"
                               "compile(Path('/app/x.py').read_text(), '/app/x.py', 'exec')\n",
     "json of an agent file": "import json\nresult = json.load(open('/app/r.json'))\n",
