@@ -288,8 +288,11 @@ class Attestation:
         """
         reasons = self.trust_blockers()
         if not self.started:
+            refused = (f"; the broker refused a key to `{self.refused[0][:300]}` (a key goes "
+                       "to the task's own pytest: `python -m pytest`, the closure's `pytest`, "
+                       "or a runner script in /tests)") if self.refused else ""
             reasons.append("no attested pytest session ran the tests (the verifier must run "
-                           "pytest from test.sh, which loads TermGrade's plugin)")
+                           f"pytest from test.sh, which loads TermGrade's plugin){refused}")
             return reasons
         ran = self._ran()
         for number in sorted(self.sessions):

@@ -14,10 +14,13 @@ while no agent process exists in the container. It:
 3. forks into the background, prints its pid and returns, so ``test.sh`` starts;
 4. hands each pytest session of ``test.sh`` its own key, over an abstract unix socket.
    The kernel names the asking process (``SO_PEERCRED``); a key goes only to a Python
-   of the image's closure whose parents up to ``test.sh`` are ``test.sh`` itself, its
+   of the image's closure that runs pytest (``-m pytest``, the closure's ``pytest``
+   script, or a runner script in ``/tests``: never another script, ``-c`` text or stdin,
+   whatever its parents) and whose parents up to ``test.sh`` are ``test.sh`` itself, its
    subshells, other scripts in ``/tests`` (shell or Python), or launchers of the image
-   (``timeout``, ``env``, ``make``, ``uv``...). A session started by agent code (a test
-   that runs pytest, an agent program, a service) gets none and stays silent. Nor does
+   (``timeout``, ``env``, ``make``, ``uv``...), none of them mapping a file the agent
+   wrote. A session started by agent code (a test that runs pytest, an agent program, a
+   service, a generator ``test.sh`` runs from ``/app``) gets none and stays silent. Nor does
    a process that maps a file the agent wrote (a deleted file, a memfd, a file under the
    task's transfer roots that is not the verifier's closure): that one raises an alarm;
 5. on ``SIGUSR1`` from the grader's shell (the sender is checked), writes the end
@@ -49,6 +52,10 @@ CHANNEL = "/proc/1/fd/1"
 PREFIX = "TERMGRADE-ATTEST"
 SHELLS = ("bash", "sh", "dash")
 MAKES = ("make", "gmake")
+PYTEST_SCRIPTS = ("pytest", "py.test", "pytest-3", "py.test-3")
+"""Names of pytest's entry scripts (Debian's python3-pytest adds ``pytest-3``)."""
+VALUED_FLAGS = "cmWX"
+"""CPython's short options that take a value (``-c`` and ``-m`` end the options)."""
 MAX_CONFIG = 64 << 20
 MAX_FIELD = 1000
 
@@ -179,13 +186,78 @@ def cwd_of(pid: int) -> str:
         return "/"
 
 
+def python_target(argv: list[str]) -> tuple[str, str]:
+    """What a Python command line runs, parsed as CPython parses its options: ("module",
+    name) for ``-m``, ("code", text) for ``-c``, ("script", path), or ("stdin", "-") for
+    ``-``, no script or an unknown shape (the interactive interpreter reads stdin)."""
+    at = 1
+    while at < len(argv):
+        arg = argv[at]
+        if arg == "--":
+            return ("script", argv[at + 1]) if at + 1 < len(argv) else ("stdin", "-")
+        if arg.startswith("--"):  # --check-hash-based-pycs MODE, --help, --version
+            at += 2 if arg == "--check-hash-based-pycs" else 1
+            continue
+        if not arg.startswith("-") or arg == "-":
+            return ("script", arg) if arg != "-" else ("stdin", "-")
+        for offset, flag in enumerate(arg[1:], 2):
+            if flag in VALUED_FLAGS:
+                rest = arg[offset:]
+                value = rest or (argv[at + 1] if at + 1 < len(argv) else "")
+                if flag == "c":
+                    return ("code", value)
+                if flag == "m":
+                    return ("module", value)
+                at += 0 if rest else 1  # -W/-X take their value from the next word
+                break
+        at += 1
+    return ("stdin", "-")
+
+
+def closure_roots(config: dict[str, Any]) -> frozenset[str]:
+    """The verifier's closure: what the broker trusts, less /tests and the grader's dir."""
+    others = {str(config.get("tests_dir", "/tests")).rstrip("/"),
+              os.path.dirname(os.path.abspath(__file__))}
+    return frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or []
+                     if (r.rstrip("/") or "/") not in others)
+
+
+def not_pytest(pid: int, argv: list[str], config: dict[str, Any]) -> str | None:
+    """None when the Python ``pid`` runs a pytest session of the task's own: ``-m pytest``
+    (the sitecustomize makes that the closure's module), the closure's ``pytest`` entry
+    script (as its shebang runs it: ``bash``, ``uv run`` and ``uvx`` all do), or a runner
+    script of the tests (in ``/tests``, which no agent code can write before the first key:
+    it may call ``pytest.main``). Any other script, ``-c`` text or stdin: why not."""
+    kind, what = python_target(argv)
+    if kind == "module":
+        return None if what == "pytest" else f"runs the module {what[:200]}, not pytest"
+    if kind != "script":
+        return f"runs {kind} text, not pytest"
+    given = os.path.normpath(what if what.startswith("/") else os.path.join(cwd_of(pid), what))
+    real = os.path.realpath(given)
+    if os.path.basename(given) in PYTEST_SCRIPTS and os.path.basename(real) in PYTEST_SCRIPTS:
+        closure = closure_roots(config)
+        if _under(given, closure) and _under(real, closure):
+            return None
+    tests = [str(config.get("tests_dir", "/tests")).rstrip("/")]
+    if _under(given, tests) and _under(real, tests):
+        return None
+    return f"runs {given[:300]}, not the closure's pytest"
+
+
 def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
-    """None when ``pid`` is a pytest of test.sh's own; else why not."""
+    """None when ``pid`` is a pytest session of test.sh's own: the closure's Python running
+    the closure's pytest (or a runner in /tests), whose every parent up to test.sh runs the
+    image's launchers, a script of the tests or ``-c`` text of a shell, and maps no file
+    the agent wrote; else why not."""
     here = proc_stat(pid)
     if here is None:
         return "unreadable"
     if here[1] not in config["pythons"]:
         return f"not the image's Python: {here[1]}"
+    why = not_pytest(pid, argv_of(pid), config)
+    if why is not None:
+        return why
     roots = frozenset(r.rstrip("/") or "/" for r in config.get("transfer_roots") or [])
     trusted = frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or [])
     parent = here[0]
@@ -198,6 +270,10 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
         if step is None:
             return "a parent vanished"
         name = os.path.basename(step[1])
+        mapped = foreign_mappings(str(parent), config)
+        if mapped is None or mapped:
+            return f"started by {step[1]}, which maps a file the agent wrote: " + \
+                ", ".join((mapped or ["(unreadable)"])[:3])
         if step[1] in config["pythons"]:
             if not python_runs_tests(parent, argv_of(parent)):
                 return "started by a Python running agent code"
