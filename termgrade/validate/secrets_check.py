@@ -271,14 +271,26 @@ def load_baseline(path: Path | None) -> dict[tuple[str, str], bool | None]:
     return out
 
 
+def load_reasons(path: Path | None) -> dict[tuple[str, str], str]:
+    """``(file, hashed_secret)`` -> the ``reason`` a decision was recorded with
+    (``termgrade secrets review --reason``)."""
+    if path is None:
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {(name, item["hashed_secret"]): str(item["reason"])
+            for name, items in data.get("results", {}).items() for item in items
+            if isinstance(item.get("reason"), str)}
+
+
 def write_baseline(paths: RepoPaths, path: Path) -> int:
     """Write the repo's current findings (known false positives left out) as a
     detect-secrets baseline: a finding a person decided on before (the baseline already
-    at ``path``) keeps its ``is_secret``; a new one is unreviewed (it fails until
-    ``termgrade secrets review`` records a decision); return how many."""
+    at ``path``) keeps its ``is_secret`` and ``reason``; a new one is unreviewed (it
+    fails until ``termgrade secrets review`` records a decision); return how many."""
     from detect_secrets.__version__ import VERSION
 
     decided = load_baseline(path if path.is_file() else None)
+    reasons = load_reasons(path if path.is_file() else None)
     hits = [h for h in scan(paths)[0] if not h.known_false_positive]
     results: dict[str, list[dict[str, object]]] = {}
     for hit in hits:
@@ -290,6 +302,8 @@ def write_baseline(paths: RepoPaths, path: Path) -> int:
         decision = decided.get((hit.file, hit.hashed_secret))
         if decision is not None:
             entry["is_secret"] = decision
+            if (hit.file, hit.hashed_secret) in reasons:
+                entry["reason"] = reasons[(hit.file, hit.hashed_secret)]
         results.setdefault(hit.file, []).append(entry)
     baseline = {"version": VERSION, "results": results}
     atomic_write_text(path, json.dumps(baseline, indent=2, sort_keys=True) + "\n")

@@ -9,12 +9,18 @@ the repo's detect-secrets baseline (``dist/<repo>.secrets.baseline``, beside the
 never published) as ``"is_secret": true`` or ``false``. ``validate`` passes only
 findings marked ``false``; an entry never reviewed fails as if it were not listed.
 
+A third-party corpus has thousands (TermiGen's environments: 3,036, fixture hashes and
+the sample keys of its security tasks): :func:`decide_many` decides every finding a
+:class:`Selection` picks (files by glob, detectors by type) at once, with the reason a
+person gives, recorded in each entry as ``"reason"``.
+
 detect-secrets' own ``audit`` cannot do this: it resolves file names against the working
 directory and has no notion of a finding inside a parquet cell.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -155,9 +161,11 @@ def _read_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
-def record_decisions(baseline: Path, decided: list[tuple[Hit, bool]]) -> int:
+def record_decisions(baseline: Path, decided: list[tuple[Hit, bool]],
+                     reason: str | None = None) -> int:
     """Write each ``(finding, is_secret)`` into the baseline (its entry for the file and
-    hash, added when missing); returns how many entries changed."""
+    hash, added when missing), with ``reason`` when given; returns how many entries
+    changed."""
     data = _read_baseline(baseline)
     changed = 0
     for hit, is_secret in decided:
@@ -172,8 +180,55 @@ def record_decisions(baseline: Path, decided: list[tuple[Hit, bool]]) -> int:
             entries.append(entry)
             mine = [entry]
         for entry in mine:
-            if entry.get("is_secret") is not is_secret:
+            if entry.get("is_secret") is not is_secret or (
+                    reason is not None and entry.get("reason") != reason):
                 entry["is_secret"] = is_secret
                 changed += 1
+            if reason is not None:
+                entry["reason"] = reason
     atomic_write_text(baseline, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return changed
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which findings one decision covers: every file matching one of ``files`` (globs
+    on the path relative to the repo root, ``*`` crossing folders) and every detector
+    among ``detectors`` (detect-secrets' types, any case); empty: all of them."""
+
+    files: tuple[str, ...] = ()
+    detectors: tuple[str, ...] = ()
+
+    def picks(self, hit: Hit) -> bool:
+        return ((not self.files or any(fnmatch.fnmatchcase(hit.file, g) for g in self.files))
+                and (not self.detectors
+                     or hit.type.casefold() in {d.casefold() for d in self.detectors}))
+
+
+def known_detectors() -> list[str]:
+    """The types detect-secrets' plugins report (``Base64 High Entropy String``...)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    return sorted(get_mapping_from_secret_type_to_class())
+
+
+def decide_many(items: list[ReviewItem], baseline: Path, selection: Selection, *,
+                is_secret: bool, reason: str, again: bool = False) -> tuple[int, int]:
+    """Record one decision, with its reason, for every finding ``selection`` picks (only
+    undecided ones unless ``again``); returns (findings picked, entries changed)."""
+    if not reason.strip():
+        raise SecretsReviewError("--reason is empty: a decision on many findings at once "
+                                 "must say why",
+                                 fix="give --reason TEXT, e.g. --reason 'fixture hashes of "
+                                     "the corpus tasks, not credentials'")
+    known = {t.casefold() for t in known_detectors()}
+    unknown = [d for d in selection.detectors if d.casefold() not in known]
+    if unknown:
+        raise SecretsReviewError(
+            f"--detector {', '.join(map(repr, unknown))}: no detect-secrets detector "
+            "reports that type",
+            fix="name one of: " + ", ".join(known_detectors()))
+    picked = [i for i in items if (again or i.decision is None) and selection.picks(i.hit)]
+    changed = record_decisions(baseline, [(i.hit, is_secret) for i in picked],
+                               reason.strip()) if picked else 0
+    return len(picked), changed
