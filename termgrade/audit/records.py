@@ -72,7 +72,10 @@ class TaskAudit(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return not (self.failed_checks or self.near_duplicates or self.contaminated)
+        from termgrade.audit.static_checks import INFORMATIONAL  # static_checks is heavier
+
+        failing = set(self.failed_checks) - INFORMATIONAL
+        return not (failing or self.near_duplicates or self.contaminated)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from termgrade.audit.records import AuditReport, ContaminationMatch, TaskAudit
+from termgrade.audit.static_checks import INFORMATIONAL
 
 
 def json_lines(report: AuditReport) -> Iterator[str]:
@@ -25,7 +26,8 @@ def _cell(text: str) -> str:
 def summary_lines(report: AuditReport) -> list[str]:
     s = report.settings
     failing = sum(1 for task in report.tasks if not task.passed)
-    by_check = ", ".join(f"{name} {n}" for name, n in sorted(report.failures_by_check().items()))
+    by_check = ", ".join(f"{name} {n}" + (" (informational)" if name in INFORMATIONAL else "")
+                         for name, n in sorted(report.failures_by_check().items()))
     return [
         f"tasks audited: {len(report.tasks)}; passing: {len(report.tasks) - failing}; "
         f"with findings: {failing}",

@@ -24,6 +24,9 @@ the audit counts failures by check name. The checks, in :data:`CHECKS` order:
                        task the network, and runs such a task offline only when told to
 ``verifier_attested`` ``tests/test.sh`` runs pytest, and no agent program outside it (what
                        the grader cannot attest: :mod:`.verifier_steps`)
+``hidden_tests_exposed`` (informational: :data:`INFORMATIONAL`) the tests run an agent
+                       program while ``tests/`` ships data that program could read
+                       (:mod:`.hidden_tests`)
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass
 
 from termgrade.audit.agent_code import agent_code_reason
 from termgrade.audit.documents import AuditDoc, SourceFile
+from termgrade.audit.hidden_tests import hidden_tests_reason
 from termgrade.audit.shellscan import dockerfile_findings, network_findings
 from termgrade.audit.testcode import TestInventory, inventory
 from termgrade.audit.verifier_steps import verifier_steps_reason
@@ -152,6 +156,10 @@ def verifier_attested(doc: AuditDoc, options: CheckOptions) -> str | None:
     return verifier_steps_reason(doc.test_script)
 
 
+def hidden_tests_exposed(doc: AuditDoc, options: CheckOptions) -> str | None:
+    return hidden_tests_reason(doc)
+
+
 CHECKS: dict[str, Check] = {
     "task_loads": task_loads,
     "dockerfile_offline": dockerfile_offline,
@@ -165,7 +173,10 @@ CHECKS: dict[str, Check] = {
     "solution_present": solution_present,
     "runs_offline": runs_offline,
     "verifier_attested": verifier_attested,
+    "hidden_tests_exposed": hidden_tests_exposed,
 }
+INFORMATIONAL = frozenset({"hidden_tests_exposed"})
+"""Checks that say something about a task without failing the audit or its attestability."""
 
 
 def run_checks(doc: AuditDoc, options: CheckOptions | None = None) -> dict[str, str | None]:
