@@ -156,7 +156,7 @@ class _Judge:
         """Texts whose JSON form (as a trace file holds them) may hold a quoted run."""
         self.readable: dict[str, bool] = {}
         """Cells a config transformer may read: whether that reading may flag them."""
-        self.found: dict[str, list[tuple[int, str, str, bool]]] = {}
+        self.found: dict[str, list[tuple[int, str, str, bool, bool]]] = {}
 
     def marked(self, values: pa.Array) -> list[int]:
         """Indexes of the cells that may hold a secret: a line of theirs matches the
@@ -191,12 +191,12 @@ class _Judge:
         hit = {todo[bisect.bisect_right(starts, kept[i]) - 1] for i in flagged}
         self.readable.update((text, text in hit) for text in todo)
 
-    def findings(self, text: str) -> list[tuple[int, str, str, bool]]:
+    def findings(self, text: str) -> list[tuple[int, str, str, bool, bool]]:
         """detect-secrets' findings in ``text`` read as a file, and in its JSON form as a
         trace file holds it (:mod:`.secrets_json_form`) where the file reading found
         nothing of that type on that line: ``(line, type, hashed secret, known false
-        positive)``."""
-        from termgrade.validate.secrets_check import is_known_false_positive
+        positive, whether the value is a sha256 in hex)``."""
+        from termgrade.validate.secrets_check import SHA256, is_known_false_positive
         from termgrade.validate.secrets_json_form import json_form_findings
         from termgrade.validate.secrets_scan import scan_text
 
@@ -209,7 +209,8 @@ class _Judge:
             placed += [(n, s) for n, s in json_form_findings(reading) if (n, s.type) not in seen]
             self.found[text] = [
                 (n, s.type, s.secret_hash, is_known_false_positive(
-                    s.secret_value, lines[n - 1] if 0 < n <= len(lines) else ""))
+                    s.secret_value, lines[n - 1] if 0 < n <= len(lines) else ""),
+                 bool(SHA256.match(s.secret_value or "")))
                 for n, s in placed]
         return self.found[text]
 
@@ -220,12 +221,19 @@ def scan_leaves(leaves: Leaves) -> list[CellSecret]:
     the others, and those a config transformer may read so that a plugin flags them,
     are scanned as detect-secrets scans a file, each distinct text once (call inside
     ``detect_secrets.settings.default_settings()``)."""
+    from termgrade.validate.secrets_check import OWN_DIGEST_FIELDS
+
     judge = _Judge()
     hits: list[CellSecret] = []
     for offset, column, values, row_of in leaves():
+        # A sha256 in a column named as TermGrade's digests are (task_digest, sha256...)
+        # is its own, as the `"task_digest": "<hex>"` line of a JSON file is; only its
+        # JSON form (a quoted hex run) flags such a bare value: no finding.
+        own = column.rsplit(".", 1)[-1] in OWN_DIGEST_FIELDS
         for index in judge.marked(values):
             hits.extend(CellSecret(offset + row_of(index), column, number, kind, hashed, fp)
-                        for number, kind, hashed, fp in judge.findings(values[index].as_py()))
+                        for number, kind, hashed, fp, sha in
+                        judge.findings(values[index].as_py()) if not (own and sha))
     return hits
 
 

@@ -39,7 +39,7 @@ _PYTEST_NAME = re.compile(r"^\s*(async\s+)?def\s+test_\w+\s*\(")
 OWN_DIGEST_FIELDS = ("task_digest", "scaffold_digest", "archive_sha256", "sha256")
 """Fields in which TermGrade writes a sha256 of its own (task contents, scaffold
 configuration, archives, manifest entries)."""
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _OWN_DIGEST = re.compile(r'"(?:' + "|".join(OWN_DIGEST_FIELDS)
                          + r')"\s*:\s*"([0-9a-f]{64})"')
 _OUTCOMES = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed",
@@ -54,7 +54,7 @@ def is_own_digest(secret_value: str | None, line: str) -> bool:
     """A sha256 TermGrade wrote as the value of one of :data:`OWN_DIGEST_FIELDS` on this
     line (JSON, as label rows, traces and ATIF files hold them)."""
     value = secret_value or ""
-    return bool(_SHA256.match(value)) and value in _OWN_DIGEST.findall(line)
+    return bool(SHA256.match(value)) and value in _OWN_DIGEST.findall(line)
 
 
 def is_known_false_positive(secret_value: str | None, line: str) -> bool:
