@@ -61,6 +61,9 @@ def _train_commands(repo_id: str, n_train: int) -> str:
     lines = [f"termgrade train prepare --repo {repo_id} -o run{batch}"]
     if n_train >= SMOKE_BATCH:
         lines.append(f"termgrade train prepare --repo {repo_id} -o smoke --smoke")
+    elif n_train:
+        lines.append(f"termgrade train prepare --repo {repo_id} -o smoke --smoke "
+                     f"--batch-size {n_train}")
     return "\n".join(lines)
 
 

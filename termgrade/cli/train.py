@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write the parquet, agent-loop config, launch script and run.json for verl."""
         from termgrade.training.prepare import ModelRequest, prepare_run
+        from termgrade.training.prepare_readme import launch_line, readme_path
         from termgrade.training.recipe import GrpoRecipe
 
         changes: dict[str, object] = {}
@@ -59,9 +60,10 @@ def register(app: typer.Typer) -> None:
             STDERR.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
         splits = ", ".join(f"{n} {s.tasks}" for n, s in done.record.splits.items())
         STDERR.print(f"wrote {out}: {done.choice.model} with verl's {done.choice.tool_parser} "
-                     f"tool parser ({done.choice.parser_source}), {splits} tasks; launch on "
-                     f"the GPU node with `bash {done.paths.launch_script}`",
-                     highlight=False, soft_wrap=True)
+                     f"tool parser ({done.choice.parser_source}), {splits} tasks; on the GPU "
+                     "node (Docker and the tasks' images there: "
+                     f"{readme_path(done.paths)} says what it needs), start it with "
+                     f"`{launch_line(out)}`", highlight=False, soft_wrap=True)
 
     @group.command("launch")
     @guarded

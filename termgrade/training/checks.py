@@ -112,7 +112,8 @@ def preflight(recipe: GrpoRecipe, *, n_train: int, n_val: int) -> Preflight:
             f"{n_train} training task(s) for train_batch_size {batch}: verl's dataloader "
             "drops the last partial batch, so it is empty and the run stops before its first "
             f"step (train-dataloader); select at least {batch} training tasks "
-            f"(`termgrade select --n {max(batch, 16)}`) or ask a smaller batch")
+            f"(`termgrade select --n {max(batch, 16)}`)"
+            + (f" or ask a batch they fill (`--batch-size {n_train}`)" if n_train else ""))
     if n_val < 1:
         out.errors.append("no validation task: verl stops with 'Validation dataloader is "
                           "empty!' (validation-dataloader); select a validation split")

@@ -37,6 +37,7 @@ from termgrade.training.data import (
 from termgrade.training.launch import PINS, render_launch_script
 from termgrade.training.models import ModelChoice, choose_model
 from termgrade.training.paths import RunPaths
+from termgrade.training.prepare_readme import readme_path, render_readme
 from termgrade.training.recipe import (
     GrpoRecipe,
     RunPlaces,
@@ -210,6 +211,13 @@ def _unattested_note(splits: dict[str, SplitData], include: bool) -> str | None:
     return exclusion_note(found, included=include, what="the run")
 
 
+def _smoke(recipe: GrpoRecipe) -> GrpoRecipe:
+    """The smoke run's one step on one GPU, keeping what was asked (``--batch-size 1``
+    for a repo of one training task, ``--steps``): the smoke values fill the rest."""
+    asked = {name: getattr(recipe, name) for name in recipe.model_fields_set}
+    return smoke_recipe(recipe).model_copy(update=asked)
+
+
 def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
                 revision: str | None = None, model: ModelRequest | None = None,
                 include_unattested: bool = False) -> Prepared:
@@ -229,7 +237,7 @@ def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
                           asked=model.base_model, tool_parser=model.tool_parser,
                           train_other_model=model.train_other_model, smoke=model.smoke)
     if model.smoke:
-        recipe = smoke_recipe(recipe)
+        recipe = _smoke(recipe)
     recipe = recipe.model_copy(update={"base_model": choice.model,
                                        "tool_format": choice.tool_parser})
     counts = {split: len(read_tasks(repo, split)) for split in SPLITS}
@@ -258,6 +266,7 @@ def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
     _check_run_files(paths, splits)
     atomic_write_text(paths.launch_script, render_launch_script(overrides))
     paths.launch_script.chmod(0o755)
+    atomic_write_text(readme_path(paths), render_readme(paths, recipe, smoke=model.smoke))
     fields = GrpoRecipe.model_fields
     record = RunRecord(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
