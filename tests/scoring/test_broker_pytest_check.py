@@ -62,7 +62,7 @@ def test_what_a_python_command_line_runs(broker: ModuleType, argv: list[str],
     ["python3", "/tests/run_tests.py"],  # a runner of the tests' own (pytest.main)
 ])
 def test_the_tasks_own_pytest_is_keyed(broker: ModuleType, argv: list[str]) -> None:
-    assert broker.not_pytest(1, argv, CONFIG) is None
+    assert broker.not_pytest(argv, "/", CONFIG) is None
 
 
 @pytest.mark.parametrize(("argv", "why"), [
@@ -75,7 +75,7 @@ def test_the_tasks_own_pytest_is_keyed(broker: ModuleType, argv: list[str]) -> N
     (["python3", "/tests/../app/x.py"], "/app/x.py"),
 ])
 def test_any_other_python_is_refused(broker: ModuleType, argv: list[str], why: str) -> None:
-    refused = broker.not_pytest(1, argv, CONFIG)
+    refused = broker.not_pytest(argv, "/", CONFIG)
     assert refused is not None and why in refused
 
 

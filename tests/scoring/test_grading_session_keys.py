@@ -78,6 +78,17 @@ FORGE = textwrap.dedent("""\
     for pid in reversed(chain):  # top down: each shell below still waits for this one
         os.kill(pid, signal.SIGKILL)
     """)
+# The forger first rewrites its own command line in memory (as setproctitle does; no
+# capability needed) to read "python3 -m pytest" in /proc/PID/cmdline.
+DISGUISE = textwrap.dedent("""\
+    import ctypes
+    stat = open("/proc/self/stat", "rb").read()
+    fields = stat[stat.rindex(b")") + 2:].split()
+    start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end
+    fake = b"python3\\0-m\\0pytest\\0"
+    ctypes.memmove(start, fake.ljust(end - start, b"\\0"), end - start)
+    assert open("/proc/self/cmdline", "rb").read().rstrip(b"\\0") == fake.rstrip(b"\\0")
+    """)
 GENERATE_TEST_SH = START + (
     "cd /app && python3 generate.py\n"
     f"cd /tests && python3 -m pytest {FLAGS} /tests/test_outputs.py\n") + REWARD
@@ -146,6 +157,33 @@ def test_control_honest_work_with_an_agent_script_before_pytest_scores_one(
     assert_one(outcome)
 
 
+def test_a_forger_that_disguises_its_command_line_gets_no_key(
+        victims: dict[str, Path], tmp_path: Path) -> None:
+    """The broker read the command line the Python had when it started (the grader's
+    sitecustomize registers it before any code of the agent's runs), not its memory now."""
+    body = "echo nope > /app/answer.txt\n" + heredoc("/app/generate.py", DISGUISE + FORGE)
+    outcome = play(victims["generate"], "disguise", body, tmp_path)
+    assert outcome.error is None and outcome.reward == 0.0, (
+        outcome.failure, outcome.verifier and outcome.verifier.output[-3000:])
+    assert outcome.failure and "runs /app/generate.py, not the closure's pytest" \
+        in outcome.failure, outcome.failure
+
+
+def test_the_record_at_start_is_load_bearing(victims: dict[str, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the broker reading the command line at the ask (not the one registered at the
+    start), the disguised forger earns 1."""
+    source = broker_source()
+    check = b"began = started.of(pid)"
+    assert source.count(check) == 1
+    weak = source.replace(check, b"began = (argv_of(pid), cwd_of(pid), False)")
+    monkeypatch.setattr(attestation, "broker_source", lambda: weak)
+    body = "echo nope > /app/answer.txt\n" + heredoc("/app/generate.py", DISGUISE + FORGE)
+    outcome = play(victims["generate"], "disguise", body, tmp_path)
+    assert outcome.reward == 1.0, (outcome.failure,
+                                   outcome.verifier and outcome.verifier.output[-3000:])
+
+
 @pytest.mark.parametrize("victim", sorted(VICTIMS))
 def test_agent_code_test_sh_runs_gets_no_key(victims: dict[str, Path], tmp_path: Path,
                                               victim: str) -> None:
@@ -165,7 +203,7 @@ def test_the_pytest_check_is_load_bearing(victims: dict[str, Path], tmp_path: Pa
                                           monkeypatch: pytest.MonkeyPatch, victim: str) -> None:
     """Without the broker's look at what the asker runs, the forged session earns 1."""
     source = attestation.broker_source()
-    check = b"why = not_pytest(pid, argv_of(pid), config)"
+    check = b"why = not_started_as_pytest(pid, config, started)"
     assert check in source
     weak = source.replace(check, b"why = None")
     monkeypatch.setattr(attestation, "broker_source", lambda: weak)

@@ -36,6 +36,33 @@ CLOSURE_FILE = "closure.paths"
 """The closure's directories and files, NUL-separated (the grader stages it)."""
 
 
+def _register() -> None:
+    """Tell the grader's broker that this Python started, and wait until it has read the
+    command line and working directory: no code but the closure's and the grader's has
+    run in this process yet, so that is what it started as (agent code could rewrite its
+    command line in memory later; a session key goes by this record). ``_socket`` is
+    built in: nothing is imported."""
+    try:
+        with open(os.path.join(GRADER, "broker-socket"), encoding="utf-8") as handle:
+            name = handle.read().strip()
+        if not name:
+            return
+        import _socket
+
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+        try:
+            conn.settimeout(10)
+            conn.connect("\0" + name + ".started")
+            conn.recv(1)
+        finally:
+            conn.close()
+    except (OSError, ImportError, AttributeError):
+        pass  # no broker here (the agent's container), or it has ended
+
+
+_register()
+
+
 def _trusted() -> list[str]:
     try:
         with open(os.path.join(GRADER, CLOSURE_FILE), "rb") as handle:

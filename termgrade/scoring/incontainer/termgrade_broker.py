@@ -55,6 +55,9 @@ MAKES = ("make", "gmake")
 PYTEST_SCRIPTS = ("pytest", "py.test", "pytest-3", "py.test-3")
 """Names of pytest's entry scripts (Debian's python3-pytest adds ``pytest-3``)."""
 VALUED_FLAGS = "cmWX"
+REGISTER_SUFFIX = ".started"
+"""The registration socket's name is the key socket's plus this (the sitecustomize's)."""
+MAX_STARTED = 1 << 20
 """CPython's short options that take a value (``-c`` and ``-m`` end the options)."""
 MAX_CONFIG = 64 << 20
 MAX_FIELD = 1000
@@ -167,6 +170,64 @@ def argv_of(pid: int) -> list[str]:
         return []
 
 
+class Started:
+    """What each Python of the container ran when it started, as the kernel showed it
+    then: the grader's sitecustomize connects to the registration socket before any
+    code but the closure's and the grader's has run in that process, and waits until the
+    broker has read its command line and working directory. A process can rewrite its
+    own command line in memory later (as ``setproctitle`` does), never this record. A
+    process that ever started anything but the task's pytest (an exec keeps the pid)
+    stays marked."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[int, list[str], str, bool]] = {}
+
+    def record(self, pid: int, config: dict[str, Any]) -> None:
+        begun = start_time(pid)
+        if begun is None or len(self.seen) >= MAX_STARTED:
+            return
+        argv, cwd = argv_of(pid), cwd_of(pid)
+        earlier = self.seen.get(pid)
+        other = not_pytest(argv, cwd, config) is not None
+        if earlier is not None and earlier[0] == begun:
+            other = other or earlier[3]
+        self.seen[pid] = (begun, argv, cwd, other)
+
+    def of(self, pid: int) -> tuple[list[str], str, bool] | None:
+        """(command line, working directory, ran anything but pytest) at its start, or
+        None when this very process never registered."""
+        entry = self.seen.get(pid)
+        if entry is None or entry[0] != start_time(pid):
+            return None
+        return entry[1], entry[2], entry[3]
+
+    def serve(self, listener: socket.socket, config: dict[str, Any]) -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                        struct.calcsize("3i"))
+                self.record(struct.unpack("3i", creds)[0], config)
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"1")
+
+    def start(self, listener: socket.socket, config: dict[str, Any]) -> None:
+        threading.Thread(target=self.serve, args=(listener, config), daemon=True).start()
+
+
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot): with the pid, names one process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        return int(raw[raw.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def shell_runs_tests(pid: int, argv: list[str]) -> bool:
     """A shell running ``-c`` text or a script under /tests (test.sh, a subshell of it)."""
     for arg in argv[1:]:
@@ -222,18 +283,19 @@ def closure_roots(config: dict[str, Any]) -> frozenset[str]:
                      if (r.rstrip("/") or "/") not in others)
 
 
-def not_pytest(pid: int, argv: list[str], config: dict[str, Any]) -> str | None:
-    """None when the Python ``pid`` runs a pytest session of the task's own: ``-m pytest``
-    (the sitecustomize makes that the closure's module), the closure's ``pytest`` entry
-    script (as its shebang runs it: ``bash``, ``uv run`` and ``uvx`` all do), or a runner
-    script of the tests (in ``/tests``, which no agent code can write before the first key:
-    it may call ``pytest.main``). Any other script, ``-c`` text or stdin: why not."""
+def not_pytest(argv: list[str], cwd: str, config: dict[str, Any]) -> str | None:
+    """None when a Python started as ``argv`` in ``cwd`` runs a pytest session of the
+    task's own: ``-m pytest`` (the sitecustomize makes that the closure's module), the
+    closure's ``pytest`` entry script (as its shebang runs it: ``bash``, ``uv run`` and
+    ``uvx`` all do), or a runner script of the tests (in ``/tests``, which no agent code
+    can write before the first key: it may call ``pytest.main``). Any other script, ``-c``
+    text or stdin: why not."""
     kind, what = python_target(argv)
     if kind == "module":
         return None if what == "pytest" else f"runs the module {what[:200]}, not pytest"
     if kind != "script":
         return f"runs {kind} text, not pytest"
-    given = os.path.normpath(what if what.startswith("/") else os.path.join(cwd_of(pid), what))
+    given = os.path.normpath(what if what.startswith("/") else os.path.join(cwd, what))
     real = os.path.realpath(given)
     if os.path.basename(given) in PYTEST_SCRIPTS and os.path.basename(real) in PYTEST_SCRIPTS:
         closure = closure_roots(config)
@@ -245,7 +307,26 @@ def not_pytest(pid: int, argv: list[str], config: dict[str, Any]) -> str | None:
     return f"runs {given[:300]}, not the closure's pytest"
 
 
-def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
+def not_started_as_pytest(pid: int, config: dict[str, Any], started: Started) -> str | None:
+    """None when ``pid`` started as the task's pytest (:func:`not_pytest`, on what it
+    registered at its start), never started as anything else under this pid, and still
+    shows the same command line; else why not."""
+    began = started.of(pid)
+    if began is None:
+        return "it never told the broker what it started as (the grader's sitecustomize " \
+            "did not run in it)"
+    argv, cwd, other = began
+    why = not_pytest(argv, cwd, config)
+    if why is not None:
+        return why
+    if other:
+        return "this process ran something other than pytest before (an exec keeps its pid)"
+    if argv_of(pid) != argv:
+        return "its command line changed since it started: " + " ".join(argv_of(pid))[:300]
+    return None
+
+
+def why_refused(pid: int, root: int, config: dict[str, Any], started: Started) -> str | None:
     """None when ``pid`` is a pytest session of test.sh's own: the closure's Python running
     the closure's pytest (or a runner in /tests), whose every parent up to test.sh runs the
     image's launchers, a script of the tests or ``-c`` text of a shell, and maps no file
@@ -255,7 +336,7 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
         return "unreadable"
     if here[1] not in config["pythons"]:
         return f"not the image's Python: {here[1]}"
-    why = not_pytest(pid, argv_of(pid), config)
+    why = not_started_as_pytest(pid, config, started)
     if why is not None:
         return why
     roots = frozenset(r.rstrip("/") or "/" for r in config.get("transfer_roots") or [])
@@ -275,7 +356,10 @@ def why_refused(pid: int, root: int, config: dict[str, Any]) -> str | None:
             return f"started by {step[1]}, which maps a file the agent wrote: " + \
                 ", ".join((mapped or ["(unreadable)"])[:3])
         if step[1] in config["pythons"]:
-            if not python_runs_tests(parent, argv_of(parent)):
+            known = started.of(parent)
+            if not python_runs_tests(*((known[0], known[1]) if known else
+                                       (argv_of(parent), cwd_of(parent)))) or (
+                    known is not None and argv_of(parent) != known[0]):
                 return "started by a Python running agent code"
         elif step[1] not in config["tools"] or (
                 _under(step[1], roots) and not _under(step[1], trusted)):
@@ -301,7 +385,7 @@ def make_runs_tests(pid: int, argv: list[str]) -> bool:
     return cwd == "/tests" or cwd.startswith("/tests/")
 
 
-def python_runs_tests(pid: int, argv: list[str]) -> bool:
+def python_runs_tests(argv: list[str], cwd: str) -> bool:
     """The image's Python running a script of the tests (a runner in /tests)."""
     for arg in argv[1:]:
         if arg in ("-c", "-m") or (arg.startswith("-") and arg[-1:] in ("c", "m")
@@ -309,7 +393,7 @@ def python_runs_tests(pid: int, argv: list[str]) -> bool:
             return False
         if arg.startswith("-"):
             continue
-        path = arg if arg.startswith("/") else os.path.join(cwd_of(pid), arg)
+        path = arg if arg.startswith("/") else os.path.join(cwd, arg)
         return os.path.realpath(path).startswith("/tests/")
     return False
 
@@ -360,7 +444,7 @@ def _signals_to(pipe: int) -> None:
 
 
 def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.socket,
-          signer: Signer, services: list[int], writable: Writable) -> None:
+          signer: Signer, services: list[int], writable: Writable, started: Started) -> None:
     sessions = 0
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     woken, wake = os.pipe()
@@ -388,7 +472,7 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
         with conn:
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             pid = struct.unpack("3i", creds)[0]
-            why = why_refused(pid, root, config)
+            why = why_refused(pid, root, config, started)
             mapped = foreign_mappings(str(pid), config) if why is None else []
             if mapped is None:
                 why = "its mappings are unreadable"
@@ -423,6 +507,15 @@ def main() -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     listener.bind("\0" + str(config["socket"]))
     listener.listen(64)
+    registrar = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    registrar.bind("\0" + str(config["socket"]) + REGISTER_SUFFIX)
+    registrar.listen(4096)
+    started = Started()
+    # services are Pythons too: they register at once. SIGUSR1 is the grader's, which
+    # serve waits for: blocked in this thread (not in the services this one starts)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    started.start(registrar, config)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
     signer.emit({"e": "broker", "pid": os.getpid()})
     prepare_tests(config)
     writable = Writable([config.get("tests_dir", "/tests")], signer,
@@ -447,7 +540,9 @@ def main() -> None:
     os.setsid()
     os.write(ready_w, b"1")
     os.close(ready_w)
-    serve(master, config, root, listener, signer, services, writable)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])  # as serve does
+    started.start(registrar, config)  # threads do not survive the fork
+    serve(master, config, root, listener, signer, services, writable, started)
 
 
 if __name__ == "__main__":
