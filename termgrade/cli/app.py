@@ -152,7 +152,18 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def take_sigint() -> None:
+    """Ctrl-C stops the command even when it was started with SIGINT ignored (a
+    background job of a script, ``nohup ... &``): Python then installs no handler, and a
+    run, a build or a server would go on past Ctrl-C, leaving its containers."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main() -> None:
+    take_sigint()
     if SETTINGS.debug:
         app()
         return
