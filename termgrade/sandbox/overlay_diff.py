@@ -46,6 +46,8 @@ class UpperEntry:
     """A directory nested past :data:`MAX_RELATIVE_BYTES`; its contents were not walked."""
     size: int = 0
     """Apparent size in bytes (``st_size``: a sparse file's full length)."""
+    nlink: int = 1
+    """Hard links to the entry's inode (``st_nlink``)."""
 
     @property
     def is_dir(self) -> bool:
@@ -88,6 +90,7 @@ def walk_upper(upper_dir: str, *, max_entries: int = MAX_ENTRIES) -> Iterator[Up
                     is_dir and _is_opaque(entry.path),
                     too_deep,
                     info.st_size,
+                    info.st_nlink,
                 )
                 if is_dir and not too_deep:
                     stack.append(relative)

@@ -32,11 +32,15 @@ from termgrade.scoring.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.standins import (
     TRANSIENT_PREFIXES,
     carried_link,
+    link_target_in_b,
     stands_in,
     suspect_name,
 )
 from termgrade.scoring.transfer import ACCOUNT_FILES, TransferSet
 
+RUNTIME_TREES = ("/dev/", "/proc/", "/sys/")
+"""What the engine and the kernel provide in every container at its start (a link to
+``/dev/null`` or ``/proc/self/fd/1`` is not dangling)."""
 MAX_LISTED_FINDINGS = 50
 """Findings named one by one; past this many, one line counts the rest."""
 MAX_FOOTPRINT = 500
@@ -83,6 +87,10 @@ class LayerReview:
     new user with a login shell the image does not list)."""
     links: dict[str, str] = field(default_factory=dict)
     """Carried symlinks: container path -> host path (judged once the walk is done)."""
+    linked: list[str] = field(default_factory=list)
+    """Carried regular files that share their inode with another path (hard links): each
+    gets its own copy in the scoring container, so a write the tests make to one path
+    never changes another (a path the tests write, linked to the agent's answer)."""
     transient: set[str] = field(default_factory=set)
     """Carried entries in transient directories (a symlink there is not dangling)."""
 
@@ -151,6 +159,10 @@ def review_layer(
                     f"{allowed:.0f} s")
         created = False
         if transfer is not None and not transfer.carries_changes(entry.path):
+            if tops.dropped.below(entry.path):  # inside a created directory left out
+                review.held.append(entry.path)
+                review.left_out += 1
+                continue
             created = _created(entry, lower, tops)
             if not created or not transfer.carries_created(entry.path) \
                     or policy.in_closure(entry.path) or policy.grader_owned(entry.path) \
@@ -174,6 +186,8 @@ def review_layer(
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
                 tops.changed(entry.path)
+                if entry.nlink > 1:
+                    review.linked.append(entry.path)
                 if entry.path.startswith(TRANSIENT_PREFIXES):
                     review.transient.add(entry.path)
                 continue
@@ -200,6 +214,8 @@ def review_layer(
             review.carried.append(entry)
             if stat.S_ISREG(entry.mode):
                 review.carried_bytes += entry.size
+                if entry.nlink > 1:
+                    review.linked.append(entry.path)
         elif verdict == "whiteout":
             review.deleted.append(entry.path)
         if verdict == "hold":
@@ -207,28 +223,54 @@ def review_layer(
         else:
             review.replay.append((verdict, entry))
     if transfer is not None:  # B's layer after the tests holds their own links: not judged
-        _judge_links(review, lower)
+        _judge_links(review, lower, transfer)
         _merge_accounts(review, lower, transfer)
     return review
 
 
-def _judge_links(review: LayerReview, lower: LowerView) -> None:
+def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
     """Every carried symlink judged by where it resolves in the scoring container, once
     the whole walk is known (a link may resolve through one carried after it): one into
-    the grader's paths or a transient path B lacks is a finding, and stays out."""
-    bad = {}
+    the grader's paths, through a per-reader magic link or to a transient path B lacks is
+    a finding; one B could only fill by the tests' own writes (a link the agent created at
+    a path only the tests name, or to a path B lacks at its start) is left out, said."""
+    if not review.links:
+        return
+    present: set[str] | None = None
+    bad: dict[str, str] = {}
+    out: dict[str, str] = {}
     for path, host in review.links.items():
         why = carried_link(path, host, lower, review.links, review.transient)
         if why:
             bad[path] = why
-    if not bad:
-        return
+            continue
+        if transfer.names(path) and not transfer.asked(path) and lower.lstat(path) is None:
+            out[path] = ("a link the agent made at a path only the tests name: what they "
+                         "write there would land where it points")
+            continue
+        final = link_target_in_b(path, host, lower, review.links)
+        if final is None or final in review.links or lower.lstat(final) is not None \
+                or final.startswith(RUNTIME_TREES):  # the engine's and the kernel's
+            continue
+        if present is None:
+            present = {e.path for e in review.carried}
+        if final not in present:
+            out[path] = (f"a link to {final}, which the scoring container lacks at its "
+                         "start (only the tests' run could make it)")
     for path, why in bad.items():
         review.add(ChangeKind.ADDED if lower.lstat(path) is None else ChangeKind.MODIFIED,
                    path, why)
         review.held.append(path)  # a symlink is a leaf: putting it back after its parents
-    review.carried = [e for e in review.carried if e.path not in bad]
-    review.replay = [(v, e) for v, e in review.replay if e.path not in bad]
+    for path, why in out.items():
+        review.held.append(path)
+        review.left_out += 1
+        if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
+            review.left_out_paths.append(path)
+            review.left_out_notes[path] = why
+    gone = bad.keys() | out.keys()
+    if gone:
+        review.carried = [e for e in review.carried if e.path not in gone]
+        review.replay = [(v, e) for v, e in review.replay if e.path not in gone]
 
 
 def _merge_accounts(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
@@ -274,6 +316,8 @@ def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, to
     such paths, with why (a stand-in) or a hint (a name the task's text uses)."""
     if review.held[-1:] != [entry.path]:
         review.held.append(entry.path)
+    if entry.is_dir and why is not None:  # a stand-in directory: all of it stays out
+        tops.dropped.add(entry.path)
     tops.changed(entry.path)
     review.left_out += 1
     if not tops.left_out.below(entry.path):
@@ -310,6 +354,8 @@ class _Tops:
         """The top-most left-out paths, marked."""
         self.created = MarkedDirs()
         """Directories the agent created (everything below them is created too)."""
+        self.dropped = MarkedDirs()
+        """Created directories left out as stand-ins (everything below them stays out)."""
 
     def changed(self, path: str) -> None:
         if self._marked.below(path):

@@ -22,13 +22,22 @@ from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.policy import GradingPolicy
 from termgrade.task import CONTAINER
 
-__all__ = ["LOADER_SEARCHED", "PYTEST_CONFIGS", "SEARCH_PATHS", "carried_link",
-           "is_shared_object", "stands_in", "suspect_name"]
+__all__ = [
+    "LOADER_SEARCHED",
+    "PYTEST_CONFIGS",
+    "SEARCH_PATHS",
+    "carried_link",
+    "is_shared_object",
+    "link_target_in_b",
+    "stands_in",
+    "suspect_name",
+]
 
 LOADER_SEARCHED = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib",
                    "/usr/lib64", "/usr/local/lib", "/lib", "/lib64",
                    "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu")
 """Where the image's shared libraries live (the loader's trusted and configured dirs)."""
+_LOADER_PREFIXES = tuple(f"{d}/" for d in LOADER_SEARCHED)
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 _NSS_BUILTIN = frozenset({"files", "dns"})
 """Sources glibc serves without loading a module of that name."""
@@ -66,12 +75,14 @@ anywhere)."""
 STARTUP_PATHS = ("/etc/profile", "/etc/bash.bashrc", "/etc/environment", "/etc/zsh/",
                  "/etc/profile.d/", "/etc/security/pam_env.conf", "/etc/inputrc")
 """System-wide start-up files (a path, or a directory ending in ``/``)."""
-TOOL_CONFIG_NAMES = frozenset({".gitconfig", ".gitattributes", ".magic", ".magic.mgc",
+TOOL_CONFIG_NAMES = frozenset({".gitconfig", ".gitattributes", ".magic", ".magic.mgc", ".jq",
                                ".curlrc", ".wgetrc", ".netrc", ".npmrc", ".pydistutils.cfg",
                                ".perldb", ".sqliterc", ".psqlrc", ".my.cnf", ".editrc"})
 """Configuration a tool the tests run by name reads from a home directory unasked (git's
 hooks, fsmonitor, filters and pager; file(1)'s magic; curl's and wget's defaults)."""
 TOOL_CONFIG_PATHS = ("/etc/gitconfig", "/etc/gitattributes", "/etc/magic", "/etc/curlrc",
+                     "/usr/share/git-core/", "/usr/lib/git-core/", "/usr/lib/gcc/",
+                     "/usr/libexec/gcc/", "/usr/lib/gcc-cross/", "/etc/default/locale",
                      "/etc/wgetrc", "/usr/lib/locale/", "/usr/lib/x86_64-linux-gnu/gconv/",
                      "/usr/lib/aarch64-linux-gnu/gconv/", "/etc/sqliterc",
                      "/etc/ld.so.preload")
@@ -79,6 +90,10 @@ TOOL_CONFIG_PATHS = ("/etc/gitconfig", "/etc/gitattributes", "/etc/magic", "/etc
 system config, the magic file, a locale archive glibc reads before ``C.utf8``, iconv's
 modules), a path or a directory ending in ``/``."""
 _CONFIG_DIRS = ("/.config/git/",)
+MAKE_INCLUDE_DIRS = ("/usr/local/include", "/usr/gnu/include", "/usr/include")
+"""Where make looks for an ``include``d makefile the tests' directory lacks."""
+_HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".def", ".tcc",
+                              ".ipp", ".inl", ".modulemap"})
 """Home subdirectories a tool reads its configuration from (``~/.config/git/config``)."""
 MAX_LINK_HOPS = 40
 TRANSIENT = ("/tmp", "/var/tmp", "/dev/shm", "/run")
@@ -110,7 +125,8 @@ def suspect_name(path: str) -> bool:
             or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
             or name.endswith("._pth") or name == "pybuilddir.txt"
-            or any(d in path for d in _CONFIG_DIRS)
+            or any(d in path for d in _CONFIG_DIRS) or name in (".git", ".hg")
+            or posixpath.dirname(path) in MAKE_INCLUDE_DIRS
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
             or "/engines-" in path or "/lib/python" in path)
 
@@ -160,8 +176,14 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         return None
     path = entry.path
     parent, name = posixpath.split(path)
+    if name in (".git", ".hg") and parent in TESTS_ANCESTORS:
+        return f"a repository above the tests ({path}): git run in /tests would read it"
     if entry.is_dir:
         return None
+    if parent in MAKE_INCLUDE_DIRS and posixpath.splitext(name)[1] not in _HEADER_SUFFIXES \
+            and not asked:
+        return (f"not a header, in {parent}, where make finds a makefile the tests "
+                "`include` and lack")
     if name.endswith("._pth") or name == "pybuilddir.txt":
         return ("a Python path configuration file (CPython reads `<interpreter>._pth` to set "
                 "every Python's sys.path)")
@@ -172,8 +194,9 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if not (asked or named) and (name in TOOL_CONFIG_NAMES
                                  or path.startswith(TOOL_CONFIG_PATHS)
                                  or any(d in path for d in _CONFIG_DIRS)):
-        return ("configuration or data an image tool reads unasked (git, file, curl, "
-                "the locale or iconv modules), which the task did not ask for")
+        return ("configuration or data an image tool reads unasked (git, the compiler's "
+                "own tree, file, curl, the locale or iconv modules), which the task did not "
+                "ask for")
     if name in PYTEST_CONFIGS and parent in TESTS_ANCESTORS:
         return f"pytest reads {path} (above the tests) as its configuration or code"
     if path.startswith(_SEARCH_PREFIXES):
@@ -192,7 +215,10 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if "/ossl-modules/" in path or "/engines-" in path:
             return "an OpenSSL module (provider or engine)"
         image = _image_has_library(lower, name)
-        if image is not None:  # a loader.d entry could put any directory first
+        if image is not None and path.startswith(_LOADER_PREFIXES):
+            # where the loader searches by name; a bundle elsewhere (a PyInstaller or conda
+            # tree in /app) takes an image soname only through ld.so.conf.d, which the
+            # grader's ldconfig then shows (termgrade.scoring.loader: a finding)
             return f"has the name of the image's shared library {image}"
     if name == "pyvenv.cfg" and (parent in policy.path_dirs or any(
             posixpath.dirname(d) == parent for d in policy.path_dirs)):
@@ -257,6 +283,11 @@ def _shadowed_in_search_path(path: str, lower: LowerView) -> str | None:
             if not _pattern_match(pattern, head) or head == path:
                 continue
             relative = path[len(head):]
+            if relative.endswith(".pmc"):  # perl loads X.pmc ahead of an X.pm beside it
+                for directory in [d for each in order[index:] for d in _expand(each, lower)]:
+                    if lower.lstat(directory + relative[:-1]) is not None:
+                        return (f"a compiled Perl module that perl loads in place of the "
+                                f"image's {directory}{relative[:-1]}")
             for later in order[index + 1:]:
                 for directory in _expand(later, lower):
                     if directory != head and lower.lstat(directory + relative) is not None:
@@ -314,6 +345,18 @@ def _resolve_in_b(start: str, target: str, links: dict[str, str],
             done = "/"
         pending = [p for p in link.split("/") if p not in ("", ".")] + pending
     return seen
+
+
+def link_target_in_b(path: str, host_path: str, lower: LowerView,
+                     links: dict[str, str]) -> str | None:
+    """Where the carried symlink at ``path`` resolves in the scoring container (None:
+    unreadable, or a loop)."""
+    try:
+        target = os.readlink(host_path)
+    except OSError:
+        return None
+    passed = _resolve_in_b(path, target, links, lower)
+    return passed[-1] if passed else "/"
 
 
 def carried_link(path: str, host_path: str, lower: LowerView, links: dict[str, str],

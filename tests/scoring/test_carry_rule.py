@@ -153,6 +153,7 @@ def test_a_symlink_is_judged_by_where_it_resolves_in_b(lower: Path, tmp_path: Pa
     assert found and why in found[0], review.all_findings()
     assert "/app/zanswer.txt" not in _carried(review)
     monkeypatch.setattr(integrity, "carried_link", lambda *a, **k: None)
+    monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
     assert "/app/zanswer.txt" in _carried(_review(lower, upper))
 
 
@@ -161,6 +162,8 @@ def test_a_symlink_is_judged_by_where_it_resolves_in_b(lower: Path, tmp_path: Pa
 def test_honest_symlinks_are_carried(lower: Path, tmp_path: Path, target: str) -> None:
     upper = tmp_path / "upper"
     put(upper, "/tmp/made-by-me")
+    put(upper, "/opt/shop/bin/shop", "#!/bin/sh\n", mode=0o755)
+    put(upper, "/app/main.py")
     (upper / "app").mkdir(parents=True, exist_ok=True)
     os.symlink(target, upper / "app/link")
     transfer = TransferSet((*SET.roots, TransferRoot("/tmp/made-by-me", "tests")))
@@ -193,6 +196,7 @@ def test_an_account_file_made_a_symlink_stays_out(lower: Path, tmp_path: Path) -
     upper = tmp_path / "upper"
     (upper / "etc").mkdir(parents=True)
     os.symlink("/app/passwd", upper / "etc/passwd")
+    put(upper, "/app/passwd", PASSWD)
     review = _review(lower, upper)
     assert "/etc/passwd" not in _carried(review)
     assert "not a regular file" in (review.left_out_summary() or "")
@@ -296,6 +300,7 @@ def test_a_symlink_through_a_per_reader_magic_link_is_a_finding(
     assert any("/app/answer.txt" in f and "resolves per reader" in f
                for f in review.all_findings()), review.all_findings()
     monkeypatch.setattr(standins, "_MAGIC", __import__("re").compile("(?!)"))
+    monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
     assert "/app/answer.txt" in _carried(_review(lower, upper))
 
 
@@ -369,3 +374,104 @@ def test_every_carried_file_counts_as_the_agents_when_mapped(lower: Path,
     old = [e.path for e in review.carried if not e.is_dir
            and (e.mode & 0o111 or standins.is_shared_object(os.path.basename(e.path)))]
     assert foreign_in_maps(maps, {"transfer_roots": old, "trusted": []}) == []
+
+
+@pytest.mark.parametrize("where", ["/app/answer.txt", "/srv/out/answer.txt"])
+def test_a_link_b_could_only_fill_by_the_tests_writes_is_left_out(
+        lower: Path, tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second cold attack: the answer a symlink to a path the tests write later
+    (``/srv/expected.txt``: absent when B starts), and a link the agent made at a path
+    only the tests name, pointing at its answer (the tests write the secret through it).
+    Both left out and said; with the rule patched out, both reach B."""
+    upper = tmp_path / "upper"
+    put(upper, "/app/real.txt", "my answer")
+    (upper / where.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink("/srv/expected.txt", upper / where.lstrip("/"))
+    (upper / "var/lib/shop").mkdir(parents=True)
+    os.symlink("/app/real.txt", upper / "var/lib/shop/expected.txt")
+    named = TransferSet((*SET.roots, TransferRoot("/var/lib/shop/expected.txt", "tests")))
+    review = _review(lower, upper, named)
+    summary = review.left_out_summary() or ""
+    assert where not in _carried(review) and "lacks at its start" in summary
+    assert "/var/lib/shop/expected.txt" not in _carried(review)
+    assert "a path only the tests name" in summary
+    assert review.all_findings() == []
+    monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
+    monkeypatch.setattr(TransferSet, "names", lambda self, path: False)
+    again = _carried(_review(lower, upper, named))
+    assert where in again and "/var/lib/shop/expected.txt" in again
+
+
+def test_hard_links_are_separated_in_the_scoring_layer(lower: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """A path the tests write, hard-linked to the agent's answer: in B each path has an
+    inode of its own (same bytes, mode, times), so the tests' write lands in one only."""
+    from termgrade.scoring import carry
+
+    upper, target = tmp_path / "upper", tmp_path / "target"
+    target.mkdir()
+    put(upper, "/app/answer.txt", "my answer", mode=0o640)
+    (upper / "srv").mkdir()
+    os.link(upper / "app/answer.txt", upper / "srv/expected.txt")
+    review = _review(lower, upper)
+    assert sorted(review.linked) == ["/app/answer.txt", "/srv/expected.txt"]
+    carry.carry_work(str(target), (str(upper), [str(lower)]), review).finish()
+    one, two = os.lstat(target / "app/answer.txt"), os.lstat(target / "srv/expected.txt")
+    assert one.st_ino != two.st_ino and one.st_nlink == two.st_nlink == 1
+    assert (target / "srv/expected.txt").read_text() == "my answer"
+    assert oct(one.st_mode & 0o777) == oct(two.st_mode & 0o777) == "0o640"
+    # the control: without the separation, the carry keeps the shared inode
+    target2 = tmp_path / "target2"
+    target2.mkdir()
+    upper2 = tmp_path / "upper2"
+    put(upper2, "/app/answer.txt", "my answer")
+    (upper2 / "srv").mkdir()
+    os.link(upper2 / "app/answer.txt", upper2 / "srv/expected.txt")
+    monkeypatch.setattr(carry.LayerWriter, "separate", lambda self, paths: None)
+    carry.carry_work(str(target2), (str(upper2), [str(lower)]), _review(lower, upper2)).finish()
+    assert os.lstat(target2 / "app/answer.txt").st_ino == \
+        os.lstat(target2 / "srv/expected.txt").st_ino
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("/usr/lib/gcc/x86_64-linux-gnu/12/include/string.h", "the compiler's own tree"),
+    ("/usr/lib/gcc/x86_64-linux-gnu/12/specs", "the compiler's own tree"),
+    ("/usr/libexec/gcc/x86_64-linux-gnu/12/as", "the compiler's own tree"),
+    ("/usr/share/git-core/templates/hooks/pre-commit", "git"),
+    ("/usr/local/include/local.mk", "where make finds a makefile"),
+    ("/root/.jq", "an image tool reads unasked"),
+    ("/usr/lib/x86_64-linux-gnu/perl/5.36/Digest/SHA.pmc", "compiled Perl module"),
+])
+def test_the_second_cold_attacks_plants_are_left_out(lower: Path, tmp_path: Path, path: str,
+                                                     why: str) -> None:
+    put(lower, "/usr/lib/x86_64-linux-gnu/perl/5.36/Digest/SHA.pm")
+    upper = tmp_path / "upper"
+    put(upper, path, "x", mode=0o755)
+    review = _review(lower, upper)
+    assert path not in _carried(review)
+    assert why in (review.left_out_summary() or ""), review.left_out_summary()
+
+
+def test_a_repository_at_the_root_is_left_out(lower: Path, tmp_path: Path) -> None:
+    upper = tmp_path / "upper"
+    put(upper, "/.git/config", "[diff]\n\texternal = /app/x\n")
+    review = _review(lower, upper)
+    assert not [p for p in _carried(review) if p.startswith("/.git")]
+    assert "a repository above the tests" in (review.left_out_summary() or "")
+
+
+def test_a_bundle_with_an_image_library_name_in_the_workdir_is_carried(
+        lower: Path, tmp_path: Path) -> None:
+    """The second cold attack's honest zero: a PyInstaller/conda tree in /app ships its
+    own libz.so.1; the loader never finds it by name there (an ld.so.conf.d entry naming
+    it would show in the grader's ldconfig comparison, a finding)."""
+    upper = tmp_path / "upper"
+    put(upper, "/app/dist/counter/_internal/libz.so.1", "\x7fELF")
+    put(upper, "/opt/conda/lib/libz.so.1", "\x7fELF")
+    review = _review(lower, upper)
+    assert review.all_findings() == []
+    assert {"/app/dist/counter/_internal/libz.so.1", "/opt/conda/lib/libz.so.1"} <= set(
+        _carried(review))
+    put(upper, "/usr/local/lib/libz.so.1", "\x7fELF")  # where the loader looks: left out
+    assert "/usr/local/lib/libz.so.1" not in _carried(_review(lower, upper))
