@@ -57,10 +57,11 @@ def _print(report: RegradeReport) -> None:
                  f"into run {report.job_id} ({report.resumed} resumed): {len(changed)} "
                  "changed", highlight=False)
     for before, after in changed[:_SHOWN]:
-        flips = sorted(name for name, outcome in _outcomes(after).items()
-                       if _outcomes(before).get(name) != outcome)
-        STDERR.print(f"  {escape(before.trial_id)}: reward {before.reward} -> {after.reward}"
-                     + (f"; {escape(', '.join(flips[:5]))}" if flips else ""), highlight=False)
+        STDERR.print(f"  {escape(before.trial_id)}: {escape(change_said(before, after))}",
+                     highlight=False, soft_wrap=True)
+    if report.not_asked:
+        STDERR.print(f"{len(report.not_asked)} trial(s) of tasks not under --tasks left as "
+                     "they are (not asked for)", highlight=False)
     for title, trials in (("must be rerun", report.must_rerun), ("refused", report.refused),
                           ("lost (rerun the command: it resumes)", report.lost)):
         if trials:
@@ -71,4 +72,31 @@ def _print(report: RegradeReport) -> None:
 
 
 def _outcomes(record: TrialRecord) -> dict[str, str]:
-    return {t.name: str(t.outcome) for t in record.tests}
+    return {t.name: str(t.outcome.value) for t in record.tests}
+
+
+def _said(record: TrialRecord, name: str) -> str | None:
+    """What the test's failure said (the first line of its message), when recorded."""
+    for entry in record.failure_messages:
+        head, sep, message = entry.partition(": ")
+        if sep and head == name and message:
+            return message
+    return None
+
+
+def change_said(before: TrialRecord, after: TrialRecord) -> str:
+    """``reward 1.0 -> 0.0 (fails now): test_x passed -> failed: <its message>`` (up to
+    5 tests whose outcome changed, with what a new failure said)."""
+    direction = ("passes now" if after.passed and not before.passed else
+                 "fails now" if before.passed and not after.passed else "same verdict")
+    was, now = _outcomes(before), _outcomes(after)
+    flips = sorted(name for name, outcome in now.items() if was.get(name) != outcome)
+    flips += sorted(name for name in was if name not in now)
+    parts = []
+    for name in flips[:5]:
+        text = f"{name} {was.get(name, 'absent')} -> {now.get(name, 'absent')}"
+        said = _said(after, name) if now.get(name) in ("failed", "error") else None
+        parts.append(text + (f": {said}" if said else ""))
+    more = f"; and {len(flips) - 5} more" if len(flips) > 5 else ""
+    return (f"reward {before.reward} -> {after.reward} ({direction})"
+            + (": " + "; ".join(parts) if parts else "") + more)

@@ -66,7 +66,9 @@ class RegradeReport:
     """The source trials regraded, by trial id."""
     must_rerun: dict[str, str] = field(default_factory=dict)
     """Source trial id -> why its work cannot be regraded (not kept, over the bound, the
-    task's instruction or environment changed, the task is not under --tasks)."""
+    task's instruction or environment changed)."""
+    not_asked: list[str] = field(default_factory=list)
+    """Source trial ids of tasks not under --tasks: not asked for, left as they are."""
     refused: dict[str, str] = field(default_factory=dict)
     """Source trial id -> why its kept work was refused (a blob that is not its bytes)."""
     lost: dict[str, str] = field(default_factory=dict)
@@ -100,6 +102,12 @@ class RegradeReport:
                 fix="a refused trial's kept work was changed after grading (restore it or "
                 "rerun the trial); a lost one: fix the engine and rerun the same command, "
                 "it resumes")
+        if not self.records and not self.must_rerun:
+            raise RegradeIncompleteError(
+                f"nothing was regraded: none of the run's {len(self.not_asked)} trial(s) "
+                "is of a task under --tasks",
+                fix="pass the folders of the run's tasks (with their changed tests) to "
+                "--tasks")
         if not self.records:
             raise RegradeIncompleteError(
                 f"nothing was regraded: {len(self.must_rerun)} trial(s) must be rerun",
@@ -263,14 +271,15 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
             continue
         why = None
         task = found.get(record.task_id)
+        if task is None:  # not asked for: not a trial to rerun
+            report.not_asked.append(record.trial_id)
+            continue
         try:
             work = store.read(record.trial_id)
         except RecordError as exc:  # a manifest edited into something else: not scored
             report.refused[record.trial_id] = str(exc).splitlines()[0]
             continue
-        if task is None:
-            why = f"task {record.task_id} is not under --tasks"
-        elif work is None:
+        if work is None:
             why = "its work was not kept (graded without --keep-work)"
         elif not work.regradable:
             why = f"its work was not kept: {work.reason}"
@@ -281,7 +290,7 @@ def _plan(trials: Sequence[TrialRecord], found: dict[str, Path], store: WorkStor
                 why = ("the task's instruction, environment or task.toml (outside "
                        "[verifier]) changed since it was graded: the agent would act "
                        "differently")
-        if why is not None or task is None or work is None:
+        if why is not None or work is None:
             report.must_rerun[record.trial_id] = why or "unknown"
             continue
         if record.task_id not in attestable:
