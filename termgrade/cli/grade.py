@@ -145,7 +145,7 @@ def register(app: typer.Typer) -> None:
                 k=k,
                 adaptive=rule, pool=pool, internet_tasks=cast(InternetPolicy, internet_tasks),
                 missing_images=cast(ImagePolicy, missing_images),
-                on_start=lambda n: STDERR.print(f"running {n} trial(s) at once on {where}"),
+                on_start=lambda n: STDERR.print(start_said(n, where), highlight=False),
                 reuse=reuse, run_name=run_name, keep_work=keep_work,
                 keep_work_max_bytes=keep_work_max_mb << 20,
                 on_note=lambda line: STDERR.print(f"[yellow]reference:[/] {escape(line)}",
@@ -159,6 +159,14 @@ def register(app: typer.Typer) -> None:
                          + (f" ({report.run.name})" if report.run.name else ""), highlight=False)
         report.check()
         STDERR.print(f"next: termgrade labels {report.trials_path} -o labels.jsonl")
+
+
+def start_said(n: int, where: str) -> str:
+    """The line said before the first trial runs (none to run: everything is done)."""
+    if n == 0:
+        return ("nothing to run: every trial of this run is already done (resumed from the "
+                "journal or reused); the summary below counts them")
+    return f"running {n} trial(s) at once on {where}"
 
 
 def _print_kept(report: GradeReport, out_dir: Path) -> None:

@@ -150,6 +150,7 @@ class RunSummary:
     ``attested`` (the grader's signed record), ``unattested`` (test.sh's own reward) and
     ``unrecorded``; a vouched pass rate is never pooled with an unvouched one."""
     started: datetime | None = None
+    """The run's own start: its record's, else its earliest own (not reused) trial's."""
     finished: datetime | None = None
     record: RunRecord | None = None
     """What the run planned (k, adaptive, endpoint): its record in ``runs.jsonl``; None for
@@ -199,6 +200,7 @@ def list_runs(folder: Path) -> FolderRuns:
     files = _files(folder)
     runs: dict[tuple[Path, str | None, str | None, str, str], RunSummary] = {}
     digests: dict[tuple[Path, str | None, str | None, str, str], set[str]] = defaultdict(set)
+    earliest: dict[tuple[Path, str | None, str | None, str, str], datetime] = {}
     unreadable: list[UnreadableLine] = []
     for path in files:
         read = read_journal(path, TrialRecord, resume=False)
@@ -215,17 +217,25 @@ def list_runs(folder: Path) -> FolderRuns:
                 tally = run.by_attestation.setdefault(attestation(r.attested), [0, 0])
                 tally[0] += 1
                 tally[1] += int(r.passed)
-            run.reused += int(bool(r.job_id) and not r.trial_id.startswith(f"{r.job_id}__"))
+            reused = bool(r.job_id) and not r.trial_id.startswith(f"{r.job_id}__")
+            run.reused += int(reused)
             if r.scaffold_digest:
                 digests[key].add(r.scaffold_digest[:12])
             if r.started_at is not None:
-                run.started = min(filter(None, (run.started, _utc(r.started_at))))
+                moment = _utc(r.started_at)
+                earliest[key] = min(filter(None, (earliest.get(key), moment)))
+                if not reused:  # a reused trial started in the run it was copied from
+                    run.started = min(filter(None, (run.started, moment)))
             if r.finished_at is not None:
                 run.finished = max(filter(None, (run.finished, _utc(r.finished_at))))
     records = read_runs(files)
     for key, run in runs.items():
         run.configs = sorted(digests[key])
         run.record = records.get(run.job_id) if run.job_id else None
+        if run.record is not None:  # the run's own start, reused trials or not
+            run.started = min(filter(None, (run.started, _utc(run.record.started_at))))
+        elif run.started is None:  # only reused trials and no record: theirs
+            run.started = earliest.get(key)
     far = datetime.max.replace(tzinfo=UTC)
     ordered = sorted(runs.values(), key=lambda r: (r.started or far, str(r.trials_path)))
     return FolderRuns(ordered, unreadable, files)
