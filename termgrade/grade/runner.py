@@ -214,6 +214,24 @@ def _lost(job: TrialJob, error: BaseException) -> TrialRecord:
                            job.job_id) if job.retry_index else None))
 
 
+UNREACHABLE = "nothing answers after"
+"""What the client's message says when the endpoint stopped answering (connections
+refused or timed out, try after try), as against an endpoint that answers with a refusal."""
+
+
+def aborted(url: str, message: str) -> GradeAborted:
+    """The one thing a run stopped by its endpoint says, with what to do: a dead endpoint
+    is restarted and the run resumed; one that refuses every request is misconfigured."""
+    if UNREACHABLE in message:
+        said = message.removeprefix(f"{url}: ").split(" (check that")[0]
+        return GradeAborted(f"{url} stopped answering mid-run: {said}",
+                            fix="restart it (or correct --base-url), then rerun the same "
+                            "command to resume: finished trials are kept")
+    return GradeAborted(f"{url} refuses every request: {message}",
+                        fix="check --model, --base-url and the API key variable, then rerun "
+                        "the same command to resume: finished trials are kept")
+
+
 def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *, k: int = DEFAULT_K,
           adaptive: AdaptiveRule | None = None, pool: Pool | None = None,
           workers: int = DEFAULT_WORKERS,
@@ -371,11 +389,7 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
                         continue
                     lost += 1
                     if record.exception_type == ENDPOINT_UNUSABLE:
-                        raise GradeAborted(
-                            f"{agent.endpoint.url} refuses every request: "
-                            f"{record.exception_message}",
-                            fix="check --model, --base-url and the API key variable; "
-                            "finished trials are kept and the run resumes where it stopped")
+                        raise aborted(agent.endpoint.url, record.exception_message or "")
                     scheduler.release(job.task_id)
                     if job.retry_index + 1 > max_losses:
                         scheduler.abandon(job.task_id)
