@@ -16,11 +16,14 @@ while no agent process exists in the container. It:
    The kernel names the asking process (``SO_PEERCRED``); a key goes only to a Python
    of the image's closure that runs pytest (``-m pytest``, the closure's ``pytest``
    script, or a runner script in ``/tests``: never another script, ``-c`` text or stdin,
-   whatever its parents) and whose parents up to ``test.sh`` are ``test.sh`` itself, its
-   subshells, other scripts in ``/tests`` (shell or Python), or launchers of the image
-   (``timeout``, ``env``, ``make``, ``uv``...), none of them mapping a file the agent
-   wrote. A session started by agent code (a test that runs pytest, an agent program, a
-   service, a generator ``test.sh`` runs from ``/app``) gets none and stays silent. Nor does
+   whatever its parents; judged on the command line and working directory the process
+   had at its start, which the grader's sitecustomize reports on a second socket before
+   any code of the agent's can run in it: :class:`Started`) and whose parents up to
+   ``test.sh`` are ``test.sh`` itself, its subshells, other scripts in ``/tests`` (shell
+   or Python), or launchers of the image (``timeout``, ``env``, ``make``, ``uv``...),
+   none of them mapping a file the agent wrote. A session started by agent code (a test
+   that runs pytest, an agent program, a service, a generator ``test.sh`` runs from
+   ``/app``) gets none and stays silent. Nor does
    a process that maps a file the agent wrote (a deleted file, a memfd, a file under the
    task's transfer roots that is not the verifier's closure): that one raises an alarm;
 5. on ``SIGUSR1`` from the grader's shell (the sender is checked), writes the end
