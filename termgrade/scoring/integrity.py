@@ -85,6 +85,11 @@ class LayerReview:
     account_notes: list[str] = field(default_factory=list)
     """Changes to the account databases that were left out (the image's own entries, a
     new user with a login shell the image does not list)."""
+    standins: list[str] = field(default_factory=list)
+    """Created entries left out because they would stand in for what the tests trust even
+    where a task asked for them (``path: why``, at most :data:`MAX_LISTED_FINDINGS`): a
+    reference solution that makes one is tampering. A start-up file or a tool's
+    configuration is a stand-in only where nothing asks for it, and is not listed here."""
     links: dict[str, str] = field(default_factory=dict)
     """Carried symlinks: container path -> host path (judged once the walk is done)."""
     linked: list[str] = field(default_factory=list)
@@ -173,7 +178,7 @@ def review_layer(
                 entry.path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
                 is_dir=entry.is_dir, existed=False)
             if shadow:  # created where the task asked for nothing: not carried, and said
-                _leave_out(entry, transfer, review, tops, shadow)
+                _leave_out(entry, transfer, review, tops, shadow, hard=True)
                 continue
         if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
             parent = entry.path.rpartition("/")[0] or "/"
@@ -199,7 +204,8 @@ def review_layer(
                             named=task_set is not None and task_set.names(entry.path))
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
-                _leave_out(entry, transfer, review, tops, why)
+                hard = stands_in(entry, lower, policy, asked=True, named=True) is not None
+                _leave_out(entry, transfer, review, tops, why, hard=hard)
                 continue
             if why:
                 review.add(change_kind(entry, lower), entry.path, why)
@@ -311,13 +317,15 @@ def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine:
 
 
 def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, tops: _Tops,
-               why: str | None) -> None:
+               why: str | None, *, hard: bool = False) -> None:
     """Count ``entry`` as left out (it stays in the agent's layer), naming the top-most
     such paths, with why (a stand-in) or a hint (a name the task's text uses)."""
     if review.held[-1:] != [entry.path]:
         review.held.append(entry.path)
     if entry.is_dir and why is not None:  # a stand-in directory: all of it stays out
         tops.dropped.add(entry.path)
+    if hard and len(review.standins) < MAX_LISTED_FINDINGS:
+        review.standins.append(f"{entry.path}: {why}")
     tops.changed(entry.path)
     review.left_out += 1
     if not tops.left_out.below(entry.path):

@@ -41,6 +41,9 @@ class RunOutcome:
     False: an unattestable task, graded by ``test.sh``'s own reward."""
     kept: KeptLayer | None = None
     """The carried work as kept (``keep_work``); None when not asked or never carried."""
+    standins: list[str] = field(default_factory=list)
+    """Created entries left out as stand-ins (``path: why``): no finding for an agent,
+    but a reference solution that makes one is tampering (``verify``: unsatisfiable)."""
 
     @property
     def reward(self) -> float | None:

@@ -88,6 +88,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                                       transfer=scoring.transfer)
             result.tampered = review.all_findings()
             seen.footprint, seen.left_out = review.footprint, review.left_out_summary()
+            seen.standins = review.standins
             if review.carried_bytes > limit:  # a sparse file counts at its full length
                 result.fail(f"the agent's files add up to {review.carried_bytes >> 20} MiB, "
                             f"over the {limit >> 20} MiB disk limit ([environment] storage_mb)")
@@ -110,7 +111,8 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
     if result.reward is None:
         result.fail("no reward")
     return RunOutcome(label, result, durations=durations, transfer=scoring.transfer,
-                      footprint=seen.footprint, left_out=seen.left_out, kept=seen.kept)
+                      footprint=seen.footprint, left_out=seen.left_out, kept=seen.kept,
+                      standins=seen.standins)
 
 
 def _keep(score_box: Sandbox, store: WorkStore) -> KeptLayer:

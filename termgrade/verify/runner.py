@@ -125,13 +125,17 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     # task is vacuous, not broken.
     skipped_only = all_skipped(tests)
     # The reference's own changes are a finding: unsatisfiable for that reason, not error.
-    findings = sorted({f for r in oracle_runs if r.verifier for f in r.verifier.tampered})
+    # A stand-in the reference solution made is tampering too: left out for an agent (no
+    # finding), but the reference is what the task's footprint is trusted from.
+    findings = sorted({f for r in oracle_runs if r.verifier for f in r.verifier.tampered}
+                      | {f"A {s} (left out)" for r in oracle_runs for s in r.standins})
     errors = [r.error or f"scored 0: {r.failure}" for r in [*oracle_runs, nop]
               if r.error or (r.failure and not (skipped_only and
                                                 r.failure.startswith("attestation:"))
                              and not (r is not nop and r.verifier and r.verifier.tampered))]
     agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
-    tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered})
+    tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered}
+                      | {f"A {s} (left out)" for r in oracle_runs for s in r.standins})
     reference = record_reference(digest, oracle_runs)
     verdict = classify(
         built=True,
@@ -245,7 +249,7 @@ def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRec
     passed clean. ``verify``, ``run --agent oracle`` and the reference run ``grade`` and
     ``run`` make first (:mod:`termgrade.verify.ensure`) all record through here."""
     passed = [r for r in oracle_runs if r.verifier is not None and r.verifier.passed
-              and not r.verifier.tampered]
+              and not r.verifier.tampered and not r.standins]
     if not passed:
         return None
     run = passed[-1]

@@ -475,3 +475,15 @@ def test_a_bundle_with_an_image_library_name_in_the_workdir_is_carried(
         _carried(review))
     put(upper, "/usr/local/lib/libz.so.1", "\x7fELF")  # where the loader looks: left out
     assert "/usr/local/lib/libz.so.1" not in _carried(_review(lower, upper))
+
+
+def test_only_stand_ins_that_no_asking_excuses_count_against_a_reference(
+        lower: Path, tmp_path: Path) -> None:
+    """``git config --global`` in a reference is honest (its footprint then asks for
+    ~/.gitconfig); a pytest configuration above the tests is tampering whoever asks."""
+    upper = tmp_path / "upper"
+    put(upper, "/root/.gitconfig", "[user]\n\tname = ref\n")
+    put(upper, "/conftest.py", "x = 1\n")
+    review = _review(lower, upper)
+    assert not {"/root/.gitconfig", "/conftest.py"} & set(_carried(review))
+    assert [s.split(":")[0] for s in review.standins] == ["/conftest.py"]

@@ -433,12 +433,28 @@ def test_honest_skips_xfails_and_deselection_stay_one_with_and_without_a_referen
 
 def test_verify_calls_a_reference_that_tampers_unsatisfiable_with_the_finding(
         tmp_path: Path) -> None:
-    # a stand-in inside the transfer set (the working directory): a library named like
-    # the image's zlib (a change outside the set would be left out, harmless, not tampering)
+    # a stand-in the reference creates: a library named like the image's zlib where the
+    # loader looks by name. For an agent it is left out (no finding); a reference that
+    # makes one is tampering, and its footprint must never ask for it for every agent
     task_dir = write_task(tmp_path, "tampering-reference", solve=(
-        "echo hello > /app/out.txt\ncp /usr/lib/x86_64-linux-gnu/libz.so.1 /app/libz.so.1\n"))
+        "echo hello > /app/out.txt\n"
+        "cp /usr/lib/x86_64-linux-gnu/libz.so.1 /usr/local/lib/libz.so.1\n"))
     record = verify_task(task_dir, repeat=1)
     assert record.verdict is Verdict.UNSATISFIABLE, (record.verdict, record.error)
-    assert record.tampered and "/app/libz.so.1" in " ".join(record.tampered)
-    assert record.error and "integrity findings" in record.error and "/app/libz" in record.error
+    assert record.tampered and "/usr/local/lib/libz.so.1" in " ".join(record.tampered)
+    assert record.error and "integrity findings" in record.error and "/usr/local/lib/libz" \
+        in record.error
     assert reference_for(load_task(task_dir)) is None and record.reference is None
+
+
+def test_a_reference_that_plants_pytest_config_above_the_tests_is_unsatisfiable(
+        tmp_path: Path) -> None:
+    """The fourth round's tampering reference: conftest.py and pytest.ini at / were left
+    out of B and the reference verified, its footprint then naming them for every agent."""
+    task_dir = write_task(tmp_path, "tampering-conftest", solve=(
+        "echo hello > /app/out.txt\n"
+        "printf 'import pytest\\n' > /conftest.py\nprintf '[pytest]\\n' > /pytest.ini\n"))
+    record = verify_task(task_dir, repeat=1)
+    assert record.verdict is Verdict.UNSATISFIABLE, (record.verdict, record.error)
+    assert "/conftest.py" in " ".join(record.tampered)
+    assert record.reference is None
