@@ -6,12 +6,13 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable
-from typing import Any, cast
+from pathlib import Path
+from typing import Any, cast, get_args, get_origin
 
 import typer
 import typer.main
 from rich.markup import escape
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from termgrade.core.errors import TermGradeError
 from termgrade.core.progress import STDERR
@@ -37,17 +38,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "k, n_passed."),
     "synth": ("labels", "Write a synthetic grading corpus (everything named synthetic) with a "
                         "known truth."),
-    "report": ("report", "Per model pass@1 and pass@k with standard errors, paired comparisons "
-                         "of every two"),
-    "select": ("select", "Pick the N tasks nearest 0.5 within --range (no hand curation), then "
-                         "VAL_N near"),
-    "validate": ("validate", "Check the card YAML and configs, every row against schemas/, "
-                             "row-group budgets,"),
+    "report": ("report", "Pass rates per model, paired comparisons, cost and near-misses, "
+                         "as a report."),
+    "select": ("select", "Pick the band-central training and validation tasks, and say why."),
+    "validate": ("validate", "Check a staged repo before it is published "
+                             "(exit 0 iff nothing is found)."),
     "secrets": ("secrets", "Review the secret scan's findings of a staged repo."),
-    "publish": ("publish", "Validate DIR, plan its diff against the Hub repo (adds, changes, "
-                           "stale deletes),"),
-    "materialize": ("materialize", "Unpack a task's archive (refusing unsafe archives), check "
-                                   "it against the row's"),
+    "publish": ("publish", "Publish a staged repo to the Hub: validated, then one atomic commit."),
+    "materialize": ("materialize", "Unpack one task of a repo or parquet "
+                                   "into a byte-identical task dir."),
     "base-image": ("base_image", "The shared image every task starts FROM."),
     "corpus": ("corpus", "Corpus-level files (the task table README)."),
     "ingest": ("ingest", "Read other harnesses' trial output into TrialRecords."),
@@ -83,6 +82,7 @@ class LazyGroup(TyperGroup):
                     load_group(module).commands.get(cmd_name))
 
     def format_help(self, *args: Any, **kwargs: Any) -> None:
+        tidy_command(self)
         self._listing = True
         try:
             super().format_help(*args, **kwargs)
@@ -90,12 +90,67 @@ class LazyGroup(TyperGroup):
             self._listing = False
 
 
+# Help that reads as words. Typer 0.29 shows each parameter's Python annotation as its
+# placeholder: ``<bool>`` beside every flag, ``<list[Path]>``, ``<str>``, and a required
+# argument as ``{source}`` in the usage line. tidy_command gives every parameter that names
+# no metavar of its own the classic one (PATH, TEXT, INTEGER, FLOAT; a flag none), an
+# argument its name in capitals (SOURCE, TRIALS..., [PATHS]... when optional).
+
+PLACEHOLDERS: dict[Any, str] = {str: "TEXT", int: "INTEGER", float: "FLOAT", Path: "PATH"}
+
+
+def _placeholder(annotation: Any) -> str | None:
+    """The classic placeholder of one value of ``annotation`` (None: keep Typer's)."""
+    if get_origin(annotation) is list:
+        (annotation,) = get_args(annotation) or (str,)
+    return PLACEHOLDERS.get(annotation)
+
+
+class TidyArgument(TyperArgument):
+    """An argument shown by its name in capitals: ``SOURCE``, ``[PATHS]...``."""
+
+    def _usage_display_name(self) -> str:
+        name = self.metavar or self.name or "ARG"
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None  # its name says it
+
+
+def _tidy_param(param: Any) -> None:
+    if isinstance(param, TyperArgument):
+        param.metavar = param.metavar or (param.name or "arg").upper()
+        param.__class__ = TidyArgument
+        return
+    if not isinstance(param, TyperOption) or param.metavar is not None:
+        return
+    if param.is_flag or param.count:
+        param.metavar = ""
+        return
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    placeholder = _placeholder(annotation)
+    if placeholder is not None:
+        param.metavar = placeholder
+
+
+def tidy_command(command: Any) -> Any:
+    """``command`` (and, for a group, each of its commands) with tidy placeholders."""
+    for param in getattr(command, "params", []):
+        _tidy_param(param)
+    if isinstance(command, TyperCommand | TyperGroup):  # --help, made once and kept
+        _tidy_param(command.get_help_option(typer.Context(command)))
+    for sub in getattr(command, "commands", {}).values():
+        tidy_command(sub)
+    return command
+
+
 @functools.cache
 def load_group(module: str) -> TyperGroup:
     """The click commands a ``termgrade.cli.<module>`` registers, imported on first use."""
     sub = typer.Typer()
     importlib.import_module(f"termgrade.cli.{module}").register(sub)
-    return typer.main.get_group(sub)
+    return cast(TyperGroup, tidy_command(typer.main.get_group(sub)))
 
 
 app = typer.Typer(

@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
                                 "is its directory name)."),
         revision: str | None = typer.Option(None, "--revision", help="Hub revision."),
     ) -> None:
-        """Unpack a task's archive (refusing unsafe archives), check it against the row's
+        """Unpack one task of a repo or parquet into a byte-identical task dir.
+
+        Unpack a task's archive (refusing unsafe archives), check it against the row's
         file manifest, and create DIR byte-identical to the packed task, modes included.
         Then `termgrade run DIR` runs it."""
         result = materialize(source, task_id, to, revision=revision)

@@ -60,7 +60,9 @@ def register(app: typer.Typer) -> None:
         show: int = typer.Option(50, "--show", min=0, help="Plan lines to print."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Validate DIR, plan its diff against the Hub repo (adds, changes, stale deletes),
+        """Publish a staged repo to the Hub: validated, then one atomic commit.
+
+        Validate DIR, plan its diff against the Hub repo (adds, changes, stale deletes),
         and commit it: one atomic commit when it fits, else a pull request of several
         commits merged at the end. Reruns resume; a no-op republish makes no commit."""
         options = PublishOptions(

@@ -32,7 +32,9 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
         plots: bool = typer.Option(True, "--plots/--no-plots"),
     ) -> None:
-        """Per model pass@1 and pass@k with standard errors, paired comparisons of every two
+        """Pass rates per model, paired comparisons, cost and near-misses, as a report.
+
+        Per model pass@1 and pass@k with standard errors, paired comparisons of every two
         models, Jaccard overlap of band-central sets, cost, near-misses, turns; written to
         OUTPUT/report.md, report.json and PNG figures (atomically)."""
         from termgrade.labels import BandScheme

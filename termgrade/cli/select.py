@@ -49,7 +49,9 @@ def register(app: typer.Typer) -> None:
             False, "--include-unattested", help="Select from unattested tasks too (graded by "
             "test.sh's own reward, which the grader cannot attest); left out by default."),
     ) -> None:
-        """Pick the N tasks nearest 0.5 within --range (no hand curation), then VAL_N near
+        """Pick the band-central training and validation tasks, and say why.
+
+        Pick the N tasks nearest 0.5 within --range (no hand curation), then VAL_N near
         each validation target from the rest; write one split row per pool task and a
         selection report (4p(1-p) per chosen task, expected share of all-equal groups)
         beside OUTPUT."""

@@ -37,7 +37,9 @@ def register(app: typer.Typer) -> None:
                  "(DIR.validate-cache.json beside DIR)."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
-        """Check the card YAML and configs, every row against schemas/, row-group budgets,
+        """Check a staged repo before it is published (exit 0 iff nothing is found).
+
+        Check the card YAML and configs, every row against schemas/, row-group budgets,
         datasets loading (also streaming), archives vs manifests and tasks/, registry.json,
         and secrets. Exit 0 iff nothing was found."""
         # datasets' streaming load imports torch whenever it is installed (the `train`
