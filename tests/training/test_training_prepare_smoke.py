@@ -53,3 +53,16 @@ def test_a_smoke_run_of_one_task_names_the_batch_that_works_and_that_batch_works
     block = re.findall(r"```bash\n(.*?)```", card, re.S)[0]
     assert launch_line("run") in block.splitlines()
     assert "--smoke --batch-size 1" in block  # the card's smoke line for a repo of one
+
+
+def test_the_readme_names_the_install_lines_the_cards_give() -> None:
+    """Issue 44, item 11: the cards said `pip install 'termgrade[train]'`, the README named
+    no user install at all."""
+    from termgrade.training.prepare_readme import INSTALL_EXTRA
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    card = (root / "termgrade" / "builders" / "templates" / "bandcentral.md").read_text()
+    assert INSTALL_EXTRA == "pip install 'termgrade[train]'"
+    assert INSTALL_EXTRA in card and INSTALL_EXTRA in readme
+    assert "`pip install termgrade`" in readme
