@@ -25,3 +25,7 @@ class ReuseError(TermGradeError):
 
 class RegradeIncompleteError(TermGradeError, RuntimeError):
     """A regrade left kept trials unscored (refused or lost), or could regrade nothing."""
+
+
+class BuildFailedError(TermGradeError):
+    """The task's Dockerfile fails a build step (the message is the step and its error)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from termgrade.agent.kinds import ModelAgent
 from termgrade.audit.attestable import attestability
 from termgrade.core.errors import TermGradeError
+from termgrade.grade.errors import BuildFailedError
 from termgrade.grade.record import graded_record
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.errors import ImageBuildError, MissingImageError
@@ -110,10 +111,6 @@ BUILD_FAILED = "build_failed"
 _FAILED_BUILDS: dict[tuple[str, str], str] = {}
 _BUILDS_LOCK = threading.Lock()
 _TASK_LOCKS: dict[str, threading.Lock] = {}
-
-
-class BuildFailedError(TermGradeError):
-    """The task's Dockerfile fails a build step (the message is the step and its error)."""
 
 
 def build_failure(exc: ImageBuildError) -> str | None:
