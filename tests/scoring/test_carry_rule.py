@@ -328,8 +328,13 @@ def test_files_the_python_startup_or_an_image_tool_reads_unasked_are_left_out(
     """The cold attack's ``python3.11._pth`` (it set sys.path for every Python in B, pytest
     included, to a directory with the agent's sitecustomize) and the configurations git,
     file and libc read unasked."""
+    _assert_left_out(lower, tmp_path, path, why, "/usr/lib/pyx\nimport site\n")
+
+
+def _assert_left_out(lower: Path, tmp_path: Path, path: str, why: str, data: str) -> None:
+    """``path`` created with ``data`` stays out of B, with ``why`` in what is said."""
     upper = tmp_path / "upper"
-    put(upper, path, "/usr/lib/pyx\nimport site\n")
+    put(upper, path, data, mode=0o755)
     review = _review(lower, upper)
     assert path not in _carried(review)
     assert why in (review.left_out_summary() or ""), review.left_out_summary()
@@ -446,11 +451,7 @@ def test_hard_links_are_separated_in_the_scoring_layer(lower: Path, tmp_path: Pa
 def test_the_second_cold_attacks_plants_are_left_out(lower: Path, tmp_path: Path, path: str,
                                                      why: str) -> None:
     put(lower, "/usr/lib/x86_64-linux-gnu/perl/5.36/Digest/SHA.pm")
-    upper = tmp_path / "upper"
-    put(upper, path, "x", mode=0o755)
-    review = _review(lower, upper)
-    assert path not in _carried(review)
-    assert why in (review.left_out_summary() or ""), review.left_out_summary()
+    _assert_left_out(lower, tmp_path, path, why, "x")
 
 
 def test_a_repository_at_the_root_is_left_out(lower: Path, tmp_path: Path) -> None:
