@@ -64,7 +64,6 @@ class CarryStats:
     trees: int = 0
     """Directories moved as one piece, with everything below them."""
     held: int = 0
-    separated: int = 0
     """Entries a tree took along that went back to the agent's layer."""
 
 
@@ -169,30 +168,6 @@ class LayerWriter:
         self.stats.trees += 1
         return True
 
-    def separate(self, paths: list[str]) -> None:
-        """Each of ``paths`` (carried regular files that share an inode with another path)
-        made a copy of its own in this layer: the same bytes, mode, owner and times, a new
-        inode. A hard link between a path the tests write and the agent's answer would
-        otherwise carry the tests' bytes into the answer."""
-        for path in paths:
-            host = self._host(self.target, path)
-            try:
-                info = os.lstat(host)
-            except FileNotFoundError:
-                continue
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
-                continue
-            temporary = f"{host}.termgrade-{uuid.uuid4().hex}"
-            with open(host, "rb") as source, open(
-                    os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                            0o600), "wb") as out:
-                shutil.copyfileobj(source, out, 1 << 20)
-            os.chown(temporary, info.st_uid, info.st_gid, follow_symlinks=False)
-            os.chmod(temporary, stat.S_IMODE(info.st_mode))
-            os.utime(temporary, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
-            os.replace(temporary, host)
-            self.stats.separated += 1
-
     def move_back(self, path: str) -> None:
         """What a moved tree took along and the review held: out of this layer again,
         into a holding directory of the source layer (removed with the agent's
@@ -276,8 +251,6 @@ def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
         if moved.below(path) and not back.below(path):
             writer.move_back(path)
             back.add(path)
-    held = set(review.held)
-    writer.separate([p for p in review.linked if p not in held])
     return writer
 
 

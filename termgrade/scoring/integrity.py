@@ -92,10 +92,6 @@ class LayerReview:
     configuration is a stand-in only where nothing asks for it, and is not listed here."""
     links: dict[str, str] = field(default_factory=dict)
     """Carried symlinks: container path -> host path (judged once the walk is done)."""
-    linked: list[str] = field(default_factory=list)
-    """Carried regular files that share their inode with another path (hard links): each
-    gets its own copy in the scoring container, so a write the tests make to one path
-    never changes another (a path the tests write, linked to the agent's answer)."""
     transient: set[str] = field(default_factory=set)
     """Carried entries in transient directories (a symlink there is not dangling)."""
 
@@ -177,6 +173,10 @@ def review_layer(
             shadow = policy.watches(entry.path) and policy.shadows(
                 entry.path, executable=bool(entry.mode & 0o111) and not entry.is_dir,
                 is_dir=entry.is_dir, existed=False)
+            if not shadow and stat.S_ISREG(entry.mode) and entry.nlink > 1 \
+                    and transfer.tests_only(entry.path):
+                shadow = ("a hard link the agent made where only the tests name a path: "
+                          "what they write there would land in its other name")
             if shadow:  # created where the task asked for nothing: not carried, and said
                 _leave_out(entry, transfer, review, tops, shadow, hard=True)
                 continue
@@ -191,8 +191,6 @@ def review_layer(
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
                 tops.changed(entry.path)
-                if entry.nlink > 1:
-                    review.linked.append(entry.path)
                 if entry.path.startswith(TRANSIENT_PREFIXES):
                     review.transient.add(entry.path)
                 continue
@@ -220,8 +218,7 @@ def review_layer(
             review.carried.append(entry)
             if stat.S_ISREG(entry.mode):
                 review.carried_bytes += entry.size
-                if entry.nlink > 1:
-                    review.linked.append(entry.path)
+
         elif verdict == "whiteout":
             review.deleted.append(entry.path)
         if verdict == "hold":
@@ -250,7 +247,7 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -
         if why:
             bad[path] = why
             continue
-        if transfer.names(path) and not transfer.asked(path) and lower.lstat(path) is None:
+        if transfer.tests_only(path) and lower.lstat(path) is None:
             out[path] = ("a link the agent made at a path only the tests name: what they "
                          "write there would land where it points")
             continue

@@ -170,7 +170,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     ``asked``: the task asked for a deliverable at this path (instruction, declared
     artifact or the reference solution's footprint), not only read it in its tests.
     ``named``: a text of the task (the tests included) names this very path: a start-up
-    file there is what the task checks, not a stand-in.
+    file there, in a home the agent made, is what the task checks, not a stand-in.
     """
     if entry.whiteout:
         return None
@@ -187,7 +187,10 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if name.endswith("._pth") or name == "pybuilddir.txt":
         return ("a Python path configuration file (CPython reads `<interpreter>._pth` to set "
                 "every Python's sys.path)")
-    if not (asked or named) and (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)) \
+    # the tests naming it excuses a start-up file only in a home the agent made (a new
+    # user's .profile the tests check), never in root's or the image's own
+    named_new = named and lower.lstat(parent) is None
+    if not (asked or named_new) and (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)) \
             and not _skeleton_copy(entry, lower):
         return ("a shell start-up file the task did not ask for (a login shell the tests "
                 "start would run it before the command they trust)")

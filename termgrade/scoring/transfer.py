@@ -142,6 +142,11 @@ class TransferSet:
         """Is ``path`` a strict ancestor of a root (a directory the set passes through)?"""
         return self._all.above(path)
 
+    def tests_only(self, path: str) -> bool:
+        """Is ``path`` inside a root only the tests name (read or written by them, not
+        asked for)?"""
+        return path in self._all and path not in self._changes
+
     def names(self, path: str) -> bool:
         """Is ``path`` itself a root (a text of the task names this very path)?"""
         return path in self._all.exact

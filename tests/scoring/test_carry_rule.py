@@ -115,9 +115,15 @@ def test_start_up_files_where_asked_or_copied_from_skel_are_carried(lower: Path,
     assert {"/etc/profile.d/shop.sh", "/home/alice/.bashrc"} <= set(_carried(review))
     put(upper, "/home/alice/.bashrc", "sha256sum() { echo forged; }\n")
     assert "/home/alice/.bashrc" not in _carried(_review(lower, upper, asked))
-    # a start-up file the tests name (the task checks it) is what the task asks for
-    named = TransferSet((*asked.roots, TransferRoot("/home/alice/.bashrc", "tests")))
-    assert "/home/alice/.bashrc" in _carried(_review(lower, upper, named))
+    # a start-up file the tests name in a home the agent made (the task checks a new
+    # user's dotfile) is what the task asks for; in root's home it is not
+    named = TransferSet((*asked.roots, TransferRoot("/home/alice/.bashrc", "tests"),
+                         TransferRoot("/root/.bash_profile", "tests")))
+    put(lower, "/root", None)
+    put(upper, "/root/.bash_profile", "sha256sum() { echo forged; }\n")
+    review = _review(lower, upper, named)
+    assert "/home/alice/.bashrc" in _carried(review)
+    assert "/root/.bash_profile" not in _carried(review)
 
 
 def test_the_reference_planting_pytest_config_above_the_tests_is_a_finding(
@@ -402,41 +408,31 @@ def test_a_link_b_could_only_fill_by_the_tests_writes_is_left_out(
     assert "a path only the tests name" in summary
     assert review.all_findings() == []
     monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
-    monkeypatch.setattr(TransferSet, "names", lambda self, path: False)
+    monkeypatch.setattr(TransferSet, "tests_only", lambda self, path: False)
     again = _carried(_review(lower, upper, named))
     assert where in again and "/var/lib/shop/expected.txt" in again
 
 
-def test_hard_links_are_separated_in_the_scoring_layer(lower: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch
-                                                       ) -> None:
-    """A path the tests write, hard-linked to the agent's answer: in B each path has an
-    inode of its own (same bytes, mode, times), so the tests' write lands in one only."""
-    from termgrade.scoring import carry
-
-    upper, target = tmp_path / "upper", tmp_path / "target"
-    target.mkdir()
-    put(upper, "/app/answer.txt", "my answer", mode=0o640)
-    (upper / "srv").mkdir()
-    os.link(upper / "app/answer.txt", upper / "srv/expected.txt")
-    review = _review(lower, upper)
-    assert sorted(review.linked) == ["/app/answer.txt", "/srv/expected.txt"]
-    carry.carry_work(str(target), (str(upper), [str(lower)]), review).finish()
-    one, two = os.lstat(target / "app/answer.txt"), os.lstat(target / "srv/expected.txt")
-    assert one.st_ino != two.st_ino and one.st_nlink == two.st_nlink == 1
-    assert (target / "srv/expected.txt").read_text() == "my answer"
-    assert oct(one.st_mode & 0o777) == oct(two.st_mode & 0o777) == "0o640"
-    # the control: without the separation, the carry keeps the shared inode
-    target2 = tmp_path / "target2"
-    target2.mkdir()
-    upper2 = tmp_path / "upper2"
-    put(upper2, "/app/answer.txt", "my answer")
-    (upper2 / "srv").mkdir()
-    os.link(upper2 / "app/answer.txt", upper2 / "srv/expected.txt")
-    monkeypatch.setattr(carry.LayerWriter, "separate", lambda self, paths: None)
-    carry.carry_work(str(target2), (str(upper2), [str(lower)]), _review(lower, upper2)).finish()
-    assert os.lstat(target2 / "app/answer.txt").st_ino == \
-        os.lstat(target2 / "srv/expected.txt").st_ino
+def test_a_hard_link_the_agent_made_where_only_the_tests_name_a_path_is_left_out(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second cold attack: ``ln /app/answer.txt /tmp/expected.txt`` where the tests
+    write the secret to /tmp/expected.txt, then compare: the write lands in the answer.
+    Left out and said; honest hard links elsewhere (a backup tree, a layer's shapes) keep
+    their shared inode. With the rule patched out, the link reaches B."""
+    upper = tmp_path / "upper"
+    put(upper, "/app/answer.txt", "my answer")
+    (upper / "tmp").mkdir()
+    os.link(upper / "app/answer.txt", upper / "tmp/expected.txt")
+    put(upper, "/opt/backup/a.txt", "same")
+    os.link(upper / "opt/backup/a.txt", upper / "opt/backup/b.txt")
+    named = TransferSet((*SET.roots, TransferRoot("/tmp/expected.txt", "tests")))
+    review = _review(lower, upper, named)
+    assert "/tmp/expected.txt" not in _carried(review)
+    assert "a hard link the agent made" in (review.left_out_summary() or "")
+    assert {"/app/answer.txt", "/opt/backup/a.txt", "/opt/backup/b.txt"} <= set(
+        _carried(review))
+    monkeypatch.setattr(TransferSet, "tests_only", lambda self, path: False)
+    assert "/tmp/expected.txt" in _carried(_review(lower, upper, named))
 
 
 @pytest.mark.parametrize(("path", "why"), [

@@ -468,10 +468,13 @@ REPOINT_LIB64 = (f"echo {SECRET} > /app/secret.txt\n" + ANSWER_STEP
 
 def test_a_repointed_lib64_runs_the_images_loader_and_raises_the_alarm(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The transfer set leaves a repointed /lib64 out (and the bogus loader in /app is a
-    finding); with it off, the loader mount and the mapping alarm still hold."""
+    """The transfer set leaves a repointed /lib64 out: the image's loader runs and the
+    reward is the (right) answer's own; the bogus loader in /app is carried, harmless (the
+    loader never finds it by name there). With the set off, the loader mount and the
+    mapping alarm still hold."""
     on, _ = grade(tmp_path, "lib64-set", REPOINT_LIB64)
-    assert on.reward == 0.0 and on.left_out is not None and "/lib64" in on.left_out
+    assert on.left_out is not None and "/lib64" in on.left_out
+    assert on.verifier is not None and on.verifier.tampered == [] and on.reward == 1.0
     transfer_off(monkeypatch)
     outcome, _ = grade(tmp_path, "lib64", REPOINT_LIB64)
     assert outcome.error is None and outcome.reward == 0.0, outcome.failure

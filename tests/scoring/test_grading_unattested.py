@@ -129,12 +129,13 @@ def test_a_cheat_on_an_unattested_task_scores_zero(make_task: MakeTask, task_id:
 
 def test_an_integrity_finding_zeroes_an_unattested_task_that_test_sh_passed(
         make_task: MakeTask) -> None:
-    """The work done, plus a stand-in inside the transfer set (a library with the name of
-    the image's zlib in the working directory): test.sh still reports 1, and the finding
-    alone makes it 0. (A wrapper outside the set, such as /usr/local/bin/cat, never
-    reaches the scoring container: it is left out, not a finding.)"""
+    """The work done, plus a stand-in inside the transfer set (a symlink in the working
+    directory into the grader's /tests): test.sh still reports 1, and the finding alone
+    makes it 0. (A wrapper created outside what the task asks for, such as
+    /usr/local/bin/cat, never reaches the scoring container: it is left out, not a
+    finding.)"""
     shadow = ("echo hello > /app/out.txt\n"
-              "cp /usr/lib/x86_64-linux-gnu/libz.so.1 /app/libz.so.1\n")
+              "ln -s /tests/test.sh /app/peek\n")
     outcome = _grade(_task(make_task, "unattested-bash", shadow), AgentName.ORACLE)
     assert outcome.verifier is not None and outcome.verifier.raw_reward == 1.0, _why(outcome)
     assert outcome.reward == 0.0 and outcome.verifier.tampered, _why(outcome)
