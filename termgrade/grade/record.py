@@ -6,7 +6,7 @@ import json
 import re
 from datetime import datetime
 
-from termgrade.agent.loop import Transcript
+from termgrade.agent.loop import StopReason, Transcript
 from termgrade.agent.scaffold import SCAFFOLD_NAME
 from termgrade.core.text import head_and_tail
 from termgrade.records.evidence import evidence_list, failure_lines
@@ -49,7 +49,8 @@ def graded_record(*, task_id: str, model: str, attempt: int, retry_index: int,
         n_tests_failed=sum(t.outcome in ("failed", "error") for t in tests) if tests else None,
         duration_s=outcome.durations.get("total"),
         started_at=started_at, finished_at=finished_at,
-        agent_timed_out=bool(transcript and transcript.stop_reason == "wall_clock"),
+        agent_timed_out=bool(transcript and transcript.stop_reason == StopReason.WALL_CLOCK),
+        stop_reason=transcript.stop_reason if transcript is not None else None,
         exception_type=_exception_type(outcome, transcript, failure),
         exception_message=failure,
         retry_of=(trial_id(task_id, model, attempt, retry_index - 1, job_id)

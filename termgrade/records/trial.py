@@ -116,6 +116,15 @@ class TrialRecord(_Record):
     started_at: datetime | None = Field(None, description="When the trial started.")
     finished_at: datetime | None = Field(None, description="When the trial finished.")
     agent_timed_out: bool = Field(False, description="The agent hit its time limit (still graded).")
+    stop_reason: str | None = Field(
+        None, description="Why the agent's episode ended: finished (the model said it was "
+        "done), max_turns (the turn limit), wall_clock (the time limit), invalid_turns "
+        "(replies with no valid tool call, too many in a row), context_length (the "
+        "conversation no longer fit the model's context), request_rejected (the endpoint "
+        "refused the conversation), endpoint_error (the endpoint failed), session_ended "
+        "(terminus-2: the keys ended the shell), terminal_error (terminus-2: the terminal "
+        "failed). Null when no model ran (oracle, nop, an infrastructure error before the "
+        "agent) or not recorded (older files, ingests).")
     exception_type: str | None = Field(None, description="Exception class, if one was raised.")
     exception_message: LargeStr | None = Field(None, description="Exception message.")
     retry_of: str | None = Field(None, description="trial_id this trial retries, if any.")

@@ -33,6 +33,7 @@ def _facts(record: TrialRecord, reason: str, near: bool, cell_link: str | None) 
         ("reason", f'<span class="reason reason-{esc(reason)}">{esc(LABELS.get(reason, reason))}'
                    f'{" · near-miss" if near else ""}</span>'),
         ("agent timed out", esc(record.agent_timed_out)),
+        ("episode ended", esc(record.stop_reason or "-")),
         ("exception", esc(record.exception_type or "-")),
         ("started", esc(record.started_at or "-")), ("finished", esc(record.finished_at or "-")),
         ("duration (s)", num(record.duration_s, 1)), ("turns", num(record.turns)),
