@@ -18,7 +18,10 @@ from pathlib import Path
 
 def run_label(journal: Path, model: str) -> str:
     """The run id of grading ``model`` into ``journal``: the same for a resumed run."""
+    from termgrade.sandbox.ownership import describe_run
+
     digest = hashlib.sha256(f"{journal.resolve()}\0{model}".encode()).hexdigest()[:16]
+    describe_run(f"grade-{digest}", journal.parent, model)  # its containers name both
     return f"grade-{digest}"
 
 

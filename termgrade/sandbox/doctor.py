@@ -67,9 +67,15 @@ def check_disk(path: Path = Path("/var/lib/docker")) -> Check:
 _SHOWN = 5
 
 
+def _run(leftover: Leftover) -> str:
+    """Whose run: its output folder and model where the container names them."""
+    if leftover.folder:
+        return f", run of {leftover.folder}, model {leftover.model or '?'}"
+    return f", run {leftover.run}" if leftover.run else ""
+
+
 def _names(leftovers: Sequence[Leftover]) -> str:
-    shown = ", ".join(f"{c.name} ({c.status}{', run ' + c.run if c.run else ''})"
-                      for c in leftovers[:_SHOWN])
+    shown = ", ".join(f"{c.name} ({c.status}{_run(c)})" for c in leftovers[:_SHOWN])
     return shown + (f" and {len(leftovers) - _SHOWN} more" if len(leftovers) > _SHOWN else "")
 
 

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.etc_files import forget, sweep
-from termgrade.sandbox.ownership import OWNER_LABEL, RUN_LABEL, SANDBOX_LABEL, owner_alive
+from termgrade.sandbox.ownership import (
+    OWNER_LABEL,
+    RUN_FOLDER_LABEL,
+    RUN_LABEL,
+    RUN_MODEL_LABEL,
+    SANDBOX_LABEL,
+    owner_alive,
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,10 @@ class Leftover:
     run: str | None
     reapable: bool
     """The owner process is known to be gone (same host, no such process)."""
+    folder: str | None = None
+    """The run's output folder, when its containers name it (``termgrade.run.folder``)."""
+    model: str | None = None
+    """The run's model, when its containers name it (``termgrade.run.model``)."""
 
     @property
     def why(self) -> str:
@@ -53,7 +64,8 @@ def find_leftovers(run: str | None = None) -> list[Leftover]:
         if alive:
             continue
         found.append(Leftover(str(container.id), str(container.name), str(container.status),
-                              owner, labels.get(RUN_LABEL), alive is False))
+                              owner, labels.get(RUN_LABEL), alive is False,
+                              labels.get(RUN_FOLDER_LABEL), labels.get(RUN_MODEL_LABEL)))
     return sorted(found, key=lambda c: c.name)
 
 

@@ -6,7 +6,11 @@ A container carries two labels besides ``termgrade=sandbox``:
   process's start time in clock ticks from ``/proc``, so a reused pid is not mistaken
   for the owner). A container whose owner is gone is a leftover of an interrupted run.
 * ``termgrade.run``: the run it belongs to, when one is set (``grade`` sets the id of
-  its output directory, so a resumed run finds what the killed one left).
+  its output directory and model, so a resumed run finds what the killed one left).
+* ``termgrade.run.folder`` and ``termgrade.run.model``: the run's output folder (its
+  journal's directory, absolute) and model, when the run was described
+  (:func:`describe_run`; ``grade`` and ``regrade`` do it): ``termgrade doctor`` names them
+  for each leftover, as the run id is a hash.
 
 The run id is per thread (:func:`run_scope`): trials of one process run in worker
 threads, each inside the scope of its job.
@@ -25,6 +29,8 @@ from pathlib import Path
 SANDBOX_LABEL = "termgrade"
 OWNER_LABEL = "termgrade.owner"
 RUN_LABEL = "termgrade.run"
+RUN_FOLDER_LABEL = "termgrade.run.folder"
+RUN_MODEL_LABEL = "termgrade.run.model"
 
 _LOCAL = threading.local()
 
@@ -74,6 +80,17 @@ def run_scope(run_id: str | None) -> Iterator[None]:
         _LOCAL.run = previous
 
 
+_DESCRIBED: dict[str, tuple[str, str]] = {}
+_DESCRIBED_LOCK = threading.Lock()
+
+
+def describe_run(run_id: str, folder: Path, model: str) -> None:
+    """Containers of ``run_id`` started in this process also name its output folder and
+    model (labels :data:`RUN_FOLDER_LABEL`, :data:`RUN_MODEL_LABEL`)."""
+    with _DESCRIBED_LOCK:
+        _DESCRIBED[run_id] = (str(folder.resolve()), model)
+
+
 def current_run() -> str | None:
     return getattr(_LOCAL, "run", None)
 
@@ -98,4 +115,8 @@ def container_labels(label: str) -> dict[str, str]:
     run = current_run()
     if run:
         labels[RUN_LABEL] = run
+        with _DESCRIBED_LOCK:
+            described = _DESCRIBED.get(run)
+        if described is not None:
+            labels[RUN_FOLDER_LABEL], labels[RUN_MODEL_LABEL] = described
     return labels
