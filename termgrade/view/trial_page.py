@@ -70,8 +70,9 @@ def _why(record: TrialRecord) -> dict[str, TestEvidence]:
 def _said(evidence: TestEvidence | None) -> str:
     if evidence is None or not (evidence.message or evidence.repr or evidence.output):
         return "<td></td>"
+    rest = "\n".join((evidence.message or "").splitlines()[1:]).strip("\n")
     more = "".join(f'<span class="meta">{label}</span>' + clipped(text)
-                   for label, text in (("assertion", evidence.repr),
+                   for label, text in (("message", rest), ("assertion", evidence.repr),
                                        ("printed", evidence.output)) if text)
     message = esc((evidence.message or "").splitlines()[0] if evidence.message else "")
     return (f'<td class="why"><details><summary>{message or "details"}</summary>'
