@@ -61,6 +61,7 @@ def _split_filter(summary: TrajectoriesSummary, repo_id: str) -> str:
             "model x scaffold `pass_rate` and `band`. Passing trials of training tasks only, "
             "for SFT, without leaking benchmark (`unseen`) or validation tasks:\n\n"
             "```python\n"
+            "from datasets import load_dataset\n\n"
             f'train_wins = load_dataset("{repo_id}", split="train").filter(\n'
             f'    lambda r: r["passed"] and r["split"] in ({names},))\n'
             "```")
@@ -77,6 +78,7 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
         bar_chart(rates, paths.figure("pass_rate_by_model"), title="Pass rate of counted trials",
                   xlabel="passed / counted")
         figures = f"![Pass rate per model]({paths.rel(paths.figure('pass_rate_by_model'))})"
+    traces = any(f.endswith(".jsonl") for f in summary.trace_files)
     values = {
         "repo_id": repo_id,
         "environments_repo": environments_repo,
@@ -87,6 +89,8 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
         "model_table": stats.table(),
         "figures": figures,
         "split_filter": _split_filter(summary, repo_id),
+        "traces_line": ("\n" + f'traces = load_dataset("{repo_id}", "traces", split="train")'
+                        "  # the agent traces" if traces else ""),
         "sft_fields": field_table(SftRow),
         "episode_fields": field_table(EpisodeRow),
         "license_text": license_section(summary.license, summary.origins,
@@ -94,5 +98,4 @@ def render_trajectories_card(paths: RepoPaths, summary: TrajectoriesSummary, *,
     }
     text = with_prose(load_template("trajectories.md"), prose, card="trajectories")
     body = render_template(text, values, name="trajectories.md")
-    traces = any(f.endswith(".jsonl") for f in summary.trace_files)
     return front_matter(_yaml(paths, stats.trials, traces, summary.license)) + body
