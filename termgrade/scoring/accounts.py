@@ -63,20 +63,26 @@ def _name(line: str) -> str:
     return line.split(":", 1)[0]
 
 
-def merge_account_file(entry: UpperEntry, lower: LowerView) -> tuple[bool, list[str]]:
+def merge_account_file(entry: UpperEntry, lower: LowerView,
+                       new_users: frozenset[str] = frozenset()) -> tuple[bool, list[str], set[str]]:
     """Rewrite the agent's account database ``entry`` (in its layer, on the host) as the
-    image's lines plus the agent's new ones. Returns (carry it, notes): False when the
-    entry cannot be merged (not a regular file, unreadable, too large): it stays out and
-    the image's file stands. Each note names a left-out change."""
+    image's lines plus the agent's new ones. Returns (carry it, notes, the names added):
+    False when the entry cannot be merged (not a regular file, unreadable, too large): it
+    stays out and the image's file stands. Each note names a left-out change.
+    ``new_users``: users the agent created (``/etc/passwd``'s merge): in ``group`` and
+    ``gshadow`` they may join the image's own groups (``usermod -aG sudo alice``), the
+    image's members and the rest of the line staying the image's."""
     if entry.whiteout or not stat.S_ISREG(entry.mode):
-        return False, [f"{entry.path}: not a regular file; the image's is kept"]
+        return False, [f"{entry.path}: not a regular file; the image's is kept"], set()
     text = _read_upper(entry)
     if text is None:
         return False, [f"{entry.path}: unreadable or over {MAX_ACCOUNT_BYTES >> 20} MiB; "
-                       "the image's is kept"]
+                       "the image's is kept"], set()
     image = _image_text(lower, entry.path)
     image_lines = [line for line in image.splitlines() if line.strip()]
     known = {_name(line) for line in image_lines}
+    joined = _joined(entry.path, image_lines, text, new_users)
+    image_lines = [joined.get(_name(line), line) for line in image_lines]
     shells = _shells(lower) if posixpath.basename(entry.path) == "passwd" else frozenset()
     added, notes = [], []
     changed_own = 0
@@ -85,7 +91,7 @@ def merge_account_file(entry: UpperEntry, lower: LowerView) -> tuple[bool, list[
             continue
         name = _name(line)
         if name in known:
-            changed_own += line not in image_lines
+            changed_own += line not in image_lines and name not in joined
             continue
         fields = line.split(":")
         if shells and (len(fields) != 7 or fields[6] not in shells):
@@ -110,4 +116,26 @@ def merge_account_file(entry: UpperEntry, lower: LowerView) -> tuple[bool, list[
         os.close(fd)
     os.replace(temporary, entry.host_path)  # a new inode: a hard link the agent made keeps
     entry.size = len(merged.encode())
-    return True, notes
+    return True, notes, {_name(line) for line in added}
+
+
+def _joined(path: str, image_lines: list[str], text: str,
+            new_users: frozenset[str]) -> dict[str, str]:
+    """Image groups the agent's new users joined: group name -> the image's line with
+    those users appended to its member list (the last field), nothing else changed."""
+    if posixpath.basename(path) not in ("group", "gshadow") or not new_users:
+        return {}
+    agent = {_name(line): line for line in text.splitlines() if line.strip()}
+    joined: dict[str, str] = {}
+    for line in image_lines:
+        theirs = agent.get(_name(line))
+        if theirs is None or theirs == line:
+            continue
+        mine, other = line.split(":"), theirs.split(":")
+        if len(mine) != len(other) or mine[:-1] != other[:-1]:
+            continue  # more than the member list changed: the image's line stands
+        before = [m for m in mine[-1].split(",") if m]
+        added = [m for m in other[-1].split(",") if m and m not in before]
+        if added and set(added) <= new_users and set(before) <= set(other[-1].split(",")):
+            joined[_name(line)] = ":".join([*mine[:-1], ",".join(before + added)])
+    return joined

@@ -199,7 +199,8 @@ def review_layer(
             task_set = transfer or standins
             asked = task_set is not None and task_set.asked(entry.path)
             why = stands_in(entry, lower, policy, asked=asked,
-                            named=task_set is not None and task_set.names(entry.path))
+                            named=task_set is not None and task_set.names(entry.path),
+                            created=created)
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
                 hard = stands_in(entry, lower, policy, asked=True, named=True) is not None
@@ -279,11 +280,16 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -
 def _merge_accounts(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
     """The carried account databases, merged into the image's (new users and groups
     only, :mod:`termgrade.scoring.accounts`); one that cannot be merged stays out."""
-    for entry in [e for e in review.carried if e.path in ACCOUNT_FILES]:
+    new_users: frozenset[str] = frozenset()
+    entries = sorted((e for e in review.carried if e.path in ACCOUNT_FILES),
+                     key=lambda e: e.path != "/etc/passwd")  # its new users first
+    for entry in entries:
         if not transfer.accounts(entry.path) or lower.lstat(entry.path) is None:
             continue
         review.carried_bytes -= entry.size if stat.S_ISREG(entry.mode) else 0
-        carry, notes = merge_account_file(entry, lower)
+        carry, notes, added = merge_account_file(entry, lower, new_users)
+        if entry.path == "/etc/passwd":
+            new_users = frozenset(added)
         review.account_notes += notes
         if carry:
             review.carried_bytes += entry.size

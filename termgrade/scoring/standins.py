@@ -124,6 +124,7 @@ def suspect_name(path: str) -> bool:
             or name in PYTEST_CONFIGS or path.startswith(_SEARCH_PREFIXES)
             or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
+            or path.startswith(_SYSTEM_PREFIXES)
             or name.endswith("._pth") or name == "pybuilddir.txt"
             or any(d in path for d in _CONFIG_DIRS) or name in (".git", ".hg")
             or posixpath.dirname(path) in MAKE_INCLUDE_DIRS
@@ -164,13 +165,15 @@ def _image_text(lower: LowerView, path: str) -> str:
 
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
-              asked: bool, named: bool = False) -> str | None:
+              asked: bool, named: bool = False, created: bool = False) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
     artifact or the reference solution's footprint), not only read it in its tests.
     ``named``: a text of the task (the tests included) names this very path: a start-up
     file there, in a home the agent made, is what the task checks, not a stand-in.
+    ``created``: the agent created it where the task asks for no changes: a directory it
+    also made may be a new user's home (``/data/alice``).
     """
     if entry.whiteout:
         return None
@@ -190,13 +193,15 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     # the tests naming it excuses a start-up file only in a home the agent made (a new
     # user's .profile the tests check), never in root's or the image's own
     named_new = named and lower.lstat(parent) is None
-    if not (asked or named_new) and (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)) \
+    home = _in_home(parent) or (created and lower.lstat(parent) is None)
+    if not (asked or named_new) and ((home and name in STARTUP_NAMES)
+                                     or path.startswith(STARTUP_PATHS)) \
             and not _skeleton_copy(entry, lower):
         return ("a shell start-up file the task did not ask for (a login shell the tests "
                 "start would run it before the command they trust)")
-    if not (asked or named) and (name in TOOL_CONFIG_NAMES
+    if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)
                                  or path.startswith(TOOL_CONFIG_PATHS)
-                                 or any(d in path for d in _CONFIG_DIRS)):
+                                 or _in_home_config(path)):
         return ("configuration or data an image tool reads unasked (git, the compiler's "
                 "own tree, file, curl, the locale or iconv modules), which the task did not "
                 "ask for")
@@ -213,7 +218,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
                 return (f"shadows the image's `{name}` ({directory}/{name}) on PATH, which "
                         "the task did not ask for")
     if _SHARED_OBJECT.search(name):
-        if name.startswith("libnss_") and _image_has_library(lower, name) is None:
+        if name.startswith("libnss_") and path.startswith(_LOADER_PREFIXES) \
+                and _image_has_library(lower, name) is None:
             return "an NSS module the image lacks"
         if "/ossl-modules/" in path or "/engines-" in path:
             return "an OpenSSL module (provider or engine)"
@@ -228,7 +234,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         return "a Python start-up file beside the verifier's interpreters"
     if any(path.startswith(f"{d}/lib/python") for d in policy.path_dirs):
         return "a Python standard library beside the verifier's interpreters"
-    if name == "nsswitch.conf" and not link:
+    if path == "/etc/nsswitch.conf" and not link:
         known = _NSS_BUILTIN | _nss_sources(_image_text(lower, path))
         for source in sorted(_nss_sources(_read(entry.host_path)) - known):
             if _image_has_library(lower, f"libnss_{source}.so.2") is None:
@@ -238,7 +244,79 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             clean = target.strip("\"'")
             if clean.startswith("/") and lower.lstat(clean) is None:
                 return f"an OpenSSL configuration that loads {clean}, which the image lacks"
+    if not asked and path.startswith(_SYSTEM_PREFIXES) and parent not in policy.path_dirs \
+            and _code_like(name, entry.mode):
+        shadowed = image_code_named(lower, name)
+        if shadowed is not None and shadowed != path:
+            return (f"has the name of the image's {shadowed} in a system tree a tool may "
+                    "search before it (a compiler's target directory, a tool's private "
+                    "path)")
     return None
+
+
+_SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/")
+"""Where installed software lives: a tool searches its own paths there (gcc its target and
+version directories, ``as``, ``ld``, start-up objects), most of which no list names."""
+_CODE_SUFFIXES = frozenset({".a", ".o", ".h", ".hh", ".hpp", ".pm", ".pmc", ".so", ".ld",
+                            ".lds", ".spec", ".specs", ".awk", ".jq"})
+_CODE_NAMES = frozenset({"specs", "libc.so", "libm.so", "libgcc_s.so"})
+MAX_INDEXED = 400_000
+
+
+def _in_home(directory: str) -> bool:
+    """Is ``directory`` a home (root's, ``/home/<user>``, or ``/``)?"""
+    return directory in ("/root", "/") or (
+        directory.startswith("/home/") and directory.count("/") == 2)
+
+
+def _in_home_config(path: str) -> bool:
+    """Is ``path`` under a home's ``.config/git/`` (git reads it unasked)?"""
+    for home in ("/root/", "/home/"):
+        if path.startswith(home):
+            rest = path[len(home):] if home == "/root/" else path[len(home):].partition("/")[2]
+            return rest.startswith(".config/git/")
+    return False
+
+
+def _code_like(name: str, mode: int) -> bool:
+    """Would a tool run, link or include a file of this name (an executable, an object,
+    a library, a header, a module, a compiler's ``specs``)?"""
+    suffix = posixpath.splitext(name)[1]
+    return bool(mode & 0o111 and stat.S_ISREG(mode)) or suffix in _CODE_SUFFIXES \
+        or name in _CODE_NAMES or bool(_SHARED_OBJECT.search(name))
+
+
+def image_code_named(lower: LowerView, name: str) -> str | None:
+    """A file of the image's named ``name`` that a tool runs, links or includes, in its
+    system trees (the first found), or None."""
+    return _code_index(tuple(lower.lower_dirs)).get(name)
+
+
+@lru_cache(maxsize=8)
+def _code_index(layers: tuple[str, ...]) -> dict[str, str]:
+    """Base name -> the image's path, for its executables, objects, libraries, headers
+    and modules under the system trees (one walk per image per process)."""
+    found: dict[str, str] = {}
+    seen = 0
+    for top in ("usr", "lib", "lib32", "lib64", "libx32", "bin", "sbin"):
+        for layer in layers:
+            root = os.path.join(layer, top)
+            if os.path.islink(root) or not os.path.isdir(root):
+                continue
+            for directory, dirs, files in os.walk(root):
+                dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(directory, d))]
+                for file in files:
+                    seen += 1
+                    if seen > MAX_INDEXED or file in found:
+                        continue
+                    try:
+                        mode = os.lstat(os.path.join(directory, file)).st_mode
+                    except OSError:
+                        continue
+                    if _code_like(file, mode) and not stat.S_ISCHR(mode):
+                        found[file] = "/" + os.path.relpath(os.path.join(directory, file),
+                                                            layer)
+    return found
 
 
 def _skeleton_copy(entry: UpperEntry, lower: LowerView) -> bool:

@@ -484,3 +484,63 @@ def test_only_stand_ins_that_no_asking_excuses_count_against_a_reference(
     review = _review(lower, upper)
     assert not {"/root/.gitconfig", "/conftest.py"} & set(_carried(review))
     assert [s.split(":")[0] for s in review.standins] == ["/conftest.py"]
+
+
+@pytest.mark.parametrize(("path", "image_file"), [
+    ("/usr/x86_64-linux-gnu/bin/as", "/usr/bin/as"),  # gcc runs its target's as first
+    ("/usr/x86_64-linux-gnu/bin/ld", "/usr/bin/ld"),
+    ("/usr/lib/x86_64-linux-gnu/12/crt1.o", "/usr/lib/x86_64-linux-gnu/crt1.o"),
+    ("/usr/x86_64-linux-gnu/lib/libc.so", "/usr/lib/x86_64-linux-gnu/libc.so"),
+    ("/usr/x86_64-linux-gnu/include/stdio.h", "/usr/include/stdio.h"),
+])
+def test_a_created_file_with_the_name_of_an_image_tool_in_a_system_tree_is_left_out(
+        lower: Path, tmp_path: Path, path: str, image_file: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The third cold attack: gcc searches its target directory (/usr/<triplet>/bin, lib,
+    include) and version directory before the image's, and no list names them all. A
+    created file there with the name of an image executable, object, library or header
+    is left out; its twin with a name of its own is carried."""
+    put(lower, image_file, "x", mode=0o755)
+    standins._code_index.cache_clear()
+    upper = tmp_path / "upper"
+    put(upper, path, "#!/bin/sh\nexit 0\n", mode=0o755)
+    put(upper, "/usr/lib/shopd/bin/shopd", "#!/bin/sh\n", mode=0o755)  # a name of its own
+    put(upper, "/usr/share/doc/shopd/copyright", "MIT\n")
+    review = _review(lower, upper)
+    assert path not in _carried(review)
+    assert f"has the name of the image's {image_file}" in (review.left_out_summary() or "")
+    assert {"/usr/lib/shopd/bin/shopd", "/usr/share/doc/shopd/copyright"} <= set(
+        _carried(review))
+    standins._code_index.cache_clear()
+    monkeypatch.setattr(standins, "image_code_named", lambda lower, name: None)
+    assert path in _carried(_review(lower, upper))
+
+
+@pytest.mark.parametrize("path", ["/app/project/.gitattributes", "/app/.npmrc",
+                                  "/app/.bashrc", "/app/.config/git/config",
+                                  "/app/nss/libnss_demo.so.2", "/app/conf/nsswitch.conf"])
+def test_project_files_in_the_workdir_with_tool_config_names_are_carried(
+        lower: Path, tmp_path: Path, path: str) -> None:
+    """The third cold attack's honest zero: a CRLF fix rewrote /app/project/.gitattributes
+    and scored 0 as a finding. A tool reads such names unasked from a home (or an NSS
+    module from where the loader looks), not from a project directory."""
+    put(lower, "/app/project/.gitattributes", "* text=auto\r\n")
+    upper = tmp_path / "upper"
+    put(upper, path, "passwd: files demo\n")
+    review = _review(lower, upper)
+    assert review.all_findings() == [] and path in _carried(review)
+
+
+def test_a_new_user_may_join_the_images_groups(lower: Path, tmp_path: Path) -> None:
+    """``useradd alice; usermod -aG sudo alice``: the image's sudo line keeps its own
+    fields and members, with alice appended; an image user added to a group, or a changed
+    group password, stays out."""
+    put(lower, "/etc/group", "root:x:0:\nsudo:x:27:bob\nadm:x:4:\n")
+    upper = tmp_path / "upper"
+    put(upper, "/etc/passwd", PASSWD + "alice:x:1000:1000::/home/alice:/bin/bash\n")
+    put(upper, "/etc/group", "root:x:0:\nsudo:x:27:bob,alice\nadm:x:4:daemon\n"
+                             "alice:x:1000:\n")
+    review = _review(lower, upper)
+    assert (upper / "etc/group").read_text() == ("root:x:0:\nsudo:x:27:bob,alice\n"
+                                                  "adm:x:4:\nalice:x:1000:\n")
+    assert "1 change(s) to the image's own entries" in (review.left_out_summary() or "")

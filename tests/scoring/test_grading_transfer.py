@@ -188,7 +188,9 @@ def test_an_image_file_only_the_tests_name_stays_the_images(
     ("/usr/local/lib/libz.so.1", "x", "shared library"),
     ("/app/lib/libshop.so.1", "x", None),  # a name of its own
     ("/usr/lib/x86_64-linux-gnu/libz.so.1", "x", "shared library"),
-    ("/app/libnss_evil.so.2", "x", "an NSS module the image lacks"),
+    # an NSS module is loaded by name where the loader looks, never from /app
+    ("/app/libnss_evil.so.2", "x", None),
+    ("/usr/local/lib/libnss_evil.so.2", "x", "an NSS module the image lacks"),
     ("/etc/nsswitch.conf", "passwd: evil files\n", "names the NSS module `evil`"),
     ("/app/ssl/openssl.cnf", "[s]\nmodule = /app/evil.so\n", "loads /app/evil.so"),
     ("/app/lib/ossl-modules/legacy.so", "x", "OpenSSL module"),
