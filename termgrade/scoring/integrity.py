@@ -18,6 +18,7 @@ the top-most paths the agent changed (``verify`` records the reference solution'
 
 from __future__ import annotations
 
+import dataclasses
 import stat
 import time
 from collections.abc import Iterable
@@ -227,12 +228,13 @@ def review_layer(
         else:
             review.replay.append((verdict, entry))
     if transfer is not None:  # B's layer after the tests holds their own links: not judged
-        _judge_links(review, lower, transfer)
+        _judge_links(review, lower, transfer, policy)
         _merge_accounts(review, lower, transfer)
     return review
 
 
-def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
+def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
+                 policy: GradingPolicy) -> None:
     """Every carried symlink judged by where it resolves in the scoring container, once
     the whole walk is known (a link may resolve through one carried after it): one into
     the grader's paths, through a per-reader magic link or to a transient path B lacks is
@@ -240,7 +242,7 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -
     a path only the tests name, or to a path B lacks at its start) is left out, said."""
     if not review.links:
         return
-    present: set[str] | None = None
+    present: dict[str, UpperEntry] | None = None
     bad: dict[str, str] = {}
     out: dict[str, str] = {}
     for path, host in review.links.items():
@@ -253,12 +255,16 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -
                          "write there would land where it points")
             continue
         final = link_target_in_b(path, host, lower, review.links)
-        if final is None or final in review.links or lower.lstat(final) is not None \
-                or final.startswith(RUNTIME_TREES):  # the engine's and the kernel's
-            continue
+        if final is None or final in review.links or final.startswith(RUNTIME_TREES):
+            continue  # the engine's and the kernel's
         if present is None:
-            present = {e.path for e in review.carried}
-        if final not in present:
+            present = {e.path: e for e in review.carried}
+        if final in present:
+            why = _through_link(path, final, present, review.carried, lower, policy,
+                                asked=transfer.asked(path))
+            if why:
+                out[path] = why
+        elif lower.lstat(final) is None:
             out[path] = (f"a link to {final}, which the scoring container lacks at its "
                          "start (only the tests' run could make it)")
     for path, why in bad.items():
@@ -275,6 +281,36 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet) -
     if gone:
         review.carried = [e for e in review.carried if e.path not in gone]
         review.replay = [(v, e) for v, e in review.replay if e.path not in gone]
+
+
+MAX_THROUGH_LINK = 20_000
+"""Carried entries re-judged below one directory link (past this many, the link is left
+out: a tree that large behind a link in a system tree is no plain deliverable)."""
+
+
+def _through_link(link: str, final: str, present: dict[str, UpperEntry],
+                  carried: list[UpperEntry], lower: LowerView, policy: GradingPolicy, *,
+                  asked: bool) -> str | None:
+    """Why the agent's work a carried link resolves to would stand in for something when
+    seen at the link's path (where a tool looks), or None: a link judged by where it
+    resolves, the stand-in rules applied to what it shows. ``/usr/<triplet>/bin/as`` as a
+    link to ``/srv/as``, or ``/usr/<triplet>`` as a link to a directory holding ``bin/as``,
+    is what a real file there would be."""
+    target = present[final]
+    below = [target] if not target.is_dir else [
+        e for e in carried if e.path.startswith(final + "/")]
+    if len(below) > MAX_THROUGH_LINK:
+        return f"a link to {final}, a tree of over {MAX_THROUGH_LINK:,} entries"
+    for entry in below:
+        seen = link + entry.path[len(final):]
+        shown = dataclasses.replace(entry, path=seen)
+        why = (policy.watches(seen) and policy.shadows(
+            seen, executable=bool(entry.mode & 0o111) and not entry.is_dir,
+            is_dir=entry.is_dir, existed=lower.lstat(seen) is not None)) or stands_in(
+            shown, lower, policy, asked=asked, created=True)
+        if why:
+            return f"through this link, {seen} {why}"
+    return None
 
 
 def _merge_accounts(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:

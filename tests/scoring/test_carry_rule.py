@@ -334,6 +334,7 @@ def test_files_the_python_startup_or_an_image_tool_reads_unasked_are_left_out(
     """The cold attack's ``python3.11._pth`` (it set sys.path for every Python in B, pytest
     included, to a directory with the agent's sitecustomize) and the configurations git,
     file and libc read unasked."""
+    put(lower, "/usr/lib/locale", None)
     _assert_left_out(lower, tmp_path, path, why, "/usr/lib/pyx\nimport site\n")
 
 
@@ -447,6 +448,8 @@ def test_a_hard_link_the_agent_made_where_only_the_tests_name_a_path_is_left_out
 def test_the_second_cold_attacks_plants_are_left_out(lower: Path, tmp_path: Path, path: str,
                                                      why: str) -> None:
     put(lower, "/usr/lib/x86_64-linux-gnu/perl/5.36/Digest/SHA.pm")
+    for tree in ("/usr/lib/gcc", "/usr/libexec/gcc", "/usr/share/git-core"):
+        put(lower, tree, None)  # the image's compiler and git: their trees are read unasked
     _assert_left_out(lower, tmp_path, path, why, "x")
 
 
@@ -501,18 +504,17 @@ def test_a_created_file_with_the_name_of_an_image_tool_in_a_system_tree_is_left_
     created file there with the name of an image executable, object, library or header
     is left out; its twin with a name of its own is carried."""
     put(lower, image_file, "x", mode=0o755)
-    standins._code_index.cache_clear()
     upper = tmp_path / "upper"
     put(upper, path, "#!/bin/sh\nexit 0\n", mode=0o755)
     put(upper, "/usr/lib/shopd/bin/shopd", "#!/bin/sh\n", mode=0o755)  # a name of its own
     put(upper, "/usr/share/doc/shopd/copyright", "MIT\n")
     review = _review(lower, upper)
     assert path not in _carried(review)
-    assert f"has the name of the image's {image_file}" in (review.left_out_summary() or "")
+    summary = review.left_out_summary() or ""
+    assert f"{path} (has the" in summary and image_file in summary, summary
     assert {"/usr/lib/shopd/bin/shopd", "/usr/share/doc/shopd/copyright"} <= set(
         _carried(review))
-    standins._code_index.cache_clear()
-    monkeypatch.setattr(standins, "image_code_named", lambda lower, name: None)
+    monkeypatch.setattr(integrity, "stands_in", lambda *a, **k: None)
     assert path in _carried(_review(lower, upper))
 
 
@@ -544,3 +546,75 @@ def test_a_new_user_may_join_the_images_groups(lower: Path, tmp_path: Path) -> N
     assert (upper / "etc/group").read_text() == ("root:x:0:\nsudo:x:27:bob,alice\n"
                                                   "adm:x:4:\nalice:x:1000:\n")
     assert "1 change(s) to the image's own entries" in (review.left_out_summary() or "")
+
+
+@pytest.mark.parametrize(("path", "image_file"), [
+    ("/usr/local/go/pkg/tool/linux_amd64/link", "/usr/bin/link"),  # Go's own linker
+    ("/usr/include/openssl/err.h", "/usr/include/err.h"),  # libssl-dev's header
+    ("/usr/share/perl5/YAML/Dumper.pm", "/usr/share/perl5/Data/Dumper.pm"),
+    ("/usr/lib/python3.12/pdb.py", "/usr/lib/python3.11/pdb.py"),
+])
+def test_honest_installs_that_share_a_base_name_with_an_image_file_are_carried(
+        lower: Path, tmp_path: Path, path: str, image_file: str) -> None:
+    """The fourth cold attack's honest zeros of a by-name rule: a Go tarball, apt's
+    libssl-dev, libyaml-perl, python3.12. Judged by where a tool looks for that kind of
+    file, none stands in for anything."""
+    put(lower, image_file, "x", mode=0o755)
+    upper = tmp_path / "upper"
+    put(upper, path, "x", mode=0o755)
+    review = _review(lower, upper)
+    assert path in _carried(review), review.left_out_summary()
+
+
+def test_a_whole_toolchain_the_image_lacks_is_the_agents_work(lower: Path,
+                                                              tmp_path: Path) -> None:
+    """``apt install build-essential`` on an image without gcc: its tree is carried (the
+    tests then run the agent's compiler by design); the same files beside the image's own
+    gcc are stand-ins."""
+    upper = tmp_path / "upper"
+    put(upper, "/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "x", mode=0o755)
+    assert "/usr/lib/gcc/x86_64-linux-gnu/12/cc1" in _carried(_review(lower, upper))
+    put(lower, "/usr/lib/gcc", None)
+    assert "/usr/lib/gcc/x86_64-linux-gnu/12/cc1" not in _carried(_review(lower, upper))
+
+
+@pytest.mark.parametrize(("link", "target", "planted"), [
+    ("/usr/x86_64-linux-gnu/bin/as", "/srv/as", "/srv/as"),  # a file link
+    ("/usr/x86_64-linux-gnu", "/srv/tc", "/srv/tc/bin/as"),  # a directory link
+    ("/usr/local/share/perl/5.36.0", "/srv/p", "/srv/p/strict.pm"),
+])
+def test_a_link_is_judged_by_what_it_shows_where_it_lies(
+        lower: Path, tmp_path: Path, link: str, target: str, planted: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fourth cold attack: the stand-in rules judged an entry by its own path, so a
+    symlink sent the real file somewhere plain (/srv) while a tool found it through the
+    link. The link is judged by what it shows at its path; its twin, a link to a
+    harmless tree, is carried."""
+    put(lower, "/usr/bin/as", "x", mode=0o755)
+    put(lower, "/usr/share/perl/5.36/strict.pm")
+    upper = tmp_path / "upper"
+    put(upper, planted, "#!/bin/sh\nexit 0\n", mode=0o755)
+    (upper / link.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, upper / link.lstrip("/"))
+    put(upper, "/srv/docs/readme.txt")
+    os.symlink("/srv/docs", upper / "usr/x-docs")
+    review = _review(lower, upper)
+    assert link not in _carried(review)
+    assert f"{link} (" in (review.left_out_summary() or "")
+    assert "/usr/x-docs" in _carried(review)
+    if target != planted:  # a directory link: only the judgement through it catches it
+        assert "through this link" in (review.left_out_summary() or "")
+        monkeypatch.setattr(integrity, "_through_link", lambda *a, **k: None)
+        assert link in _carried(_review(lower, upper))
+
+
+@pytest.mark.parametrize("path", ["/node_modules/js-yaml/index.js",
+                                  "/root/.node_modules/js-yaml/index.js"])
+def test_node_modules_a_require_in_the_tests_would_find_are_left_out(
+        lower: Path, tmp_path: Path, path: str) -> None:
+    put(lower, "/root", None)
+    upper = tmp_path / "upper"
+    put(upper, path, "module.exports = {load: () => ({ok: true})}\n")
+    review = _review(lower, upper)
+    assert not [p for p in _carried(review) if "node_modules" in p]
+    assert "Node" in (review.left_out_summary() or "")
