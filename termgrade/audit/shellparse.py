@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -53,8 +54,20 @@ class ShellCommand:
 
 
 @cache
+def _language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_bash.language())
+
+
+_LOCAL = threading.local()
+
+
 def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    """This thread's parser: a tree-sitter ``Parser`` is not safe to share between threads
+    (``verify`` and ``grade`` audit tasks from worker threads)."""
+    parser: tree_sitter.Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = tree_sitter.Parser(_language())
+    return parser
 
 
 def parses(script: str) -> bool:
