@@ -18,6 +18,7 @@ the top-most paths the agent changed (``verify`` records the reference solution'
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import stat
 import time
@@ -243,6 +244,7 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
     if not review.links:
         return
     present: dict[str, UpperEntry] | None = None
+    ordered: list[str] | None = None
     bad: dict[str, str] = {}
     out: dict[str, str] = {}
     for path, host in review.links.items():
@@ -260,7 +262,9 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
         if present is None:
             present = {e.path: e for e in review.carried}
         if final in present:
-            why = _through_link(path, final, present, review.carried, lower, policy,
+            if ordered is None:
+                ordered = sorted(present)
+            why = _through_link(path, final, present, ordered, lower, policy,
                                 asked=transfer.asked(path))
             if why:
                 out[path] = why
@@ -289,7 +293,7 @@ out: a tree that large behind a link in a system tree is no plain deliverable)."
 
 
 def _through_link(link: str, final: str, present: dict[str, UpperEntry],
-                  carried: list[UpperEntry], lower: LowerView, policy: GradingPolicy, *,
+                  ordered: list[str], lower: LowerView, policy: GradingPolicy, *,
                   asked: bool) -> str | None:
     """Why the agent's work a carried link resolves to would stand in for something when
     seen at the link's path (where a tool looks), or None: a link judged by where it
@@ -297,8 +301,12 @@ def _through_link(link: str, final: str, present: dict[str, UpperEntry],
     link to ``/srv/as``, or ``/usr/<triplet>`` as a link to a directory holding ``bin/as``,
     is what a real file there would be."""
     target = present[final]
-    below = [target] if not target.is_dir else [
-        e for e in carried if e.path.startswith(final + "/")]
+    below = [target]
+    if target.is_dir:  # the carried paths under it: one range of the sorted paths ('0'
+        # follows '/'), so many directory links (a pnpm tree) cost no walk each
+        start = bisect.bisect_left(ordered, final + "/")
+        end = bisect.bisect_left(ordered, final + "0", start)
+        below = [present[p] for p in ordered[start:end]]
     if len(below) > MAX_THROUGH_LINK:
         return f"a link to {final}, a tree of over {MAX_THROUGH_LINK:,} entries"
     for entry in below:
