@@ -188,7 +188,8 @@ def review_layer(
             if known is None:
                 known = plain[parent] = parent not in engine and policy.plain_dir(parent)
             if known and not policy.named(entry.path) and entry.path not in engine.exact \
-                    and not ((transfer or standins) is not None and suspect_name(entry.path)):
+                    and not ((transfer or standins) is not None and (
+                        suspect_name(entry.path) or policy.tool_env.watched(entry.path))):
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
@@ -382,6 +383,10 @@ def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, to
             note = why or transfer.hint(entry.path)
             if note:
                 review.left_out_notes[entry.path] = note
+    elif why is not None:  # a stand-in inside a directory left out: said at its top
+        top = next((p for p in review.left_out_paths if entry.path.startswith(f"{p}/")), None)
+        if top is not None and top not in review.left_out_notes:
+            review.left_out_notes[top] = f"{entry.path} {why}"
 
 
 def _created(entry: UpperEntry, lower: LowerView, tops: _Tops) -> bool:

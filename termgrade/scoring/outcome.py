@@ -11,6 +11,7 @@ from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, Closure
 from termgrade.scoring.grader_procs import GraderProcs
 from termgrade.scoring.kept import KeptLayer, WorkStore
 from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.toolenv import ToolEnv
 from termgrade.scoring.transfer import TransferSet
 from termgrade.scoring.verifier import VerifierResult
 
@@ -73,6 +74,9 @@ class Scoring:
     """test.sh's PATH: the image's, then the grader's fixed directories."""
     keep_work: WorkStore | None = None
     """Where the carried work is kept (``grade --keep-work``); None: not kept."""
+    tool_env: ToolEnv = field(default=ToolEnv())
+    """What test.sh's environment (the image's ``ENV`` under the grader's) adds to the
+    image's tools' search paths and start-up reads."""
 
     @property
     def python(self) -> str | None:

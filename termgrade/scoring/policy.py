@@ -20,6 +20,7 @@ from functools import cached_property
 
 from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.scoring.pathset import PathSet
+from termgrade.scoring.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
 
 __all__ = [
@@ -56,6 +57,9 @@ class GradingPolicy:
     """The verifier's closure: paths mounted read-only in the scoring container."""
     path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
     grader: tuple[str, ...] = field(default=GRADER_OWNED)
+    tool_env: ToolEnv = field(default=ToolEnv())
+    """What test.sh's environment adds to the image's tools' search paths and start-up
+    reads (``PERL5LIB``, ``GIT_CONFIG_GLOBAL``...)."""
 
     @cached_property
     def _closure(self) -> PathSet:
@@ -67,12 +71,15 @@ class GradingPolicy:
 
     @classmethod
     def for_task(cls, task: Task, closure: tuple[str, ...] = (),
-                 path: str = VERIFIER_PATH) -> GradingPolicy:
+                 path: str = VERIFIER_PATH, tool_env: ToolEnv | None = None
+                 ) -> GradingPolicy:
         """``path``: the PATH test.sh runs with (the image's, then the grader's fixed
-        directories): every directory on it is one where a tool can be shadowed."""
+        directories): every directory on it is one where a tool can be shadowed.
+        ``tool_env``: what the rest of test.sh's environment adds."""
         path = task.config.verifier.env.get("PATH", path)
         return cls(closure=closure,
-                   path_dirs=tuple(p for p in path.split(":") if p.startswith("/")))
+                   path_dirs=tuple(p for p in path.split(":") if p.startswith("/")),
+                   tool_env=tool_env or ToolEnv())
 
     def grader_owned(self, path: str) -> bool:
         return path in self._grader

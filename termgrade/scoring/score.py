@@ -70,7 +70,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
     host (:mod:`termgrade.scoring.replay`). Every failure to score is the agent's, unless
     the engine itself stopped answering (unscored)."""
     policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
-                                    scoring.path)
+                                    scoring.path, scoring.tool_env)
     limit = task_limits(task).storage_mb << 20
     upper, lowers = agent_layer
     result = VerifierResult(reward=None, attested=scoring.attestable.attested)

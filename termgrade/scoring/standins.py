@@ -11,6 +11,7 @@ Each check looks at one entry's name and, for the few that need it, the image's 
 
 from __future__ import annotations
 
+import glob
 import os
 import posixpath
 import re
@@ -20,6 +21,7 @@ from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.policy import GradingPolicy
+from termgrade.scoring.toolenv import ToolEnv
 from termgrade.task import CONTAINER
 
 __all__ = [
@@ -61,11 +63,23 @@ SEARCH_PATHS: dict[str, tuple[str, ...]] = {
                         "/usr/lib/pkgconfig", "/usr/share/pkgconfig"),
     "Node module": ("/usr/local/lib/node_modules", "/usr/lib/node_modules",
                     "/usr/share/nodejs"),
+    "Ruby library": ("/usr/local/lib/site_ruby/*", "/usr/local/lib/*-linux-gnu/site_ruby",
+                     "/usr/local/lib/site_ruby", "/usr/lib/ruby/vendor_ruby/*",
+                     "/usr/lib/*-linux-gnu/ruby/vendor_ruby/*", "/usr/lib/ruby/vendor_ruby",
+                     "/usr/lib/ruby/*", "/usr/lib/*-linux-gnu/ruby/*"),
 }
 """Search paths an image tool reads in order (perl's ``@INC``, the C compiler's include
-path, pkg-config's, Node's global modules; ``*`` is one directory name): a file earlier
-in one that has the relative name of an image file later in it changes what the image's
-tool computes."""
+path, pkg-config's, Node's global modules, Ruby's ``$LOAD_PATH``; ``*`` is one directory
+name): a file earlier in one that has the relative name of an image file later in it
+changes what the image's tool computes."""
+_ENV_ONLY_DEFAULTS: dict[str, tuple[str, ...]] = {
+    "Python module": ("/usr/lib/python3*", "/usr/local/lib/python3*/dist-packages",
+                      "/usr/lib/python3/dist-packages"),
+    "linker input": ("/usr/lib/*-linux-gnu", "/lib/*-linux-gnu", "/usr/lib", "/lib"),
+}
+"""The built-in search path of a kind the stand-in review judges only where the
+environment adds directories to it (the verifier's own Python is its closure)."""
+NO_ENV = ToolEnv()
 _SEARCH_PREFIXES = ("/etc/perl/", "/usr/local/", "/usr/lib/", "/usr/share/", "/usr/include/")
 STARTUP_NAMES = frozenset({".bash_profile", ".bash_login", ".profile", ".bashrc",
                            ".bash_logout", ".zshenv", ".zprofile", ".zshrc", ".zlogin",
@@ -204,6 +218,9 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             and not _skeleton_copy(entry, lower):
         return ("a shell start-up file the task did not ask for (a login shell the tests "
                 "start would run it before the command they trust)")
+    read_by = policy.tool_env.read_unasked(path)
+    if read_by and not (asked or named):
+        return f"read on start by {read_by}, which the task did not ask for"
     if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)
                                  or _image_tool_path(path, lower)
                                  or _in_home_config(path)):
@@ -212,8 +229,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
                 "ask for")
     if name in PYTEST_CONFIGS and parent in TESTS_ANCESTORS:
         return f"pytest reads {path} (above the tests) as its configuration or code"
-    if path.startswith(_SEARCH_PREFIXES):
-        shadowed = _shadowed_in_search_path(path, lower)
+    if path.startswith(_SEARCH_PREFIXES) or policy.tool_env.under_search(path):
+        shadowed = _shadowed_in_search_path(path, lower, policy.tool_env)
         if shadowed:
             return shadowed
     link = stat.S_ISLNK(entry.mode)
@@ -363,11 +380,29 @@ def _expanded(pattern: str, layers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _shadowed_in_search_path(path: str, lower: LowerView) -> str | None:
+def _search_orders(env: ToolEnv) -> dict[str, tuple[tuple[str, ...], int]]:
+    """Each kind's search path: the environment's directories first (escaped: a pattern
+    names them), then the tool's built-in ones; and how many of its first directories
+    are judged (all of a built-in path; of :data:`_ENV_ONLY_DEFAULTS`, only the
+    environment's)."""
+    orders = {kind: (order, len(order)) for kind, order in SEARCH_PATHS.items()}
+    for kind, dirs in env.search:
+        escaped = tuple(glob.escape(d) for d in dirs)
+        if kind in orders:
+            builtin = orders[kind][0]
+            orders[kind] = ((*escaped, *builtin), len(escaped) + len(builtin))
+        else:
+            orders[kind] = ((*escaped, *_ENV_ONLY_DEFAULTS.get(kind, ())), len(escaped))
+    return orders
+
+
+def _shadowed_in_search_path(path: str, lower: LowerView,
+                             env: ToolEnv = NO_ENV) -> str | None:
     """Why ``path`` shadows an image file in a tool's search path (see
-    :data:`SEARCH_PATHS`), or None."""
-    for kind, order in SEARCH_PATHS.items():
-        for index, pattern in enumerate(order):
+    :data:`SEARCH_PATHS`, and the directories the environment adds:
+    :mod:`termgrade.scoring.toolenv`), or None."""
+    for kind, (order, judged) in _search_orders(env).items():
+        for index, pattern in enumerate(order[:judged]):
             depth = pattern.count("/")
             head = "/".join(path.split("/")[:depth + 1])
             if not _pattern_match(pattern, head) or head == path:

@@ -43,7 +43,7 @@ from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.score import NO_LAYERS, score_layer
 from termgrade.scoring.scoring_box import scoring_image, task_limits
 from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
-from termgrade.scoring.verifier import verifier_path
+from termgrade.scoring.verifier import tool_env_of, verifier_path
 from termgrade.scoring.warm import WARM
 from termgrade.task import Task
 
@@ -173,7 +173,8 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
         # pair was staged with them, not with this call's
         return act(pair, durations, started, Scoring(pair.closure, pair.module, attestable,
                                                      transfer, reference, pair.procs,
-                                                     spec.path, keep_work))
+                                                     spec.path, keep_work,
+                                                     tool_env_of(task, facts.env)))
     finally:
         if pair is not None and keep:
             pair.agent_box.halt(kill=True)  # kept stopped, for inspection

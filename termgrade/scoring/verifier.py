@@ -22,6 +22,7 @@ from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.grader_procs import LAUNCHERS
 from termgrade.scoring.policy import GRADER_DIR, TESTS_SOURCE
 from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.toolenv import ToolEnv
 from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
 from termgrade.task import CONTAINER, Task
 
@@ -88,6 +89,15 @@ def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
         **git,
         **task.config.verifier.env,
     }
+
+
+def tool_env_of(task: Task, image_env: list[str] | None) -> ToolEnv:
+    """What test.sh's environment (the image's ``ENV`` under :func:`verifier_env`'s
+    variables) adds to the image's tools' search paths and start-up reads."""
+    fixed = verifier_env(task, "")  # the grader's variables replace the image's
+    image = dict(e.split("=", 1) for e in image_env or [] if "=" in e)
+    return ToolEnv.from_env({k: v for k, v in image.items() if k not in fixed}
+                            | dict(task.config.verifier.env))
 
 
 def verifier_command(task: Task, python: str, bash: str = "/bin/bash",
