@@ -99,11 +99,13 @@ TOOL_CONFIG_PATHS = ("/etc/gitconfig", "/etc/gitattributes", "/etc/magic", "/etc
                      "/usr/libexec/gcc/", "/usr/lib/gcc-cross/", "/etc/default/locale",
                      "/etc/wgetrc", "/usr/lib/locale/", "/usr/lib/x86_64-linux-gnu/gconv/",
                      "/usr/lib/aarch64-linux-gnu/gconv/", "/etc/sqliterc",
-                     "/etc/ld.so.preload")
+                     "/etc/ld.so.preload", "/etc/pip.conf", "/etc/xdg/pip/", "/etc/uv/",
+                     "/etc/xdg/uv/")
 """System-wide configuration and data the image's tools and libc read unasked (git's
 system config, the magic file, a locale archive glibc reads before ``C.utf8``, iconv's
-modules), a path or a directory ending in ``/``."""
-_CONFIG_DIRS = ("/.config/git/",)
+modules, pip's and uv's: what a test-time ``pip install`` installs from), a path or a
+directory ending in ``/``."""
+_CONFIG_DIRS = ("/.config/git/", "/.config/pip/", "/.pip/", "/.config/uv/")
 MAKE_INCLUDE_DIRS = ("/usr/local/include", "/usr/gnu/include", "/usr/include")
 """Where make looks for an ``include``d makefile the tests' directory lacks."""
 _HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".def", ".tcc",
@@ -304,11 +306,12 @@ def _in_home(directory: str) -> bool:
 
 
 def _in_home_config(path: str) -> bool:
-    """Is ``path`` under a home's ``.config/git/`` (git reads it unasked)?"""
+    """Is ``path`` under a home's ``.config/git/`` (git reads it unasked), or pip's or
+    uv's configuration directory (what a test-time ``pip install`` installs from)?"""
     for home in ("/root/", "/home/"):
         if path.startswith(home):
             rest = path[len(home):] if home == "/root/" else path[len(home):].partition("/")[2]
-            return rest.startswith(".config/git/")
+            return rest.startswith((".config/git/", ".config/pip/", ".pip/", ".config/uv/"))
     return False
 
 

@@ -328,6 +328,11 @@ def test_a_log_symlinked_to_a_standard_stream_is_carried(lower: Path, tmp_path: 
     ("/root/.config/git/attributes", "an image tool reads unasked"),
     ("/root/.magic.mgc", "an image tool reads unasked"),
     ("/usr/lib/locale/locale-archive", "an image tool reads unasked"),
+    # a test-time `pip install` / `uv pip install` would install from the agent's index
+    ("/etc/pip.conf", "an image tool reads unasked"),
+    ("/root/.config/pip/pip.conf", "an image tool reads unasked"),
+    ("/root/.pip/pip.conf", "an image tool reads unasked"),
+    ("/root/.config/uv/uv.toml", "an image tool reads unasked"),
 ])
 def test_files_the_python_startup_or_an_image_tool_reads_unasked_are_left_out(
         lower: Path, tmp_path: Path, path: str, why: str) -> None:
