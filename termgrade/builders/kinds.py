@@ -162,6 +162,7 @@ register_repo_kind(RepoKind(
     rows=(RowKind("sft", f"{_B}.rows:SftRow", ("trial_id",)),
           RowKind("episodes", f"{_B}.rows:EpisodeRow", ("trial_id",)),
           RowKind("traces", f"{_B}.rows:TraceRow", ("trial_id",))),
+    checks=("termgrade.validate.trajectories_check:check_trajectories",),
 ))
 
 register_repo_kind(RepoKind(

@@ -215,6 +215,11 @@ SFT_COLUMNS: list[Column] = [
         "messages (an infrastructure error, a synthetic trial).")),
     FromTrial("messages", list[ChatMessage], copied=False,
               description="SFT-ready chat messages."),
+    ("tools", LargeStr | None,
+     "The tool schemas (OpenAI form, a JSON list) the trial's scaffold offered the model, "
+     "exactly as sent: what a chat template needs beside messages (TRL's SFTTrainer reads "
+     "this column, JSON text included). Null for a scaffold whose turns are text "
+     "(terminus-2) and one not registered here (oracle, nop, a Harbor agent)."),
 ]
 
 _HARBOR_COLUMNS: list[Column] = [

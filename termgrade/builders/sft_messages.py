@@ -13,6 +13,12 @@ the model wrote (possibly malformed). Chat templates take it in one of three con
 
 ``tests/builders/test_sft_chat_template.py`` renders a trial through a local template of each
 convention and checks that every call's arguments appear encoded exactly once.
+
+The rows keep the wire form; the parsed form is one step on the loaded dataset,
+:func:`with_parsed_arguments` (``datasets``' ``Json`` feature holds a mapping whose keys
+differ from call to call, where an Arrow struct would give every call every key). The
+row's ``tools`` column (JSON text) goes to the template as ``tools=json.loads(...)``; TRL's
+``SFTTrainer`` reads it as it is (``tests/builders/test_sft_trl.py``).
 """
 
 from __future__ import annotations
@@ -60,6 +66,20 @@ def malformed_calls(messages: Iterable[Mapping[str, Any]]) -> list[str]:
     return [str(call.get("id")) for message in messages
             for call in message.get("tool_calls") or []
             if not isinstance(_parsed(call["function"]["arguments"]), dict)]
+
+
+def with_parsed_arguments(dataset: Any) -> Any:
+    """An ``sft`` :class:`datasets.Dataset` whose tool calls carry ``function.arguments`` as a
+    mapping (:func:`with_argument_mappings` on every row; a malformed call stays the model's
+    text), for a template that ``tojson``s or iterates arguments: pass the result to the
+    trainer in place of the loaded rows. Stored as ``datasets.Json``, so each call keeps
+    exactly its own keys."""
+    from datasets import Json
+
+    features = dataset.features.copy()
+    features["messages"].feature["tool_calls"].feature["function"]["arguments"] = Json()
+    return dataset.map(lambda row: {"messages": with_argument_mappings(row["messages"])},
+                       features=features)
 
 
 def for_template(messages: Iterable[Mapping[str, Any]], convention: str) -> list[dict[str, Any]]:

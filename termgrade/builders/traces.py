@@ -6,8 +6,9 @@ read December 2026). A trace is one JSONL file per session:
 
 * line 1, the session header: ``{"type": "session", "harness": ..., "id": ...}`` with an
   optional ``name`` and any extra metadata (ignored by the viewer). Ours: ``harness``
-  ``termgrade``, ``id`` the trial id, ``name`` task / model / attempt, and the trial's
-  outcome and configuration as metadata (:func:`session_header`);
+  ``termgrade``, ``id`` the trial id, ``name`` task / model / attempt, the trial's
+  outcome and configuration as metadata, and the ``tools`` its scaffold offered
+  (:func:`session_header`);
 * every further line one message in an envelope, ``{"type": "message", "message": {...}}``:
   ``role`` (``user`` / ``assistant`` / ``system`` / ``tool``) and ``content`` (text, may be
   empty) required; optional ``reasoningContent``, ``toolCalls``
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from termgrade.builders.trajectory_rows import tool_definitions
 from termgrade.core.version import __version__
 
 Row = dict[str, Any]
@@ -86,10 +88,14 @@ def atif_rel(task_id: str, trial_id: str) -> str:
 
 
 def session_header(trial: Row) -> Row:
-    """The STS header line of one trial (a TrialRecord as a JSON-mode dict)."""
+    """The STS header line of one trial (a TrialRecord as a JSON-mode dict). ``tools``:
+    the tool schemas the trial's scaffold offered (the ``sft`` row's ``tools``, as a list),
+    null where it offers none."""
+    tools = tool_definitions(trial["scaffold"])
     return {"type": "session", "harness": HARNESS, "id": trial["trial_id"],
             "name": f"{trial['task_id']} / {trial['model']} / attempt {trial['attempt']}",
-            **{key: trial.get(key) for key in SESSION_METADATA}}
+            **{key: trial.get(key) for key in SESSION_METADATA},
+            "tools": json.loads(tools) if tools is not None else None}
 
 
 def sts_message(message: Row, model: str) -> Row:

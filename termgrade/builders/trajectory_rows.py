@@ -47,9 +47,11 @@ def messages_from_episode(steps: list[Row]) -> list[Row]:
     return messages
 
 
-def _tool_definitions(scaffold: str) -> str | None:
+def tool_definitions(scaffold: str) -> str | None:
     """The tools (OpenAI form, JSON) a scaffold offered the model: a chat template needs them
-    (``tools=``) to render the ``sft`` messages of a tool-calling scaffold. Null for a
+    (``tools=``) to render the ``sft`` messages of a tool-calling scaffold, so the ``sft`` row
+    carries them as ``tools`` (what TRL's ``SFTTrainer`` reads beside ``messages``) and the
+    ``episodes`` row as Harbor's ``tool_definitions`` (the same text). Null for a
     scaffold whose turns are text (terminus-2: JSON in the reply, the format in the first
     user message) and for one not registered here (oracle, nop, a Harbor agent)."""
     from termgrade.agent.scaffolds import registered
@@ -145,6 +147,7 @@ def trajectory_row(trial: Row, messages: list[Row], instruction: str,
     _spans(steps, messages)
     n_agent = sum(1 for s in steps if s["source"] == "agent")
     model: str = trial["model"]
+    tools = tool_definitions(trial["scaffold"])
     return {
         **{key: (join or {}).get(key) for key in JOIN_KEYS},
         "messages_source": _messages_source(trial, messages),
@@ -152,13 +155,14 @@ def trajectory_row(trial: Row, messages: list[Row], instruction: str,
         "failed_tests": [t["name"] for t in trial["tests"] if t["outcome"] in FAILED_OUTCOMES],
         "steps": steps,
         "messages": messages,
+        "tools": tools,
         "model_provider": trial.get("model_provider") or (
             model.split("/", 1)[0] if "/" in model else None),
         "date": trial["started_at"],
         "episode": f"episode-{max(n_agent - 1, 0)}",
         "run_id": trial.get("job_id") or trial["source"],
         "result": _result(trial),
-        "tool_definitions": _tool_definitions(trial["scaffold"]),
+        "tool_definitions": tools,
         "instruction": instruction,
         "verifier_output": trial.get("verifier_output"),
         "trace_source": "main",
