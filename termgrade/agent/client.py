@@ -27,6 +27,7 @@ from typing import Any
 import httpx2
 
 from termgrade.agent.errors import ContextLengthError, EndpointError, RequestRejected
+from termgrade.agent.tokens import token_request
 from termgrade.core.errors import OptionError
 from termgrade.core.retry import RETRYABLE_STATUS, RetryEvent, RetryPolicy
 from termgrade.core.settings import SETTINGS
@@ -74,6 +75,10 @@ class Endpoint:
     """Requests in flight at once, per process."""
     extra_body: tuple[tuple[str, Any], ...] = ()
     """Extra request fields (e.g. ``("top_p", 0.95)``), sent as given."""
+    token_detail: str | None = None
+    """``grade --logprobs`` / ``--token-ids``: ask for each sampled token's log probability
+    (and id) and record them (:mod:`termgrade.agent.tokens`); None asks for neither. Not
+    part of the scaffold's digest: it changes what is recorded, not what is sampled."""
 
     @property
     def url(self) -> str:
@@ -145,6 +150,7 @@ class ChatClient:
         # tool_choice without tools.
         offered = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
         body = {"model": self.endpoint.model, "messages": list(messages), **offered,
+                **token_request(self.endpoint.token_detail),
                 **dict(self.endpoint.extra_body), **(params or {})}
         payload = json.dumps(body).encode("utf-8")
         began = time.monotonic()

@@ -30,7 +30,8 @@ from termgrade.agent.scaffold import (
     truncate_output,
 )
 from termgrade.agent.shell import run_command
-from termgrade.records.trial import EpisodeStep, TurnMetrics
+from termgrade.agent.tokens import token_turn
+from termgrade.records.trial import EpisodeStep, TokenTurn, TurnMetrics
 from termgrade.sandbox.base import Sandbox
 
 NO_TOOL_CALL = ("Your reply had no tool call. Use the `bash` tool to run a command, or call "
@@ -59,6 +60,8 @@ class Transcript:
     """The conversation as last sent, plus the final reply: the SFT form."""
     steps: list[EpisodeStep] = field(default_factory=list)
     per_turn: list[TurnMetrics] = field(default_factory=list)
+    token_turns: list[TokenTurn] = field(default_factory=list)
+    """With ``Endpoint.token_detail``: each reply's tokens as the endpoint sampled them."""
     stop_reason: str = StopReason.MAX_TURNS
     endpoint_error: str | None = None
     endpoint_fatal: bool = False
@@ -75,6 +78,14 @@ class Transcript:
     def total(self, key: str) -> int | None:
         values = [getattr(t, key) for t in self.per_turn if getattr(t, key) is not None]
         return sum(values) if values else None
+
+    def add_reply(self, client: ChatClient, completion: Completion, turn: int,
+                  message: dict[str, Any]) -> None:
+        """Append the assistant ``message`` of ``completion``, and its tokens when the
+        endpoint was asked for them."""
+        if client.endpoint.token_detail is not None:
+            self.token_turns.append(token_turn(completion.response, turn, len(self.messages)))
+        self.messages.append(message)
 
 
 @dataclass
@@ -204,7 +215,7 @@ class Episode:
         """Record the reply and run its calls; (had a valid call, called finish)."""
         script = self.transcript
         message = completion.message
-        script.messages.append(_assistant(message))
+        script.add_reply(self.client, completion, turn, _assistant(message))
         calls = _parse_calls(message)
         commands: list[str] = []
         observations: list[str] = []

@@ -20,6 +20,7 @@ import httpx2
 from termgrade.agent.client import Endpoint, is_loopback
 from termgrade.agent.errors import EndpointUnusableError
 from termgrade.agent.scaffold import TOOLS
+from termgrade.agent.tokens import token_request
 
 PROBE_TIMEOUT = httpx2.Timeout(60.0, connect=10.0)
 _URL_FIX = "pass the API root with its scheme, e.g. --base-url http://127.0.0.1:8000/v1"
@@ -98,9 +99,10 @@ def _check_models(http: httpx2.Client, endpoint: Endpoint) -> None:
 def _check_tools(http: httpx2.Client, endpoint: Endpoint,
                  tools: Sequence[dict[str, Any]]) -> None:
     offered = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
+    asked = token_request(endpoint.token_detail)  # a server refusing them fails here, once
     body: dict[str, Any] = {
         "model": endpoint.model, "messages": [{"role": "user", "content": "Say OK."}],
-        **offered, **dict(endpoint.extra_body), "max_tokens": 1}
+        **offered, **asked, **dict(endpoint.extra_body), "max_tokens": 1}
     reply = _request(http, endpoint, "POST", endpoint.url, body)
     if reply.status_code == 400 and "max_tokens" in reply.text:
         body.pop("max_tokens")  # a provider that wants max_completion_tokens instead
@@ -113,6 +115,11 @@ def _check_tools(http: httpx2.Client, endpoint: Endpoint,
             endpoint.url, f"does not accept tool calls (HTTP {status}: {text})",
             fix="serve the model with tool calling on (vLLM: --enable-auto-tool-choice "
             "--tool-call-parser NAME); the scaffold needs it")
+    if asked and status in (400, 422) and ("logprob" in text or "token_id" in text):
+        raise EndpointUnusableError(
+            endpoint.url, f"refuses the token detail asked for (HTTP {status}: {text})",
+            fix="drop --token-ids (vLLM's return_token_ids: other servers may refuse it), "
+            "or --logprobs if the server gives no logprobs")
     if status in (400, 404, 405, 422):
         raise EndpointUnusableError(
             endpoint.url, f"refuses a one-turn chat request for model {endpoint.model!r} "

@@ -130,7 +130,7 @@ class TerminusEpisode:
                 return
             content = completion.message.get("content")
             reply = content if isinstance(content, str) else ""
-            script.messages.append(_assistant(completion.message, reply))
+            script.add_reply(self.client, completion, turn, _assistant(completion.message, reply))
             parsed = parse_turn(reply)
             if not parsed.valid:
                 script.invalid_turns += 1

@@ -95,6 +95,15 @@ def register(app: typer.Typer) -> None:
             False, "--keep-work", help="Keep each trial's carried work (what reached the "
             "verifier) in DIR/work, content-addressed, so `termgrade regrade` can score it "
             "again after a test changes."),
+        logprobs: bool = typer.Option(
+            False, "--logprobs", help="Ask the endpoint for each sampled token's log "
+            "probability (OpenAI's logprobs, top_logprobs 0) and record them per turn with "
+            "the finish reason (the trial's token_turns; the trajectories' episodes "
+            "column). An endpoint that gives none records nulls, never an error."),
+        token_ids: bool = typer.Option(
+            False, "--token-ids", help="--logprobs, and the sampled token ids too, with "
+            "vLLM's return_token_ids (a server that does not know the field may refuse "
+            "the request: a vLLM server only)."),
         keep_work_max_mb: int = typer.Option(
             DEFAULT_MAX_BYTES >> 20, "--keep-work-max-mb", min=1, help="The most carried "
             "work kept per trial (MiB); a trial over it keeps none and must be rerun to be "
@@ -118,7 +127,9 @@ def register(app: typer.Typer) -> None:
         scaffold_for(scaffold)  # an unknown name stops here, naming the known ones
 
         endpoint = Endpoint(base_url=base_url, model=model,
-                            api_key_env=key_variable(api_key_env), max_in_flight=in_flight)
+                            api_key_env=key_variable(api_key_env), max_in_flight=in_flight,
+                            token_detail="token-ids" if token_ids else
+                            "logprobs" if logprobs else None)
         config = ScaffoldConfig(max_turns=max_turns, command_timeout_s=command_timeout,
                                 wall_clock_s=time_limit, temperature=temperature,
                                 max_tokens=max_tokens)

@@ -93,6 +93,7 @@ def _add_transcript(record: TrialRecord, transcript: Transcript) -> None:
     record.messages_source = "chat"
     record.episode = transcript.steps
     record.per_turn = transcript.per_turn
+    record.token_turns = transcript.token_turns or None
     record.turns = sum(1 for step in transcript.steps if step.source == "agent")
     record.input_tokens = transcript.total("input_tokens")
     record.output_tokens = transcript.total("output_tokens")

@@ -76,6 +76,42 @@ class ChatMessage(_Record):
         None, description="The model's reasoning, when the endpoint returns it separately.")
 
 
+class TokenTurn(_Record):
+    """One assistant turn as the endpoint sampled it (``grade --logprobs``): the tokens it
+    returned, their log probabilities and ids, why it stopped, and what served it. Each
+    field is what the endpoint said, null where it said nothing (an endpoint without
+    logprobs gives only ``finish_reason``); the three token lists, when present, are as long
+    as each other and in sampling order."""
+
+    turn: Int32 = Field(ge=0, description="0-based turn index (per_turn's turn; for "
+                        "bash-tool the episode step's index).")
+    message_index: Int32 | None = Field(
+        None, ge=0, description="Index in the trial's messages (the sft row's messages) of "
+        "the assistant message this turn's reply became; null when it is not there.")
+    finish_reason: str | None = Field(
+        None, description="The choice's finish_reason (stop, tool_calls, length, ...).")
+    tokens: list[str] | None = Field(
+        None, description="The sampled tokens as the endpoint wrote them (logprobs.content[]"
+        ".token; with vLLM's return_tokens_as_token_ids, 'token_id:N').")
+    token_ids: list[int] | None = Field(
+        None, description="The sampled token ids, where the endpoint gives them (vLLM's "
+        "return_token_ids, or tokens of the form 'token_id:N'); null otherwise.")
+    logprobs: list[float] | None = Field(
+        None, description="The log probability of each sampled token, as returned.")
+    model: str | None = Field(None, description="The model the response names.")
+    system_fingerprint: str | None = Field(
+        None, description="The response's system_fingerprint (the serving configuration).")
+    model_revision: str | None = Field(
+        None, description="The served model's revision, where the response says (a "
+        "model_revision field).")
+    tokenizer_revision: str | None = Field(
+        None, description="The tokenizer's revision, where the response says (a "
+        "tokenizer_revision field).")
+    chat_template_digest: str | None = Field(
+        None, description="A digest of the chat template the endpoint applied, where the "
+        "response says (a chat_template_digest field).")
+
+
 class EpisodeStep(_Record):
     """One step of the full episode: what the agent said, typed, and saw."""
 
@@ -189,3 +225,7 @@ class TrialRecord(_Record):
         "again against the task's current tests (its trial_id, in the source run). The "
         "agent's side (messages, tokens, turns) is that trial's; the verdicts are new. Null "
         "for a graded trial.")
+    token_turns: list[TokenTurn] | None = Field(
+        None, description="`grade --logprobs`: each assistant turn as the endpoint sampled "
+        "it (tokens, ids, log probabilities, finish reason, what served it), null where the "
+        "endpoint said nothing. Null when not asked for (older files, ingests).")

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.scripted_logprobs import token_detail
+
 LOOPBACK = "127.0.0.1"
 STAND_IN_MODEL = "scripted-stand-in"
 
@@ -102,11 +104,14 @@ class ScriptedLLM:
     """
 
     def __init__(self, replies: Sequence[str], *, model: str = STAND_IN_MODEL,
-                 host: str = LOOPBACK, port: int = 0) -> None:
+                 host: str = LOOPBACK, port: int = 0, logprobs: bool = False) -> None:
         if not replies:
             raise ValueError("a scripted model needs at least one reply")
         self.replies = tuple(replies)
         self.model = model
+        self.logprobs = logprobs
+        """Answer ``logprobs`` (and vLLM's token-id extras) when asked
+        (:mod:`tests.support.scripted_logprobs`); False: ignore them, as a server without."""
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
@@ -139,7 +144,9 @@ class ScriptedLLM:
             "created": int(time.time()),
             "model": self.model,
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
+                         "message": {"role": "assistant", "content": content},
+                         **(token_detail({"content": content}, request)
+                            if self.logprobs else {})}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                       "total_tokens": prompt + completion,
                       "prompt_tokens_details": {"cached_tokens": cached}},

@@ -47,6 +47,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
+from tests.support.scripted_logprobs import token_detail
+
 LOOPBACK = "127.0.0.1"
 STAND_IN_MODEL = "scripted-tool-stand-in"
 """The model name the endpoint reports unless told otherwise: plainly not a real model."""
@@ -607,9 +609,14 @@ class ScriptedToolEndpoint:
     """
 
     def __init__(self, policy: Policy, *, model: str = STAND_IN_MODEL,
-                 faults: FaultPlan | None = None, host: str = LOOPBACK, port: int = 0) -> None:
+                 faults: FaultPlan | None = None, host: str = LOOPBACK, port: int = 0,
+                 logprobs: bool = False, revisions: dict[str, str] | None = None) -> None:
         self.policy = policy
         self.model = model
+        self.logprobs = logprobs
+        """Answer ``logprobs`` (and vLLM's token-id extras) when asked
+        (:mod:`tests.support.scripted_logprobs`); False: ignore them, as a server without."""
+        self.revisions = dict(revisions or {})
         self.faults = faults or FaultPlan()
         self.requests: list[dict[str, Any]] = []
         self.responses: list[Answer] = []
@@ -661,10 +668,12 @@ class ScriptedToolEndpoint:
             "model": self.model,
             "system_fingerprint": "scripted-stand-in",
             "choices": [{"index": 0, "finish_reason": reply.reason, "message": message,
-                         "logprobs": None}],
+                         "logprobs": None,
+                         **(token_detail(message, request) if self.logprobs else {})}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                       "total_tokens": prompt + completion,
                       "prompt_tokens_details": {"cached_tokens": cached}},
+            **self.revisions,
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
