@@ -42,6 +42,10 @@ class ReferenceRecord(BaseModel):
         default_factory=list,
         description="Absolute container paths the reference solution changed (top-most "
                     "changed entries; the grader's transfer set includes them).")
+    verifier_changes: list[str] | None = Field(
+        None, description="The image's files changed while the reference's tests ran (its "
+                          "program's and the tests' own changes); None: not recorded (a "
+                          "record older than this field), so none is judged.")
     attested: bool = Field(
         True, description="Could the reference run be attested (every decision covered by "
                           "an attested pytest session)?")

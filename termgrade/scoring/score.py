@@ -20,6 +20,7 @@ from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring import attestation as attest
 from termgrade.scoring import engine_moments as moments
 from termgrade.scoring.carry import carry_work
+from termgrade.scoring.during import image_changes, unexplained
 from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
@@ -28,6 +29,7 @@ from termgrade.scoring.outcome import RunOutcome, Scoring
 from termgrade.scoring.pathset import MarkedDirs
 from termgrade.scoring.phases import timed
 from termgrade.scoring.policy import GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.scoring_box import task_limits
 from termgrade.scoring.transfer import TransferSet
 from termgrade.scoring.verifier import (
@@ -102,7 +104,9 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                     _hand_over(score_box)
                 _verify(score_box, task, policy, scoring, attest.new_key(), result, limit,
                         transfer_roots(review, scoring.transfer),
-                        ldconfig=needs_ldconfig(review.carried), durations=durations)
+                        ldconfig=needs_ldconfig(review.carried), durations=durations,
+                        carried=frozenset([*(e.path for e in review.carried),
+                                           *review.deleted]))
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, durations=durations, kept=seen.kept,
@@ -182,7 +186,8 @@ def _hand_over(score_box: Sandbox) -> None:
 
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, roots: list[str] | None = None, *,
-            ldconfig: bool = False, durations: dict[str, float] | None = None) -> None:
+            ldconfig: bool = False, durations: dict[str, float] | None = None,
+            carried: frozenset[str] = frozenset()) -> None:
     durations = {} if durations is None else durations
     with timed(durations, "broker"):
         prepared = _before_tests(box, scoring, key, result, limit, ldconfig)
@@ -208,7 +213,8 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     result.duration_s = time.monotonic() - began
     durations["verify"] = result.duration_s
     with timed(durations, "decision"):
-        _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache)
+        _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
+                carried)
 
 
 def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
@@ -234,8 +240,9 @@ def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierRe
 
 def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
-            exceeded: int | None, cache: str | None) -> None:
-    """From test.sh's run, the signed record and B's outputs: the reward."""
+            exceeded: int | None, cache: str | None, carried: frozenset[str]) -> None:
+    """From test.sh's run, the signed record and B's outputs: the reward. ``carried``: the
+    paths of the agent's work carried into B before it started."""
     weights = read_weights(task)
     timeout = task.config.verifier.timeout_sec
     layer = box.writable_layer()
@@ -266,17 +273,50 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                     f"{run.output[-300:]!r})")
     if layer:  # what the verifier's processes (agent code run by the tests) changed
         # (a verify-time install target is the broker's to judge: termgrade_broker.Writable)
-        after = review_layer(walk_upper(layer[0]), LowerView(layer[1]), policy,
-                             grader_paths=(GRADER_RUN_DIR, str(CONTAINER.verifier_dir),
-                                           *box.engine_paths(),
-                                           *install_roots(task, scoring.closure)),
+        grader = (GRADER_RUN_DIR, str(CONTAINER.verifier_dir), str(CONTAINER.logs_dir),
+                  str(CONTAINER.tests_dir), *box.engine_paths(),
+                  *install_roots(task, scoring.closure))
+        entries = list(walk_upper(layer[0]))
+        after = review_layer(entries, LowerView(layer[1]), policy, grader_paths=grader,
                              standins=scoring.transfer)
         result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
+        _judge_image_changes(result, image_changes(
+            entries, LowerView(layer[1]), carried=carried, transfer=scoring.transfer,
+            skip=grader), scoring.reference)
     if scoring.attestable.attested:
         decide(result, record, weights, scoring.reference)
         result.attested = True  # the task's property: a 0 here is an attested 0
     else:
         decide_unattested(result, record)
+
+
+def _judge_image_changes(result: VerifierResult, changed: list[tuple[str, bool]],
+                         reference: ReferenceRecord | None) -> None:
+    """The image's files changed while the tests ran (:mod:`termgrade.scoring.during`):
+    one a later test or tool trusts that the reference's run did not change is a finding;
+    the rest, and all of them without a recorded reference, are said."""
+    result.image_changes = [path for path, _ in changed]
+    known = reference.verifier_changes if reference is not None else None
+    if known is None:
+        said = result.image_changes
+        why = "not judged: no reference run recorded what its tests change"
+    else:
+        extra = unexplained(result.image_changes, known)
+        bad = [p for p, trusts in changed if trusts and p in extra]
+        result.tampered += [
+            f"M {p}: an image file changed while the tests ran, which the reference "
+            "solution's run did not change (agent code the tests ran rewrote what a later "
+            "test or tool reads)" for p in bad[:MAX_LISTED_CHANGES]]
+        said = [p for p in extra if p not in bad]
+        why = "data the reference's run did not change, not judged"
+    if said:
+        more = f" and {len(said) - MAX_LISTED_CHANGES} more" \
+            if len(said) > MAX_LISTED_CHANGES else ""
+        result.output += (f"\ntermgrade: the image's files changed while the tests ran ({why}): "
+                          f"{', '.join(said[:MAX_LISTED_CHANGES])}{more}\n")
+
+
+MAX_LISTED_CHANGES = 20
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:

@@ -184,6 +184,10 @@ class VerifierResult:
     short repr and printed output (:meth:`Attestation.evidence`, bounded). Display data,
     set only on attestable tasks (an unattestable task's pytest runs agent code that could
     forge it); the reward never reads it."""
+    image_changes: list[str] = field(default_factory=list)
+    """The image's files changed while the tests ran (:mod:`termgrade.scoring.during`);
+    what ``verify`` records of the reference's run, to tell the tests' own changes from
+    agent code's."""
 
     @property
     def passed(self) -> bool:

@@ -254,8 +254,10 @@ def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRec
         return None
     run = passed[-1]
     assert run.verifier is not None
+    changes = sorted({p for r in passed if r.verifier for p in r.verifier.image_changes})
     record = ReferenceRecord(task_digest=digest, tests=dict(run.verifier.outcomes),
                              footprint=reference_footprint(getattr(run, "footprint", None) or []),
+                             verifier_changes=changes,
                              attested=run.verifier.attested,
                              attest_reason=None if run.verifier.attested else
                              (run.verifier.failure or "the reward did not come from attested "
