@@ -114,3 +114,32 @@ def token_turn(response: dict[str, Any], turn: int, message_index: int | None) -
         model=_text(response.get("model")),
         system_fingerprint=_text(response.get("system_fingerprint")),
         **{name: _text(response.get(name)) for name in REVISION_FIELDS})
+
+
+REPLACEMENT = "\ufffd"
+"""What a decoder writes for a token that is part of a UTF-8 sequence (not comparable)."""
+
+
+def tokenizer_disagreements(tokenizer: Any, turns: list[TokenTurn],
+                            limit: int = 10) -> list[str]:
+    """Where ``tokenizer`` (a ``transformers`` tokenizer: the one a run trains with) reads
+    the recorded token ids otherwise than the server that sampled them: each id decoded
+    alone should give the token text the server returned beside it. A token the server
+    wrote as ``token_id:N``, or either side decoding to part of a UTF-8 character, is
+    skipped; turns without both ids and texts say nothing. Empty: they agree (at most
+    ``limit`` disagreements are named)."""
+    found: list[str] = []
+    for turn in turns:
+        if not turn.token_ids or not turn.tokens or len(turn.token_ids) != len(turn.tokens):
+            continue
+        for position, (token_id, text) in enumerate(zip(turn.token_ids, turn.tokens,
+                                                        strict=True)):
+            if _ID_TOKEN.fullmatch(text) or REPLACEMENT in text:
+                continue
+            ours = tokenizer.decode([token_id])
+            if REPLACEMENT not in ours and ours != text:
+                found.append(f"turn {turn.turn}, token {position}: id {token_id} is "
+                             f"{ours!r} here, {text!r} where it was sampled")
+                if len(found) >= limit:
+                    return found
+    return found

@@ -184,8 +184,11 @@ def test_a_graded_trials_tokens_reach_load_dataset_unchanged(tmp_path: Path) -> 
     both.write_text(json.dumps(asked) + "\n" + json.dumps(unasked) + "\n")
     repo = tmp_path / "traj"
     build_trajectories(repo, trials=both, task_roots=[ROOT / "environments"])
-    episodes = {r["trial_id"]: r for r in load_dataset(str(repo), "episodes", split="train")}
-    sft = {r["trial_id"]: r for r in load_dataset(str(repo), "sft", split="train")}
+    cache = str(tmp_path / "hf-cache")  # datasets 5.2 keys a local folder's cache by name
+    episodes = {r["trial_id"]: r for r in load_dataset(str(repo), "episodes", split="train",
+                                                       cache_dir=cache)}
+    sft = {r["trial_id"]: r for r in load_dataset(str(repo), "sft", split="train",
+                                                  cache_dir=cache)}
     assert episodes[asked["trial_id"]]["token_turns"] == turns  # lossless, floats exact
     assert episodes[unasked["trial_id"]]["token_turns"] is None
     for turn in turns:  # the join the card describes: trial_id, then message_index
@@ -233,3 +236,20 @@ def test_validate_checks_token_turns(tmp_path: Path, make_task: Any,
                            secrets=False, cache=False)
     found = [f.message for f in report.findings if f.check == "trajectories"]
     assert found and said in found[0], found
+
+
+def test_a_tokenizer_that_reads_the_sampled_ids_otherwise_is_named() -> None:
+    from termgrade.agent.tokens import tokenizer_disagreements
+    from tests.support.tiny_tokenizer import tiny_tokenizer, tiny_tokenizer_with
+
+    served = tiny_tokenizer()
+    text = '{"name": "bash", "arguments": {"command": "ls -la /app"}}'
+    ids = served.encode(text, add_special_tokens=False)
+    turn = TokenTurn(turn=0, token_ids=ids, tokens=[served.decode([i]) for i in ids],
+                     logprobs=[-0.5] * len(ids))
+    assert "".join(turn.tokens or []) == text
+    assert tokenizer_disagreements(served, [turn]) == []
+    other = tiny_tokenizer_with("<extra_0>", "<extra_1>")  # ids shift: another vocabulary
+    found = tokenizer_disagreements(other, [turn])
+    assert found and "where it was sampled" in found[0]
+    assert tokenizer_disagreements(other, [TokenTurn(turn=0, tokens=["a"])]) == []

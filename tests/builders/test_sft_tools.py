@@ -54,7 +54,7 @@ def repo(make_task: MakeTask, tmp_path: Path) -> Path:
 
 def _sft(repo: Path) -> Any:
     return load_dataset("parquet", data_files=str(repo / "data" / "sft" / "*.parquet"),
-                        split="train")
+                        split="train", cache_dir=str(repo.parent / "hf-cache"))
 
 
 def test_every_sft_row_carries_its_scaffolds_tools(repo: Path) -> None:

@@ -55,7 +55,9 @@ def test_sft_rows_straight_into_trl_train_with_the_tool_schemas(
     repo = tmp_path / "traj"
     build_trajectories(repo, trials=write_trials(tmp_path / "t.jsonl", [bash_tool_trial(1)]),
                        task_roots=[tasks])
-    sft = load_dataset(str(repo), "sft", split="train")  # the card's config, as a user loads it
+    # The card's config, as a user loads it. A cache of its own: datasets 5.2 keys a local
+    # folder's cache by its name and files, so another test's "traj" would be read back.
+    sft = load_dataset(str(repo), "sft", split="train", cache_dir=str(tmp_path / "hf-cache"))
     trainer = _tiny_trainer(sft, tmp_path / "out")
     text = _text(trainer, 0)
     system = text.split("</tools>")[0]
