@@ -15,6 +15,9 @@ want=$(sha256sum < pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing termgrade[dev] into .venv"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  # the dev extra's trl/accelerate need torch: the CPU wheel first (scripts/ensure_train_cpu.sh
+  # pins the same), or the resolver takes PyPI's default torch with 3 GB of CUDA wheels
+  .venv/bin/python -m pip install -q "${TERMGRADE_TORCH_CPU:-torch==2.13.0}"
   .venv/bin/python -m pip install -q -e '.[dev]'
   echo "$want" > "$stamp"
 fi
