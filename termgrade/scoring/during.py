@@ -8,12 +8,16 @@ too (a test that edits a configuration, a database a test starts writes its file
 no byte says who wrote. The reference solution's run says which: the image files changed
 while *its* tests ran are the tests' own (or its program's, which the task accepts). So:
 
-- with a reference record that lists them, an image file a later test or tool trusts
-  (:func:`trusted`: a program, a library, a file of the system trees, a start-up or tool
-  configuration, a path only the tests name) changed while an agent's tests ran, that the
-  reference's run did not change, is a finding (agent code rewrote what the tests read);
-  other data it did not change (a service's database pages) is said;
-- without one, the changes are said in the verifier's output, never zeroed.
+- installed software (a program, a library, an interpreter's source file, a file under
+  ``/usr`` or ``/etc/alternatives``: :class:`Trust`) changed while the tests ran is a
+  finding unless the reference's run changed it too: no test rewrites the image's
+  software;
+- with a reference record that lists its changes, an image file a later test or tool
+  trusts (a file of ``/etc``, a start-up or tool configuration, a path only the tests
+  name: their ground truth) changed beyond those is a finding (agent code rewrote what
+  the tests read); other data beyond them (a service's database pages) is said;
+- without one, the changes other than software are said in the verifier's output, never
+  zeroed (a test may write a configuration or its own input there).
 
 Scratch, logs, caches, the grader's paths, the verifier's install roots and the paths
 the task asks the agent to change are not judged (the carried work lives there).
@@ -24,12 +28,13 @@ from __future__ import annotations
 import posixpath
 import stat
 from collections.abc import Iterable
+from enum import IntEnum
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.standins import STARTUP_NAMES, TOOL_CONFIG_NAMES, is_shared_object
 from termgrade.scoring.transfer import ACCOUNT_FILES, SCRATCH, TransferSet
 
-__all__ = ["NOT_JUDGED", "image_changes", "trusted", "unexplained"]
+__all__ = ["NOT_JUDGED", "Trust", "image_changes", "trust", "unexplained"]
 
 NOT_JUDGED = (*SCRATCH, "/var/log", "/var/lib/systemd", "/etc/ld.so.cache", "/etc/mtab",
               "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/root/.bash_history",
@@ -43,12 +48,20 @@ def _under(path: str, prefixes: Iterable[str]) -> bool:
     return any(path == p or path.startswith(f"{p.rstrip('/')}/") for p in prefixes)
 
 
+class Trust(IntEnum):
+    """How far a later test or tool trusts an image file (see :func:`trust`)."""
+
+    DATA = 0
+    TRUSTED = 1
+    SOFTWARE = 2
+
+
 def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
                   carried: frozenset[str], transfer: TransferSet | None,
-                  skip: tuple[str, ...]) -> list[tuple[str, bool]]:
+                  skip: tuple[str, ...]) -> list[tuple[str, Trust]]:
     """The image's files (and symlinks) that B's layer changed or deleted beyond what was
-    carried into it before B started, each with whether a later test or tool trusts it
-    (:func:`trusted`), sorted by path. ``skip``: the grader's own paths."""
+    carried into it before B started, each with how far a later test or tool trusts it
+    (:func:`trust`), sorted by path. ``skip``: the grader's own paths."""
     changed = []
     for entry in entries:
         path = entry.path
@@ -62,25 +75,35 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
             continue  # created while the tests ran: the stand-in review's to judge
         if transfer is not None and transfer.carries_changes(path):
             continue  # where the task asks for the agent's changes: its outputs
-        changed.append((path, trusted(path, below.st_mode | (0 if entry.whiteout
-                                                            else entry.mode), transfer)))
+        mode = below.st_mode | (0 if entry.whiteout else entry.mode)
+        changed.append((path, trust(path, mode, transfer)))
     return sorted(changed)
 
 
-SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-"""Where the image's tools, libraries and their configuration live."""
+SOFTWARE_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                  "/etc/alternatives")
+"""Where the image's installed software lives: no test rewrites it."""
+SYSTEM_TREES = (*SOFTWARE_TREES, "/etc")
+"""And the system's configuration."""
+CODE_SUFFIXES = frozenset({".py", ".pyc", ".pm", ".pmc", ".pl", ".rb", ".js", ".mjs", ".cjs",
+                           ".sh", ".bash", ".lua", ".php", ".tcl", ".jar", ".class", ".so"})
 
 
-def trusted(path: str, mode: int, transfer: TransferSet | None) -> bool:
-    """Would a later test or tool trust this image file: a program or library (an exec
-    bit before or after, a shared object's name), a file of the system trees (tools and
-    their configuration), a start-up or tool configuration file in a home, or a path only
-    the tests name (their ground truth)? Other data (a service's database pages, a
-    project's files) the tests read as the agent's service left it."""
+def trust(path: str, mode: int, transfer: TransferSet | None) -> Trust:
+    """``SOFTWARE``: code (an exec bit before or after, a shared object, a source file an
+    interpreter runs) or a file of the installed software trees (``/usr``,
+    ``/etc/alternatives``...): tests never rewrite it. ``TRUSTED``: a file of ``/etc``, a
+    start-up or tool configuration in a home, or a path only the tests name (their ground
+    truth): a test may write one, so the reference's run tells. ``DATA``: anything else
+    (a service's database pages), which the tests read as the agent's service left it."""
     name = posixpath.basename(path)
-    return bool(mode & 0o111) or is_shared_object(name) or _under(path, SYSTEM_TREES) \
-        or name in STARTUP_NAMES or name in TOOL_CONFIG_NAMES \
-        or (transfer is not None and transfer.tests_only(path))
+    if mode & 0o111 or is_shared_object(name) or posixpath.splitext(name)[1] in CODE_SUFFIXES \
+            or _under(path, SOFTWARE_TREES):
+        return Trust.SOFTWARE
+    if _under(path, SYSTEM_TREES) or name in STARTUP_NAMES or name in TOOL_CONFIG_NAMES \
+            or (transfer is not None and transfer.tests_only(path)):
+        return Trust.TRUSTED
+    return Trust.DATA
 
 
 def unexplained(changed: list[str], reference: Iterable[str]) -> list[str]:

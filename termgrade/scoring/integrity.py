@@ -49,6 +49,12 @@ MAX_FOOTPRINT = 500
 """Top-most changed paths kept as a run's footprint (``verify`` records the reference's)."""
 MAX_LISTED_LEFT_OUT = 20
 """Top-most left-out paths named in a result; the count covers all of them."""
+QUIET_LEFT_OUT = frozenset({
+    "/etc/passwd-", "/etc/group-", "/etc/shadow-", "/etc/gshadow-", "/etc/subuid-",
+    "/etc/subgid-", "/etc/.pwd.lock", "/etc/ld.so.cache", "/var/cache/ldconfig/aux-cache"})
+"""Backup, lock and cache files tools derive from what is merged or rebuilt (``useradd``'s
+``/etc/passwd-`` and lock, ``ldconfig``'s cache): an image file changed here is not
+carried and not listed as left out (B's own are made from what reaches it)."""
 DEFAULT_BUDGET_S = 30.0
 BUDGET_PER_ENTRY_S = 60e-6
 """The review's time budget grows by this much per entry walked (60 s a million): an
@@ -203,7 +209,9 @@ def review_layer(
             asked = task_set is not None and task_set.asked(entry.path)
             why = stands_in(entry, lower, policy, asked=asked,
                             named=task_set is not None and task_set.names(entry.path),
-                            created=created)
+                            created=created,
+                            changes=task_set is not None and task_set.carries_changes(
+                                entry.path))
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
                 hard = stands_in(entry, lower, policy, asked=True, named=True) is not None
@@ -370,6 +378,9 @@ def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, to
     such paths, with why (a stand-in) or a hint (a name the task's text uses)."""
     if review.held[-1:] != [entry.path]:
         review.held.append(entry.path)
+    if why is None and entry.path in QUIET_LEFT_OUT and not entry.is_dir:
+        tops.changed(entry.path)  # in the footprint, never said: derived, not work
+        return
     if entry.is_dir and why is not None:  # a stand-in directory: all of it stays out
         tops.dropped.add(entry.path)
     if hard and len(review.standins) < MAX_LISTED_FINDINGS:
@@ -380,7 +391,8 @@ def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, to
         tops.left_out.add(entry.path)
         if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
             review.left_out_paths.append(entry.path)
-            note = why or transfer.hint(entry.path)
+            note = why or transfer.hint(entry.path,
+                                        in_closure=tops.policy.in_closure(entry.path))
             if note:
                 review.left_out_notes[entry.path] = note
     elif why is not None:  # a stand-in inside a directory left out: said at its top

@@ -20,7 +20,7 @@ from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring import attestation as attest
 from termgrade.scoring import engine_moments as moments
 from termgrade.scoring.carry import carry_work
-from termgrade.scoring.during import image_changes, unexplained
+from termgrade.scoring.during import Trust, image_changes, unexplained
 from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
@@ -290,26 +290,24 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         decide_unattested(result, record)
 
 
-def _judge_image_changes(result: VerifierResult, changed: list[tuple[str, bool]],
+def _judge_image_changes(result: VerifierResult, changed: list[tuple[str, Trust]],
                          reference: ReferenceRecord | None) -> None:
     """The image's files changed while the tests ran (:mod:`termgrade.scoring.during`):
-    one a later test or tool trusts that the reference's run did not change is a finding;
-    the rest, and all of them without a recorded reference, are said."""
+    changed software, or with a recorded reference run a file a later test or tool trusts,
+    that the reference's run did not change, is a finding; the rest is said."""
     result.image_changes = [path for path, _ in changed]
     known = reference.verifier_changes if reference is not None else None
-    if known is None:
-        said = result.image_changes
-        why = "not judged: no reference run recorded what its tests change"
-    else:
-        extra = unexplained(result.image_changes, known)
-        bad = [p for p, trusts in changed if trusts and p in extra]
-        result.tampered += [
-            f"M {p}: an image file changed while the tests ran, which the reference "
-            "solution's run did not change (agent code the tests ran rewrote what a later "
-            "test or tool reads)" for p in bad[:MAX_LISTED_CHANGES]]
-        said = [p for p in extra if p not in bad]
-        why = "data the reference's run did not change, not judged"
+    extra = set(unexplained(result.image_changes, known or []))
+    floor = Trust.SOFTWARE if known is None else Trust.TRUSTED
+    bad = [p for p, level in changed if p in extra and level >= floor]
+    result.tampered += [
+        f"M {p}: an image file changed while the tests ran, which the reference solution's "
+        "run did not change (agent code the tests ran rewrote what a later test or tool "
+        "reads)" for p in bad[:MAX_LISTED_CHANGES]]
+    said = [p for p in result.image_changes if p in extra and p not in bad]
     if said:
+        why = ("not judged: no reference run recorded what its tests change" if known is None
+               else "data the reference's run did not change, not judged")
         more = f" and {len(said) - MAX_LISTED_CHANGES} more" \
             if len(said) > MAX_LISTED_CHANGES else ""
         result.output += (f"\ntermgrade: the image's files changed while the tests ran ({why}): "

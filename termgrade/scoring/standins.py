@@ -16,6 +16,7 @@ import os
 import posixpath
 import re
 import stat
+import sys
 from fnmatch import fnmatch
 from functools import lru_cache
 
@@ -141,7 +142,7 @@ def suspect_name(path: str) -> bool:
             or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
             or path.startswith(_SYSTEM_PREFIXES)
-            or name.endswith("._pth") or name == "pybuilddir.txt"
+            or name.endswith(("._pth", ".py", ".pyc")) or name == "pybuilddir.txt"
             or any(d in path for d in _CONFIG_DIRS)
             or name in (".git", ".hg", "node_modules", ".node_modules", ".node_libraries")
             or posixpath.dirname(path) in MAKE_INCLUDE_DIRS
@@ -182,7 +183,8 @@ def _image_text(lower: LowerView, path: str) -> str:
 
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
-              asked: bool, named: bool = False, created: bool = False) -> str | None:
+              asked: bool, named: bool = False, created: bool = False,
+              changes: bool = False) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
@@ -191,6 +193,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     file there, in a home the agent made, is what the task checks, not a stand-in.
     ``created``: the agent created it where the task asks for no changes: a directory it
     also made may be a new user's home (``/data/alice``).
+    ``changes``: the task asks for the agent's changes here (its working directory...):
+    the image's scripts there are the project the agent works on, not the tests' tools.
     """
     if entry.whiteout:
         return None
@@ -272,6 +276,77 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         shadowed = toolchain_shadow(path, entry.mode, lower)
         if shadowed:
             return shadowed
+    if not (asked or changes):
+        return beside_image_script(path, lower)
+    return None
+
+
+_MODULE_FILE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.py|\.pyc|(?:\.[A-Za-z0-9_-]+)?\.so)$")
+_PYTHON_SITE_DIRS = ("/usr/lib/python3/dist-packages", "/usr/local/lib/python3*/dist-packages",
+                     "/usr/local/lib/python3*/site-packages", "/usr/lib/python3*/site-packages")
+MAX_SCRIPT_HEAD = 256
+
+
+def beside_image_script(path: str, lower: LowerView) -> str | None:
+    """Why a created Python module (``hashlib.py``, ``hashlib/__init__.py``, an extension
+    module) with the name of one the image's Python imports (the standard library's or
+    an installed package's) stands in for it: it lies in a directory that holds an image
+    Python script, and Python puts a script's own directory first on ``sys.path``, so an
+    image checker or tool run there imports the agent's module. None otherwise."""
+    parent, name = posixpath.split(path)
+    match = _MODULE_FILE.match(name)
+    if name == "__init__.py":
+        parent, module = posixpath.split(parent)
+    elif match:
+        module = match.group(1)
+    else:
+        return None
+    if module not in _image_module_names(tuple(lower.lower_dirs)):
+        return None
+    script = _image_python_script(parent, tuple(lower.lower_dirs))
+    if script is None:
+        return None
+    return (f"a Python module named like the image's `{module}`, beside the image's Python "
+            f"script {script} (Python puts a script's directory first on sys.path)")
+
+
+@lru_cache(maxsize=16)
+def _image_module_names(layers: tuple[str, ...]) -> frozenset[str]:
+    """Top-level modules the image's Pythons import: the standard library's, and what its
+    site directories hold."""
+    lower = LowerView(list(layers))
+    names = set(sys.stdlib_module_names)
+    for pattern in _PYTHON_SITE_DIRS:
+        for directory in _expand(pattern, lower):
+            for entry in lower.listdir(directory):
+                stem = entry.split(".", 1)[0] if entry.endswith((".py", ".so")) else entry
+                if stem.isidentifier():
+                    names.add(stem)
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1024)
+def _image_python_script(directory: str, layers: tuple[str, ...]) -> str | None:
+    """An image file in ``directory`` that Python runs as a script (a ``.py`` file, or an
+    executable whose ``#!`` line names python), or None."""
+    lower = LowerView(list(layers))
+    for name in sorted(lower.listdir(directory)):
+        path = f"{directory.rstrip('/')}/{name}"
+        seen = lower.lstat(path)
+        if seen is None or not stat.S_ISREG(seen.st_mode):
+            continue
+        if name.endswith(".py"):
+            return path
+        if seen.st_mode & 0o111:
+            host = next((f"{layer}{path}" for layer in layers
+                         if os.path.lexists(f"{layer}{path}")), None)
+            try:
+                with open(host or "/nonexistent", "rb") as handle:
+                    head = handle.read(MAX_SCRIPT_HEAD)
+            except OSError:
+                continue
+            if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
+                return path
     return None
 
 
