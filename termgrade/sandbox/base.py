@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import IO
 
 from termgrade.sandbox.channel import LineChannel
+from termgrade.sandbox.errors import SandboxError
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,18 @@ class Sandbox(abc.ABC):
         """Host paths outside the writable layer that the container's processes can write
         (its own ``/etc`` files): the disk limit counts them with the layer."""
         return ()
+
+    def engine_files_changed(self) -> dict[str, bytes | None]:
+        """The engine's per-container files (``/etc/hosts``, ``/etc/hostname``,
+        ``/etc/resolv.conf``: bind mounts, outside the writable layer) that the
+        container's processes changed: container path to content, None past
+        :data:`~termgrade.sandbox.etc_files.MAX_ENGINE_FILE`."""
+        return {}
+
+    def write_engine_file(self, path: str, data: bytes) -> None:
+        """Write ``data`` into the container's own copy of the engine file ``path`` (one of
+        :data:`~termgrade.sandbox.etc_files.ENGINE_FILES`). SandboxError."""
+        raise SandboxError(f"{type(self).__name__} has no engine files: cannot write {path}")
 
     @abc.abstractmethod
     def open_channel(self, *, prefix: bytes, end_marker: bytes) -> LineChannel:

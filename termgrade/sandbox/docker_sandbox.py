@@ -18,7 +18,14 @@ from termgrade.sandbox.base import Change, ChangeKind, ExecResult, Limits, Outpu
 from termgrade.sandbox.channel import LineChannel
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.errors import SandboxError
-from termgrade.sandbox.etc_files import etc_mounts, forget, home_of, ipv6_sysctls
+from termgrade.sandbox.etc_files import (
+    changed_files,
+    etc_mounts,
+    forget,
+    home_of,
+    ipv6_sysctls,
+    write_file,
+)
 from termgrade.sandbox.overlay_diff import overlay_changes, upper_and_lower
 from termgrade.sandbox.ownership import container_labels, run_stopped
 from termgrade.task.digest import IGNORED_NAMES  # host caches are never copied in
@@ -330,6 +337,16 @@ class DockerSandbox(Sandbox):
 
     def host_writable(self) -> tuple[str, ...]:
         return (str(home_of(str(self._container.name))),)
+
+    def engine_files_changed(self) -> dict[str, bytes | None]:
+        hostname = str((self._container.attrs.get("Config") or {}).get("Hostname") or "")
+        return changed_files(str(self._container.name), hostname)
+
+    def write_engine_file(self, path: str, data: bytes) -> None:
+        try:
+            write_file(str(self._container.name), path, data)
+        except (OSError, ValueError) as exc:
+            raise SandboxError(f"writing {path} of {self.id[:12]} failed: {exc}") from exc
 
     def engine_paths(self) -> tuple[str, ...]:
         self.writable_layer()  # loads the inspect data once

@@ -37,6 +37,16 @@ IPV6_OFF = {"net.ipv6.conf.all.disable_ipv6": "1"}
 """What the engine sets in a ``--network none`` container: ``::1`` is not on loopback."""
 
 
+ENGINE_FILES = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf")
+"""The files each container gets as the engine writes them (writable bind mounts)."""
+MAX_ENGINE_FILE = 1 << 20
+"""Bytes of one such file read back (an agent's larger ``/etc/hosts`` is not carried)."""
+
+
+def _defaults(hostname: str) -> dict[str, str]:
+    return {"hosts": HOSTS, "hostname": f"{hostname}\n", "resolv.conf": ""}
+
+
 def _home(owner: str) -> Path:
     return ROOT / owner.replace("/", "_")
 
@@ -56,10 +66,37 @@ def etc_mounts(name: str, hostname: str) -> dict[str, str]:
             break
         except FileNotFoundError:  # :func:`forget` of another thread removed the parent
             continue
-    files = {"hosts": HOSTS, "hostname": f"{hostname}\n", "resolv.conf": ""}
+    files = _defaults(hostname)
     for file, text in files.items():
         (home / file).write_text(text, encoding="ascii")
     return {f"/etc/{file}": str(home / file) for file in files}
+
+
+def changed_files(name: str, hostname: str) -> dict[str, bytes | None]:
+    """The files of the container ``name`` that differ from what :func:`etc_mounts` wrote:
+    container path to content (None past :data:`MAX_ENGINE_FILE`). A file that cannot be
+    read is skipped (its container is gone)."""
+    changed: dict[str, bytes | None] = {}
+    for file, text in _defaults(hostname).items():
+        try:
+            fd = os.open(home_of(name) / file, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(MAX_ENGINE_FILE + 1)
+        if data != text.encode("ascii"):
+            changed[f"/etc/{file}"] = data if len(data) <= MAX_ENGINE_FILE else None
+    return changed
+
+
+def write_file(name: str, path: str, data: bytes) -> None:
+    """Write ``data`` into the container ``name``'s own ``path`` (one of
+    :data:`ENGINE_FILES`), in place: the bind mount keeps its inode. OSError, ValueError."""
+    if path not in ENGINE_FILES:
+        raise ValueError(f"{path} is not one of the engine's per-container files")
+    fd = os.open(home_of(name) / path.rpartition("/")[2], os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def ipv6_sysctls() -> dict[str, str]:

@@ -8,7 +8,7 @@ to 8). Grading calls :func:`score_layer` on the frozen agent container's layer
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import ExecResult, Sandbox
@@ -21,6 +21,7 @@ from termgrade.scoring import attestation as attest
 from termgrade.scoring import engine_moments as moments
 from termgrade.scoring.carry import carry_work
 from termgrade.scoring.during import Trust, image_changes, unexplained
+from termgrade.scoring.engine_files import sort_engine_files
 from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
@@ -63,13 +64,16 @@ NO_LAYERS = ("the engine's writable layers are not readable on this host (TermGr
 
 def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tuple[str, ...],
                 score_box: Sandbox, scoring: Scoring, durations: dict[str, float], *,
-                label: str, exceeded: Callable[[], int | None] | None = None) -> RunOutcome:
+                label: str, exceeded: Callable[[], int | None] | None = None,
+                engine_files: Mapping[str, bytes | None] | None = None) -> RunOutcome:
     """Score the agent's work in ``agent_layer`` (an overlay upper directory and the image's
     layers below it, nothing of it running): review it, carry what the transfer set lets
     through into the created, never started ``score_box``, keep it (``scoring.keep_work``),
     start B and run the verifier. Grading calls it on the frozen agent container's layer
     (``exceeded``: its disk watch's last measure); a regrade on kept work rebuilt on the
-    host (:mod:`termgrade.scoring.replay`). Every failure to score is the agent's, unless
+    host (:mod:`termgrade.scoring.replay`); ``engine_files``: the engine's per-container
+    files the agent changed (:mod:`termgrade.scoring.engine_files`). Every failure to score
+    is the agent's, unless
     the engine itself stopped answering (unscored)."""
     policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
                                     scoring.path, scoring.tool_env)
@@ -88,6 +92,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                 review = review_layer(walk_upper(upper), LowerView(lowers), policy,
                                       grader_paths=engine_paths,
                                       transfer=scoring.transfer)
+            etc = sort_engine_files(engine_files or {}, scoring.transfer, review)
             result.tampered = review.all_findings()
             seen.footprint, seen.left_out = review.footprint, review.left_out_summary()
             seen.standins = review.standins
@@ -97,6 +102,8 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
             else:
                 with timed(durations, "transfer"):
                     _carry(score_box, agent_layer, review)
+                    for path, data in etc.items():  # B's own copy, before it starts
+                        score_box.write_engine_file(path, data)
                 if scoring.keep_work is not None:  # before B starts: the carried bytes as they are
                     with timed(durations, "keep"):
                         seen.kept = _keep(score_box, scoring.keep_work)

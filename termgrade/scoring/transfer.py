@@ -22,15 +22,20 @@ The scoring container B is the image's own bytes plus the agent's work, and the 
 
 In Harbor's separate mode the declared artifacts are the whole set, nothing else. Roots
 are resolved through the image's own symlinks (``/bin/x`` is ``/usr/bin/x`` on a
-merged-``/usr`` image), so a root names the place the kernel writes. The grader's own
-paths are never in the set.
+merged-``/usr`` image), so a root names the place the kernel writes; a root whose last
+name is itself an image symlink adds its target too, of the same kind (writing through
+``sites-enabled/shop`` changes ``sites-available/shop``), unless the target is too wide,
+a system tree or the grader's. ``~user/x`` is that user's home (the image's
+``/etc/passwd``); ``~/x`` is root's, and in the instruction also the home of the one
+regular user it names. The grader's own paths are never in the set.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from functools import cached_property
@@ -40,8 +45,9 @@ from termgrade.scoring.pathset import PathSet
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.task import CONTAINER, Task
 
-__all__ = ["ACCOUNT_FILES", "SCRATCH", "TransferRoot", "TransferSet", "derive_transfer_set",
-           "image_resolver", "named_paths"]
+__all__ = ["ACCOUNT_FILES", "CLOSURE_HINT", "SCRATCH", "TransferRoot", "TransferSet",
+           "derive_transfer_set", "image_homes", "image_link_target", "image_resolver",
+           "instruction_paths", "named_paths"]
 
 ACCOUNT_FILES = ("/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow")
 SCRATCH = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run", "/var/run", "/var/cache",
@@ -49,9 +55,17 @@ SCRATCH = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run", "/var/run", "/va
 """Scratch and caches: what the agent created here is not carried unless the task's text
 names the path (a build tree in ``/tmp``, pip's and apt's caches are not deliverables)."""
 _PATH = re.compile(r"(?<![\w.~/$-])(~?/[A-Za-z0-9._+@%=:-]+(?:/[A-Za-z0-9._+@%=:-]+)*/?)")
+"""An absolute (or ``~/``) path in prose or code: starts after a non-path character."""
 _HOME = re.compile(r"\$\{HOME\}(?=/)|\$HOME(?=/)|~root(?=/)")
 """Spellings of root's home before a path (``$HOME/x``, ``${HOME}/x``, ``~root/x``)."""
-"""An absolute (or ``~/``) path in prose or code: starts after a non-path character."""
+_USER_HOME = re.compile(r"(?<![\w.~/$-])~([a-z_][a-z0-9_.-]*)(?=/)")
+"""``~user/x``: the home of ``user`` in the image's ``/etc/passwd``."""
+_TILDE = re.compile(r"(?<![\w.~/$-])~(?=/)")
+_CODE_WORD = re.compile(r"`([A-Za-z0-9_][A-Za-z0-9._+-]*)`")
+"""A command or file name the instruction sets in code (`` `wordstat` ``)."""
+REGULAR_UIDS = range(1000, 60000)
+"""Users of the image whose name in the instruction makes its ``~/x`` their home too."""
+MAX_PASSWD_BYTES = 1 << 20
 _TOO_WIDE = frozenset({"/", "/usr", "/etc", "/var", "/lib", "/lib64", "/lib32", "/bin",
                        "/sbin", "/opt", "/root", "/home", "/tmp", "/dev", "/proc", "/sys",
                        "/run", "/boot", "/mnt", "/media", "/srv", "/usr/lib", "/usr/share",
@@ -166,10 +180,16 @@ class TransferSet:
         return any(r.why in ("declared", "instruction") and (
             path == r.path or path.startswith(r.path.rstrip("/") + "/")) for r in self.roots)
 
-    def hint(self, path: str) -> str | None:
-        """Why a left-out ``path`` looks like the deliverable, or None."""
+    def hint(self, path: str, *, in_closure: bool = False) -> str | None:
+        """Why a left-out ``path`` looks like the deliverable, or None. ``in_closure``:
+        the path lies in the verifier's closure (the image's own interpreter, its site
+        directories, the tools the tests run), which B keeps as the image has it."""
         name = posixpath.basename(path)
-        if name in self.mentioned:
+        named = name in self.mentioned
+        if in_closure:
+            return ((f"`{name}` is named by the task's text; " if named else "")
+                    + CLOSURE_HINT)
+        if named:
             return f"`{name}` is named by the task's text"
         return None
 
@@ -183,10 +203,22 @@ class TransferSet:
         return lines
 
 
-def named_paths(text: str) -> list[str]:
-    """Absolute paths a text names (``~/x`` as ``/root/x``), in order, without duplicates,
-    trailing punctuation dropped; shell variables and URLs are not paths."""
+CLOSURE_HINT = ("installed into the verifier's closure (the image's own Python or tools, "
+                "which the scoring container keeps as the image has them): install into a "
+                "virtual environment or a directory of its own, e.g. /usr/local/bin")
+"""The note of a left-out entry in the verifier's closure (``pip install`` into the
+image's Python)."""
+
+
+def named_paths(text: str, homes: Mapping[str, str] | None = None) -> list[str]:
+    """Absolute paths a text names (``~/x`` as ``/root/x``, ``~user/x`` as that user's
+    home in ``homes``), in order, without duplicates, trailing punctuation dropped; shell
+    variables and URLs are not paths."""
     found: dict[str, None] = {}
+    if homes:
+        text = _USER_HOME.sub(lambda m: f" {homes[m.group(1)].rstrip('/')}"
+                              if m.group(1) in homes and homes[m.group(1)].startswith("/")
+                              else m.group(0), text)
     text = _HOME.sub(" /root", text)
     for match in _PATH.finditer(text):
         start = match.start()
@@ -227,14 +259,53 @@ def _keep(path: str) -> bool:
                    for owned in map(str, CONTAINER.grader_owned))
 
 
+def image_homes(view: str) -> tuple[dict[str, str], frozenset[str]]:
+    """Each user's home in the image's ``/etc/passwd`` (``view``: the image's filesystem
+    on the host), and the regular users (uid in :data:`REGULAR_UIDS`)."""
+    homes: dict[str, str] = {}
+    regular: set[str] = set()
+    try:
+        with open(posixpath.join(view, "etc/passwd"), "rb") as file:
+            data = file.read(MAX_PASSWD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return homes, frozenset()
+    for line in data.splitlines():
+        fields = line.split(":")
+        if len(fields) < 7 or not fields[0] or not fields[5].startswith("/"):
+            continue
+        homes.setdefault(fields[0], posixpath.normpath(fields[5]))
+        if fields[2].isdigit() and int(fields[2]) in REGULAR_UIDS:
+            regular.add(fields[0])
+    return homes, frozenset(regular)
+
+
+def instruction_paths(text: str, homes: Mapping[str, str] | None = None,
+                      regular: Iterable[str] = ()) -> list[str]:
+    """The paths an instruction names: :func:`named_paths`, and where it names exactly
+    one regular user of the image as a word (``deploy`` in "the user `deploy` keeps its
+    scripts in its `~/bin`"), its ``~/x`` read in that user's home as well as root's."""
+    paths = named_paths(text, homes)
+    users = [u for u in regular if homes and u in homes and re.search(
+        rf"(?<![\w/.~-]){re.escape(u)}(?![\w/-])", text)]
+    if len(users) == 1 and _TILDE.search(text):
+        paths += named_paths(_TILDE.sub(f"~{users[0]}", text), homes)
+    return list(dict.fromkeys(paths))
+
+
 def derive_transfer_set(task: Task, *, workdir: str | None,
                         reference: ReferenceRecord | None = None,
-                        resolve: ResolveFn | None = None) -> TransferSet:
+                        resolve: ResolveFn | None = None,
+                        view: str | None = None) -> TransferSet:
     """The task's transfer set (see the module's docstring).
 
     ``workdir``: the image's working directory (``[environment] workdir`` wins).
     ``resolve``: maps a container path through the image's symlinks (None: as written).
+    ``view``: the image's filesystem on the host: the resolver when none is given, each
+    named link's target (:func:`image_link_target`), and users' homes for ``~user/x``.
     """
+    if view is not None and resolve is None:
+        resolve = image_resolver(view)
+    homes, regular = image_homes(view) if view is not None else ({}, frozenset())
     declared = list(task.config.artifacts)
     separate = task.config.separate_verifier
     candidates: list[tuple[str, str]] = [(p, "declared") for p in declared]
@@ -245,22 +316,24 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             candidates.append((where, "workdir"))
         instruction = task.paths.instruction
         if instruction.is_file():
-            candidates += [(p, "instruction") for p in named_paths(
-                instruction.read_text(errors="replace"))]
+            text = instruction.read_text(errors="replace")
+            candidates += [(p, "instruction") for p in instruction_paths(text, homes, regular)]
+            mentioned |= set(_CODE_WORD.findall(text))
         candidates += [(p, "reference") for p in (reference.footprint if reference else [])]
         for _name, text in _test_texts(task.paths.tests_dir):
-            candidates += [(p, "tests") for p in named_paths(text)]
+            candidates += [(p, "tests") for p in named_paths(text, homes)]
         candidates += [(p, "accounts") for p in ACCOUNT_FILES]
-        mentioned = {posixpath.basename(p) for p, why in candidates
-                     if why in ("instruction", "tests") and _keep(p)}
+        mentioned |= {posixpath.basename(p) for p, why in candidates
+                      if why in ("instruction", "tests") and _keep(p)}
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)
         if why not in ("accounts", "workdir") and not _keep(path):
             continue
         resolved = (resolve(path) if resolve else None) or path
-        for each in dict.fromkeys((path, resolved)):
-            if not _keep(each) and why not in ("accounts", "workdir"):
+        target = image_link_target(view, resolved) if view and why != "accounts" else None
+        for each in dict.fromkeys((path, resolved, *([target] if target else []))):
+            if not _keep(each) and (why not in ("accounts", "workdir") or each == target):
                 continue
             known = roots.get(each)
             if known is None or _RANK[why] > _RANK[known.why]:
@@ -272,6 +345,22 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
 _RANK = {"tests": 0, "accounts": 1, "workdir": 2, "reference": 3, "instruction": 4,
          "declared": 5}
 """Of two reasons for one root, the stronger (an asked-for path over one only read)."""
+
+
+def image_link_target(view: str, path: str) -> str | None:
+    """Where the kernel writes through ``path`` when its last name is a symlink of the
+    image (resolved as the container would, component by component), or None (no link,
+    dangling, a loop). The caller keeps it only where a root may lie (not too wide, no
+    system tree, not the grader's): the exact target, never the tree around it."""
+    from termgrade.sandbox import pristine
+
+    parent, name = posixpath.split(path)
+    where = pristine.resolve(view, parent) if parent != "/" else "/"
+    if not where or not name or not os.path.islink(
+            view.rstrip("/") + posixpath.join(where, name)):
+        return None  # the host path has no link in it above the last name: checked
+    target = pristine.resolve(view, posixpath.join(where, name))
+    return target if target and target != path else None
 
 
 def image_resolver(view: str) -> ResolveFn:

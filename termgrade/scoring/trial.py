@@ -42,7 +42,7 @@ from termgrade.scoring.phases import timed
 from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.score import NO_LAYERS, score_layer
 from termgrade.scoring.scoring_box import scoring_image, task_limits
-from termgrade.scoring.transfer import TransferSet, derive_transfer_set, image_resolver
+from termgrade.scoring.transfer import TransferSet, derive_transfer_set
 from termgrade.scoring.verifier import tool_env_of, verifier_path
 from termgrade.scoring.warm import WARM
 from termgrade.task import Task
@@ -58,7 +58,7 @@ def transfer_set_for(task: Task, image: str, closure: Closure,
     ``image``'s, when inspected already."""
     workdir = (facts or image_facts(image)).workdir
     return derive_transfer_set(task, workdir=workdir, reference=reference,
-                               resolve=image_resolver(closure.view))
+                               view=closure.view)
 
 
 def scoring_setup(task: Task, image: str) -> tuple[PairSpec, Closure, GraderProcs | None]:
@@ -210,7 +210,8 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
         return RunOutcome(label, None, durations=durations, agent_run=agent_run,
                           error=agent_run.infrastructure_error)
     outcome = score_layer(task, layer, agent_box.engine_paths(), score_box, scoring,
-                          durations, label=label, exceeded=watch.check_now)
+                          durations, label=label, exceeded=watch.check_now,
+                          engine_files=agent_box.engine_files_changed())
     outcome.agent_run, outcome.agent_error = agent_run, agent_run.error
     return outcome
 
