@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from termgrade.agent.scaffold import SCAFFOLD_NAME, SYSTEM_PROMPT, TOOLS
-from termgrade.agent.scaffolds import ScaffoldBase, config_of, register_scaffold
+from termgrade.agent.episode import AgentRun, ModelAgent, agent_time_limit_s, endpoint_failure
+from termgrade.agent.scaffold import SCAFFOLD_NAME, SYSTEM_PROMPT, TOOLS, VERL_AGENT_LOOP
+from termgrade.agent.scaffolds import ScaffoldBase, TrainingLoop, config_of, register_scaffold
 
 if TYPE_CHECKING:
-    from termgrade.agent.kinds import AgentRun, ModelAgent
     from termgrade.sandbox.base import Sandbox
     from termgrade.task import Task
 
@@ -24,12 +24,21 @@ class BashToolScaffold(ScaffoldBase):
     name = SCAFFOLD_NAME
     version = "1"
     tools = TOOLS
+    training = TrainingLoop(VERL_AGENT_LOOP, "termgrade.training.agent_loop:BashAgentLoop")
+    """verl's agent loop trains a model in this scaffold (``termgrade train``)."""
 
     def identity(self, agent: ModelAgent) -> dict[str, Any]:
         return {"scaffold": SCAFFOLD_NAME, "system_prompt": SYSTEM_PROMPT,
                 "tools": list(TOOLS), "config": config_of(agent)}
 
     def run(self, agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
-        from termgrade.agent.kinds import run_model
+        from termgrade.agent.client import client_for
+        from termgrade.agent.loop import Episode
 
-        return run_model(agent, sandbox, task)
+        episode = Episode(client_for(agent.endpoint), sandbox, task.instruction,
+                          task.config.environment.workdir or "/app", agent.config,
+                          agent_time_limit_s(task, agent.config),
+                          env=dict(task.config.environment.env) or None)
+        transcript = episode.run()
+        return AgentRun(result=None, transcript=transcript,
+                        infrastructure_error=endpoint_failure(transcript))

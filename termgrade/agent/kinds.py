@@ -3,7 +3,8 @@
 ``oracle`` runs the task's reference solution, ``nop`` does nothing (the untouched
 container), a :class:`ScriptAgent` runs any bash script as the agent (the attack
 battery plays its attacks this way), and a :class:`ModelAgent` is a model behind an
-OpenAI-compatible endpoint driving the bash tool-calling scaffold (:mod:`termgrade.agent`).
+OpenAI-compatible endpoint driving a registered scaffold (:mod:`termgrade.agent.scaffolds`;
+it and :class:`AgentRun` are defined with the episode types, :mod:`termgrade.agent.episode`).
 Everything an agent does happens in the agent's own container, which no grader code
 trusts.
 """
@@ -14,25 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
-from termgrade.sandbox.base import ExecResult, Sandbox
+from termgrade.agent.episode import DEFAULT_AGENT_TIMEOUT_S as DEFAULT_AGENT_TIMEOUT_S
+from termgrade.agent.episode import AgentRun as AgentRun
+from termgrade.agent.episode import ModelAgent as ModelAgent
+from termgrade.agent.episode import agent_time_limit_s as agent_time_limit_s
+from termgrade.agent.episode import endpoint_failure as endpoint_failure
+from termgrade.agent.scaffolds import scaffold_for
+from termgrade.sandbox.base import Sandbox
 from termgrade.task import CONTAINER, Task
 from termgrade.task.errors import TaskLoadError
-
-if TYPE_CHECKING:
-    from termgrade.agent.client import Endpoint
-    from termgrade.agent.loop import Transcript
-    from termgrade.agent.scaffold import ScaffoldConfig
-
-DEFAULT_AGENT_TIMEOUT_S = 600.0
-"""The agent phase's limit where neither the scaffold nor task.toml's ``[agent]`` set one."""
-
-
-def agent_time_limit_s(task: Task, config: ScaffoldConfig) -> float:
-    """The agent phase's budget: the scaffold's wall clock, else the task's ``[agent]
-    timeout_sec``, else :data:`DEFAULT_AGENT_TIMEOUT_S` (grading and training alike)."""
-    return config.wall_clock_s or task.config.agent.timeout_sec or DEFAULT_AGENT_TIMEOUT_S
 
 
 class AgentName(StrEnum):
@@ -49,22 +41,6 @@ class ScriptAgent:
     script: Path
     timeout_s: float | None = None
     """A cap on the agent phase below the task's own ``[agent] timeout_sec``."""
-
-
-@dataclass(frozen=True)
-class ModelAgent:
-    """A model driving a registered scaffold (:mod:`termgrade.agent.scaffolds`; the bash
-    tool-calling one unless ``scaffold`` names another). Picklable (a Ray worker opens its
-    own client for ``endpoint``)."""
-
-    endpoint: Endpoint
-    config: ScaffoldConfig
-    scaffold: str = "bash-tool"
-    """The registry name of the scaffold that drives the episode."""
-
-    @property
-    def name(self) -> str:
-        return self.endpoint.model
 
 
 @dataclass(frozen=True)
@@ -91,44 +67,6 @@ def grader_paths(agent: Agent) -> tuple[str, ...]:
     return (str(CONTAINER.solution_dir),)
 
 
-@dataclass(frozen=True)
-class AgentRun:
-    result: ExecResult | None
-    """None for the nop agent, which runs nothing, and for a model agent."""
-    error: str | None = None
-    transcript: Transcript | None = None
-    """A model agent's whole episode."""
-    infrastructure_error: str | None = None
-    """Why the trial is lost, not scored, in a sentence that names the part that failed
-    (the model's endpoint stopped answering; the agent's container had no terminal)."""
-
-    @property
-    def duration_s(self) -> float:
-        if self.transcript is not None:
-            return self.transcript.duration_s
-        return self.result.duration_s if self.result else 0.0
-
-
-def run_model(agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
-    from termgrade.agent.client import client_for
-    from termgrade.agent.loop import Episode
-
-    limit = agent_time_limit_s(task, agent.config)
-    workdir = task.config.environment.workdir or "/app"
-    episode = Episode(client_for(agent.endpoint), sandbox, task.instruction, workdir,
-                      agent.config, limit, env=dict(task.config.environment.env) or None)
-    transcript = episode.run()
-    return AgentRun(result=None, transcript=transcript,
-                    infrastructure_error=endpoint_failure(transcript))
-
-
-def endpoint_failure(transcript: Transcript) -> str | None:
-    """The lost trial's reason when the model's endpoint stopped answering, else None."""
-    if transcript.endpoint_error is None:
-        return None
-    return f"the model endpoint: {transcript.endpoint_error}"
-
-
 def require_runnable(agent: Agent, task: Task) -> None:
     """Refuse, before any container starts, an agent the task cannot run: the oracle of
     a task that ships no reference solution."""
@@ -143,8 +81,6 @@ def run_agent(agent: Agent, sandbox: Sandbox, task: Task) -> AgentRun:
     if agent is AgentName.NOP:
         return AgentRun(result=None)
     if isinstance(agent, ModelAgent):
-        from termgrade.agent.scaffolds import scaffold_for
-
         return scaffold_for(agent.scaffold).run(agent, sandbox, task)
     if isinstance(agent, PolicyAgent):
         return agent.act(sandbox, task)

@@ -14,78 +14,29 @@ infrastructure, not scored).
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from termgrade.agent.client import ChatClient, Completion
+from termgrade.agent.client import Completion
+from termgrade.agent.episode import EpisodeBase
+from termgrade.agent.episode import StopReason as StopReason  # their old home
+from termgrade.agent.episode import Transcript as Transcript
 from termgrade.agent.errors import ContextLengthError, EndpointError, RequestRejected
 from termgrade.agent.scaffold import (
     BASH_TOOL,
     FINISH_TOOL,
     TOOLS,
-    ScaffoldConfig,
     first_messages,
     truncate_output,
 )
 from termgrade.agent.shell import run_command
-from termgrade.agent.tokens import token_turn
-from termgrade.records.trial import EpisodeStep, TokenTurn, TurnMetrics
-from termgrade.sandbox.base import Sandbox
+from termgrade.records.trial import EpisodeStep, TurnMetrics
 
 NO_TOOL_CALL = ("Your reply had no tool call. Use the `bash` tool to run a command, or call "
                 "`finish` when the task is done.")
 ELIDED = "[output elided to fit the model's context window]"
 KEEP_RECENT_TOOL_OUTPUTS = 1
-
-
-class StopReason:
-    FINISHED = "finished"
-    MAX_TURNS = "max_turns"
-    WALL_CLOCK = "wall_clock"
-    INVALID_TURNS = "invalid_turns"
-    CONTEXT_LENGTH = "context_length"
-    REJECTED = "request_rejected"
-    ENDPOINT_ERROR = "endpoint_error"
-    SESSION_ENDED = "session_ended"
-    """terminus-2: the keys ended the shell (``exit``, Ctrl+D)."""
-    TERMINAL_ERROR = "terminal_error"
-    """terminus-2: the tmux session failed (before the model acted: the trial is lost)."""
-
-
-@dataclass
-class Transcript:
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    """The conversation as last sent, plus the final reply: the SFT form."""
-    steps: list[EpisodeStep] = field(default_factory=list)
-    per_turn: list[TurnMetrics] = field(default_factory=list)
-    token_turns: list[TokenTurn] = field(default_factory=list)
-    """With ``Endpoint.token_detail``: each reply's tokens as the endpoint sampled them."""
-    stop_reason: str = StopReason.MAX_TURNS
-    endpoint_error: str | None = None
-    endpoint_fatal: bool = False
-    """The endpoint refuses every request (a wrong URL, model or key)."""
-    rejected: str | None = None
-    """Why the endpoint refused the conversation the model wrote (the episode ended)."""
-    invalid_turns: int = 0
-    context_trims: int = 0
-    retries: int = 0
-    waited_s: float = 0.0
-    """Seconds spent waiting out failed requests (not part of the trial's time budget)."""
-    duration_s: float = 0.0
-
-    def total(self, key: str) -> int | None:
-        values = [getattr(t, key) for t in self.per_turn if getattr(t, key) is not None]
-        return sum(values) if values else None
-
-    def add_reply(self, client: ChatClient, completion: Completion, turn: int,
-                  message: dict[str, Any]) -> None:
-        """Append the assistant ``message`` of ``completion``, and its tokens when the
-        endpoint was asked for them."""
-        if client.endpoint.token_detail is not None:
-            self.token_turns.append(token_turn(completion.response, turn, len(self.messages)))
-        self.messages.append(message)
 
 
 @dataclass
@@ -145,32 +96,23 @@ def _elide_oldest(messages: list[dict[str, Any]]) -> bool:
 
 
 @dataclass
-class Episode:
+class Episode(EpisodeBase):
     """Runs one episode; see the module docstring."""
-
-    client: ChatClient
-    sandbox: Sandbox
-    instruction: str
-    workdir: str
-    config: ScaffoldConfig
-    time_limit_s: float
-    env: dict[str, str] | None = None
-    transcript: Transcript = field(default_factory=Transcript)
 
     def run(self) -> Transcript:
         script = self.transcript
         script.messages = first_messages(self.instruction, self.workdir, self.config)
-        started = time.monotonic()
+        self.clock.start()
         consecutive_invalid = 0
         try:
             for turn in range(self.config.max_turns):
-                if self._used(started) >= self.time_limit_s:
+                if self.clock.left() <= 0:
                     script.stop_reason = StopReason.WALL_CLOCK
                     break
                 completion = self._complete()
                 if completion is None:
                     break
-                valid, finished = self._act(turn, completion, started)
+                valid, finished = self._act(turn, completion)
                 consecutive_invalid = 0 if valid else consecutive_invalid + 1
                 if finished:
                     script.stop_reason = StopReason.FINISHED
@@ -188,11 +130,8 @@ class Episode:
             script.endpoint_error = str(exc)
             script.endpoint_fatal = exc.fatal
             script.retries += exc.retries
-        script.duration_s = time.monotonic() - started
+        self.clock.stop()
         return script
-
-    def _used(self, started: float) -> float:
-        return time.monotonic() - started - self.transcript.waited_s
 
     def _complete(self) -> Completion | None:
         """The next reply; None when the conversation cannot be made to fit."""
@@ -207,11 +146,10 @@ class Episode:
                     return None
                 script.context_trims += 1
                 continue
-            script.retries += completion.retries
-            script.waited_s += completion.waited_s
+            script.count_request(completion)
             return completion
 
-    def _act(self, turn: int, completion: Completion, started: float) -> tuple[bool, bool]:
+    def _act(self, turn: int, completion: Completion) -> tuple[bool, bool]:
         """Record the reply and run its calls; (had a valid call, called finish)."""
         script = self.transcript
         message = completion.message
@@ -231,7 +169,7 @@ class Episode:
             else:
                 command = str((call.arguments or {})["command"])
                 commands.append(command)
-                reply = self._bash(command, started)
+                reply = self._bash(command)
             observations.append(reply)
             script.messages.append({"role": "tool", "tool_call_id": call.id,
                                     "name": call.name, "content": reply})
@@ -254,8 +192,8 @@ class Episode:
             cached_tokens=completion.usage("cached_tokens"), duration_s=completion.latency_s))
         return valid, finished
 
-    def _bash(self, command: str, started: float) -> str:
-        left = self.time_limit_s - self._used(started)
+    def _bash(self, command: str) -> str:
+        left = self.clock.left()
         if left <= 1:
             return "Not run: the episode's time limit is reached."
         timeout = min(self.config.command_timeout_s, left)

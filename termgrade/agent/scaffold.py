@@ -12,13 +12,17 @@ The model gets the task's instruction and two tools:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from termgrade.agent.episode import ScaffoldConfig as ScaffoldConfig  # its old home
 from termgrade.core.text import head_and_tail
 
 SCAFFOLD_NAME = "bash-tool"
 """The ``scaffold`` of every trial this scaffold produces."""
+
+VERL_AGENT_LOOP = "termgrade_bash"
+"""The name verl's agent-loop registry knows this scaffold's training loop by
+(``termgrade.training.agent_loop.BashAgentLoop``); the verl prompt rows name it."""
 
 BASH_TOOL = "bash"
 FINISH_TOOL = "finish"
@@ -68,34 +72,6 @@ is no network access. Each `bash` call runs in a fresh shell in the working dire
 {workdir}; state such as `cd` or exported variables does not carry over between calls. \
 Inspect before you change things, and check your work. When the task is done, call \
 `finish`. You have at most {max_turns} turns."""
-
-
-@dataclass(frozen=True)
-class ScaffoldConfig:
-    """Limits of one episode. ``None`` wall clock: the task's ``[agent] timeout_sec``."""
-
-    max_turns: int = 50
-    """Model calls in all; the episode ends after this many."""
-    command_timeout_s: float = 180.0
-    """One ``bash`` call is killed after this (the model is told)."""
-    max_output_chars: int = 16_000
-    """A tool reply keeps the head and tail of longer output, with a notice."""
-    wall_clock_s: float | None = None
-    """Time for the whole episode, model latency and commands included, retries' waits not."""
-    max_invalid_turns: int = 5
-    """Consecutive turns without a valid tool call after which the episode ends."""
-    temperature: float | None = 0.6
-    max_tokens: int | None = None
-    """Completion tokens per turn; None leaves it to the endpoint."""
-
-    def request_params(self) -> dict[str, Any]:
-        """Sampling parameters sent with every request."""
-        params: dict[str, Any] = {}
-        if self.temperature is not None:
-            params["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
-        return params
 
 
 def system_prompt(workdir: str, config: ScaffoldConfig) -> str:

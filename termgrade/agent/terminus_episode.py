@@ -15,7 +15,7 @@ when the shell's session is gone, when the conversation no longer fits the model
 context, or when the endpoint refuses it. The session is killed at the end: nothing the
 scaffold started runs on while the grader takes over.
 
-What is recorded (:class:`~termgrade.agent.loop.Transcript`) is the episode form an
+What is recorded (:class:`~termgrade.agent.episode.Transcript`) is the episode form an
 ingested Harbor Terminus-2 trial has: a ``user`` step with the first prompt, then one
 ``agent`` step per reply (``Analysis: ...\\nPlan: ...`` or, for an unusable reply, the
 reply itself; every keystroke batch typed; the next user message as its observation;
@@ -26,19 +26,18 @@ final reply.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from termgrade.agent.client import ChatClient, Completion
+from termgrade.agent.client import Completion
+from termgrade.agent.episode import EpisodeBase, ScaffoldConfig, StopReason, Transcript
 from termgrade.agent.errors import (
     ContextLengthError,
     EndpointError,
     RequestRejected,
     TerminalError,
 )
-from termgrade.agent.loop import StopReason, Transcript
-from termgrade.agent.scaffold import ScaffoldConfig
 from termgrade.agent.terminus_prompt import (
     SESSION_GONE,
     confirmation,
@@ -50,7 +49,6 @@ from termgrade.agent.terminus_prompt import (
 from termgrade.agent.terminus_turns import Turn, parse_turn
 from termgrade.agent.tmux import TmuxSession
 from termgrade.records.trial import EpisodeStep, TurnMetrics
-from termgrade.sandbox.base import Sandbox
 
 MAX_WAIT_S = 60.0
 """The longest a command's ``duration`` is honoured (the model is told)."""
@@ -61,26 +59,17 @@ def max_wait_s(config: ScaffoldConfig) -> float:
 
 
 @dataclass
-class TerminusEpisode:
+class TerminusEpisode(EpisodeBase):
     """Runs one episode; see the module docstring."""
 
-    client: ChatClient
-    sandbox: Sandbox
-    instruction: str
-    workdir: str
-    config: ScaffoldConfig
-    time_limit_s: float
-    env: dict[str, str] | None = None
-    transcript: Transcript = field(default_factory=Transcript)
     terminal_error: str | None = None
     """Why the tmux session failed, when it did (the episode then ended)."""
     lost: str | None = None
     """Why the trial is lost to the container, not the model (no terminal to type into)."""
-    _started: float = 0.0
 
     def run(self) -> Transcript:
         script = self.transcript
-        self._started = time.monotonic()
+        self.clock.start()
         session = TmuxSession(self.sandbox, self.workdir, dict(self.env or {}))
         try:
             try:
@@ -101,14 +90,8 @@ class TerminusEpisode:
                 self.lost = str(exc)
         finally:
             session.stop()
-        script.duration_s = time.monotonic() - self._started
+        self.clock.stop()
         return script
-
-    def _used(self) -> float:
-        return time.monotonic() - self._started - self.transcript.waited_s
-
-    def _left(self) -> float:
-        return self.time_limit_s - self._used()
 
     def _loop(self, session: TmuxSession) -> None:
         script = self.transcript
@@ -120,7 +103,7 @@ class TerminusEpisode:
         pending_completion = False
         invalid_in_a_row = 0
         for turn in range(self.config.max_turns):
-            if self._left() <= 0:
+            if self.clock.left() <= 0:
                 script.stop_reason = StopReason.WALL_CLOCK
                 return
             script.messages.append({"role": "user", "content": prompt})
@@ -171,8 +154,7 @@ class TerminusEpisode:
         except ContextLengthError:
             script.stop_reason = StopReason.CONTEXT_LENGTH
             return None
-        script.retries += completion.retries
-        script.waited_s += completion.waited_s
+        script.count_request(completion)
         return completion
 
     def _type(self, session: TmuxSession, turn: Turn) -> list[str]:
@@ -180,11 +162,11 @@ class TerminusEpisode:
         keystrokes actually sent."""
         typed: list[str] = []
         for command in turn.commands:
-            if self._left() <= 0:
+            if self.clock.left() <= 0:
                 break
             session.send(command.keys)
             typed.append(command.keys)
-            wait = min(command.duration_s, max_wait_s(self.config), max(0.0, self._left()))
+            wait = min(command.duration_s, max_wait_s(self.config), max(0.0, self.clock.left()))
             if wait > 0:
                 time.sleep(wait)
         return typed

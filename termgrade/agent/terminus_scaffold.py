@@ -16,13 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from termgrade.agent import terminus_prompt as prompt
+from termgrade.agent.episode import AgentRun, ModelAgent, agent_time_limit_s, endpoint_failure
 from termgrade.agent.scaffolds import ScaffoldBase, config_of, register_scaffold
 from termgrade.agent.terminus_episode import MAX_WAIT_S
 from termgrade.agent.terminus_turns import DEFAULT_DURATION_S, REQUIRED_FIELDS
 from termgrade.agent.tmux import HISTORY_LINES, PANE_HEIGHT, PANE_WIDTH
 
 if TYPE_CHECKING:
-    from termgrade.agent.kinds import AgentRun, ModelAgent
     from termgrade.sandbox.base import Sandbox
     from termgrade.task import Task
 
@@ -53,7 +53,6 @@ class TerminusScaffold(ScaffoldBase):
 
     def run(self, agent: ModelAgent, sandbox: Sandbox, task: Task) -> AgentRun:
         from termgrade.agent.client import client_for
-        from termgrade.agent.kinds import AgentRun, agent_time_limit_s, endpoint_failure
         from termgrade.agent.terminus_episode import TerminusEpisode
 
         episode = TerminusEpisode(

@@ -57,3 +57,18 @@ class DataWarning(UserWarning):
 
 class OptionError(TermGradeError, ValueError):
     """An option or configuration value that cannot work (bad cut points, k, range, spec)."""
+
+
+class RegistryError(OptionError, KeyError):
+    """A door's registry (scaffolds, repo kinds, validate checks) was asked for a name it
+    does not hold, or to register a name it already holds, or to load a ``module:name``
+    that does not resolve. An :class:`OptionError` (the name is usually an option's value)
+    and a ``KeyError`` (it is a failed lookup)."""
+
+    def __init__(self, door: str, name: str, message: str, *, fix: str | None = None) -> None:
+        self.door = door
+        self.name = name
+        super().__init__(message, fix=fix)
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return Exception.__str__(self)
