@@ -6,8 +6,10 @@ nested columns *are* the record's nested models (:class:`ChatMessage`,
 :class:`TurnMetrics`, :class:`TestVerdict`), and every column the record already has takes
 the record's field (type, constraints, description) in its row shape (:func:`row_shape`).
 So a new trial field is written once, in :mod:`termgrade.records.trial`: it becomes an
-``episodes`` column (at the end) unless :data:`UNPUBLISHED_TRIAL_FIELDS` names it, and
-:func:`termgrade.builders.trajectory_rows.trajectory_row` copies it (:data:`COPIED_TRIAL_FIELDS`).
+``episodes`` column (at the end) unless its roles (:mod:`termgrade.records.roles`) leave out
+``PUBLISHED`` (:data:`UNPUBLISHED_TRIAL_FIELDS`), and
+:func:`termgrade.builders.trajectory_rows.trajectory_row` copies it when they say ``COPIED``
+(:data:`COPIED_TRIAL_FIELDS`; otherwise it derives the column).
 
 Timestamps are ISO 8601 strings; ``archive`` is bytes (base64 in JSON Schema checks). A row
 model with files of its own names its schema (``row_schema``: schemas/<name>.schema.json,
@@ -24,6 +26,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from termgrade.records.arrow import Int32, LargeStr, arrow_schema, optional_inner
+from termgrade.records.roles import Role, declared_roles, fields_without
 from termgrade.records.trial import ChatMessage, TrialRecord, TurnMetrics
 from termgrade.records.verdict import TestVerdict
 
@@ -151,15 +154,13 @@ def row_shape(annotation: Any) -> Any:
 @dataclass(frozen=True)
 class FromTrial:
     """A row column that is a trial record field: its type (:func:`row_shape`),
-    constraints and description are the record's unless given here.
-
-    ``copied``: the row holds the record's value (JSON form) as is; False when
-    :func:`~termgrade.builders.trajectory_rows.trajectory_row` derives it."""
+    constraints and description are the record's unless given here. Whether the row holds
+    the record's value as is or :func:`~termgrade.builders.trajectory_rows.trajectory_row`
+    derives it is the field's role (``Role.COPIED``), declared on the record."""
 
     name: str
     annotation: Any = None
     description: str | None = None
-    copied: bool = True
 
 
 Column = FromTrial | tuple[str, Any, str]
@@ -173,8 +174,9 @@ def _field(column: Column) -> tuple[str, tuple[Any, Any]]:
     info = TrialRecord.model_fields[column.name]
     annotation = (column.annotation if column.annotation is not None
                   else row_shape(info.annotation))
-    if info.metadata:
-        annotation = Annotated[(annotation, *info.metadata)]
+    metadata = [m for m in info.metadata if not isinstance(m, Role)]
+    if metadata:
+        annotation = Annotated[(annotation, *metadata)]
     return column.name, (annotation, Field(description=column.description
                                            or info.description))
 
@@ -204,16 +206,16 @@ SFT_COLUMNS: list[Column] = [
     ("pass_rate", float | None, "Pass rate of the task under this trial's model and scaffold "
                                 "(--labels); null when unlabelled."),
     ("band", str | None, "Difficulty band of pass_rate; null when unlabelled."),
-    FromTrial("model_provider", copied=False,
+    FromTrial("model_provider",
               description="Provider prefix of the model name (org/model), or Harbor's "
                           "provider."),
-    FromTrial("messages_source", str, copied=False, description=(
+    FromTrial("messages_source", str, description=(
         "How messages were obtained. Exact: chat (the scaffold's own log, as sent and "
         "received), episodes (prompt/response files), atif (Harbor trajectory), recorded "
         "(given, source unstated). Rebuilt: atif-rebuilt (assistant turns re-serialized from "
         "the trajectory), episode-rebuilt (derived from the episode steps). none: no "
         "messages (an infrastructure error, a synthetic trial).")),
-    FromTrial("messages", list[ChatMessage], copied=False,
+    FromTrial("messages", list[ChatMessage],
               description="SFT-ready chat messages."),
     ("tools", LargeStr | None,
      "The tool schemas (OpenAI form, a JSON list) the trial's scaffold offered the model, "
@@ -229,15 +231,15 @@ _HARBOR_COLUMNS: list[Column] = [
     ("result", str | None, "Harbor: reward as text, or the exception name."),
     ("tool_definitions", LargeStr | None, "Harbor: tool definitions as JSON."),
     ("instruction", LargeStr, "Harbor: the task's instruction."),
-    FromTrial("verifier_output", copied=False,
+    FromTrial("verifier_output",
               description="Harbor: verifier stdout, if kept."),
     ("trace_source", Literal["main"], "Harbor: 'main' (no subagents)."),
 ]
 
-UNPUBLISHED_TRIAL_FIELDS = frozenset({"schema_version", "http_retries", "job_id", "episode",
-                                      "run_name"})
-"""Trial fields no row holds as such (``episode`` is ``steps``; ``job_id`` is ``run_id``;
-``run_name`` is the user's label of that run)."""
+UNPUBLISHED_TRIAL_FIELDS = frozenset(fields_without(TrialRecord, Role.PUBLISHED))
+"""Trial fields no row holds as such, those declared without ``Role.PUBLISHED``
+(``episode`` is ``steps``; ``job_id`` is ``run_id``; ``run_name`` is the user's label of
+that run)."""
 
 _EPISODE_HEAD: list[Column] = [
     FromTrial("trial_id", description="Unique id of the trial: the key of its sft row."),
@@ -277,8 +279,10 @@ EPISODE_COLUMNS: list[Column] = [
 """The episodes columns; a trial field placed nowhere else comes last."""
 
 COPIED_TRIAL_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
-    c.name for c in (*SFT_COLUMNS, *EPISODE_COLUMNS) if isinstance(c, FromTrial) and c.copied))
-"""The trial fields the trajectory rows hold as the record has them (JSON form)."""
+    c.name for c in (*SFT_COLUMNS, *EPISODE_COLUMNS)
+    if isinstance(c, FromTrial) and Role.COPIED in declared_roles(TrialRecord)[c.name]))
+"""The trial fields the trajectory rows hold as the record has them (JSON form): those
+declared ``Role.COPIED``, in column order."""
 
 SftRow = trial_row_model("SftRow", """
     One trial as chat messages in the OpenAI wire form (see

@@ -36,6 +36,7 @@ from termgrade.grade.record import graded_record, trial_id
 from termgrade.grade.runs import check_run_name, new_job_id, note_run
 from termgrade.records.journal import read_journal
 from termgrade.records.kept_work import WORK_DIR, KeptWork
+from termgrade.records.roles import Role, fields_with
 from termgrade.records.run import RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.ownership import run_scope
@@ -49,10 +50,9 @@ from termgrade.task.digest import agent_side_digest, task_digest
 SOURCE = "termgrade regrade"
 MAX_TRIES = 3
 """Tries of one trial's regrade lost to infrastructure (unscored) before it is left lost."""
-SCORED = ("reward", "passed", "counted", "tests", "n_tests_passed", "n_tests_failed",
-          "exception_type", "exception_message", "attested", "left_out", "test_evidence",
-          "failure_messages", "verifier_output", "started_at", "finished_at")
-"""A regraded trial's fields that come from the new scoring; the rest are the source's."""
+SCORED = fields_with(TrialRecord, Role.SCORED)
+"""A regraded trial's fields that come from the new scoring (declared ``Role.SCORED`` on
+the record); the rest are the source's, but for the new run's identity (:func:`regraded`)."""
 
 
 @dataclass

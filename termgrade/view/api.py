@@ -12,13 +12,16 @@ from typing import Any
 
 import pandas as pd
 
+from termgrade.records.roles import Role, fields_with
+from termgrade.records.trial import TrialRecord
 from termgrade.view.filters import Filters, paginate
 from termgrade.view.index import RunIndex
 
-TRIAL_FIELDS = ("trial_id", "task_id", "model", "scaffold", "config", "attempt", "retry_index",
-                "reward", "passed", "counted", "reason", "near_miss", "n_tests_passed",
-                "n_tests_failed", "failed_test", "failed_message", "turns", "input_tokens",
-                "output_tokens", "duration_s", "exception_message")
+INDEX_FIELDS = ("config", "reason", "near_miss", "failed_test", "failed_message")
+"""The trial summaries' columns the run index computes (not record fields)."""
+TRIAL_FIELDS = (*fields_with(TrialRecord, Role.SHOWN), *INDEX_FIELDS)
+"""The columns of one trial summary: the record's fields declared ``Role.SHOWN``, then the
+index's own."""
 
 
 def plain(value: Any) -> Any:
