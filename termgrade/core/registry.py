@@ -13,7 +13,8 @@ behaves the same way:
 * :meth:`Registry.names` / :meth:`Registry.items` list them, in registration order,
   after the door's built-in modules are imported and the door's entry-point group is read
   (an installed package of yours declares ``[project.entry-points."termgrade.scaffolds"]``
-  ``my-scaffold = "my_pkg.mod:MyScaffold"``; a lookup that misses reads the group again).
+  ``my-scaffold = "my_pkg.mod:MyScaffold"``; a lookup that misses, and
+  :meth:`Registry.refresh`, read the group again).
 """
 
 from __future__ import annotations
@@ -128,6 +129,12 @@ class Registry(Generic[T]):
                              f"(known: {known})",
                              fix=f"choose one of {known}, name yours as module:attr{group} "
                                  f"(docs/architecture.md, {self.recipe!r})")
+
+    def refresh(self) -> dict[str, T]:
+        """:meth:`items`, the entry-point group read again (a package installed since)."""
+        self._load()
+        self._read_group()
+        return dict(self.entries)
 
     def names(self) -> tuple[str, ...]:
         self._load()
