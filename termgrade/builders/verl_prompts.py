@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from termgrade.agent.scaffold import ScaffoldConfig, system_prompt
+from termgrade.agent.scaffold import VERL_AGENT_LOOP, ScaffoldConfig, system_prompt
 from termgrade.builders.rows import RowModel
 from termgrade.records.arrow import LargeStr
 from termgrade.task.model import image_tag_for
@@ -35,8 +35,9 @@ BASH_SYSTEM_PROMPT = system_prompt("/app", ScaffoldConfig())
 """System prompt of the bash tool-calling scaffold the recipe trains in: the one
 :mod:`termgrade.agent.scaffold` defines and ``termgrade grade`` grades with."""
 
-AGENT_NAME = "termgrade_bash"
-"""The ``agent_name`` of every prompt row, registered by the agent-loop config file."""
+AGENT_NAME = VERL_AGENT_LOOP
+"""The ``agent_name`` of every prompt row, registered by the agent-loop config file: the
+bash scaffold's training loop, as the scaffold door has it (``bash-tool``'s ``training``)."""
 
 
 class PromptMessage(RowModel):

@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -271,6 +271,8 @@ def grade_model(task_roots: Sequence[Path], agent: ModelAgent, out_dir: Path, *,
     if run_name is not None:
         check_run_name(run_name)
     try:
+        # A scaffold named as module:Class is registered (here) and recorded by its name.
+        agent = replace(agent, scaffold=scaffold_for(agent.scaffold).name)
         found = {path.name: path.resolve() for path in discover_tasks(*task_roots)}
         task_dirs = apply_internet_policy(found, internet_tasks)
         skipped = dict.fromkeys(found.keys() - task_dirs.keys(),

@@ -42,15 +42,10 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.experimental.agent_loop.tool_parser import ToolParser
 
-from termgrade.agent.kinds import AgentRun, PolicyAgent, agent_time_limit_s
+from termgrade.agent.episode import AgentRun, ScaffoldConfig, agent_time_limit_s
+from termgrade.agent.kinds import PolicyAgent
 from termgrade.agent.loop import NO_TOOL_CALL
-from termgrade.agent.scaffold import (
-    BASH_TOOL,
-    FINISH_TOOL,
-    TOOLS,
-    ScaffoldConfig,
-    truncate_output,
-)
+from termgrade.agent.scaffold import BASH_TOOL, FINISH_TOOL, TOOLS, truncate_output
 from termgrade.agent.shell import run_command
 from termgrade.builders.verl_prompts import AGENT_NAME
 from termgrade.core.settings import RUN_DIR_VAR, SETTINGS

@@ -114,6 +114,8 @@ class ModelChoice:
     """The model the repo's tasks were selected for (``base_model``), if recorded."""
     scaffold: str | None
     warnings: tuple[str, ...] = ()
+    train_scaffold: str | None = None
+    """The scaffold the run trains in (a trainable one: the scaffold door says which)."""
 
 
 def choose_model(selected_for: str | None, scaffold: str | None, *, default: str,
@@ -122,16 +124,20 @@ def choose_model(selected_for: str | None, scaffold: str | None, *, default: str
     """The model to train: the one the tasks were selected for, ``asked`` when it names the
     same model (a local copy), another only with ``train_other_model``. ``smoke`` swaps in
     the family's small model (a one-GPU check of the loop, not a training run)."""
-    from termgrade.agent.scaffold import SCAFFOLD_NAME
+    from termgrade.agent.scaffolds import DEFAULT_SCAFFOLD, trainable_scaffolds, training_scaffold
 
     warnings: list[str] = []
-    if scaffold is not None and scaffold != SCAFFOLD_NAME:
+    trained_in = training_scaffold(scaffold)
+    if trained_in is None:  # selected in a scaffold the door says cannot be trained
+        trainable = ", ".join(trainable_scaffolds())
         text = (f"the tasks were selected in the {scaffold} scaffold, the run trains in "
-                f"{SCAFFOLD_NAME}: difficulty belongs to task x model x scaffold")
+                f"{DEFAULT_SCAFFOLD}: difficulty belongs to task x model x scaffold "
+                f"(trainable scaffolds: {trainable})")
         if not train_other_model:
-            raise OptionError(text, fix=f"regrade in {SCAFFOLD_NAME} (`termgrade grade`) and "
-                              "reselect, or pass --train-other-model to train anyway")
+            raise OptionError(text, fix=f"regrade in {DEFAULT_SCAFFOLD} (`termgrade grade`) "
+                              "and reselect, or pass --train-other-model to train anyway")
         warnings.append(text)
+        trained_in = training_scaffold(None)
     if selected_for is None:
         model = asked or default
         warnings.append(f"the repo does not record the model its tasks were selected for "
@@ -157,4 +163,6 @@ def choose_model(selected_for: str | None, scaffold: str | None, *, default: str
                             "that the loop works, not what the real run learns")
         model = family.smoke_model
     parser, source = tool_parser_for(model, tool_parser)
-    return ModelChoice(model, parser, source, selected_for, scaffold, tuple(warnings))
+    assert trained_in is not None
+    return ModelChoice(model, parser, source, selected_for, scaffold, tuple(warnings),
+                       trained_in.name)

@@ -19,7 +19,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from termgrade.audit.attestable import exclusion_note
-from termgrade.builders.verl_prompts import AGENT_NAME
 from termgrade.core.atomic import atomic_write_text
 from termgrade.core.errors import OptionError
 from termgrade.core.version import __version__
@@ -44,6 +43,7 @@ from termgrade.training.recipe import (
     as_hydra,
     run_overrides,
     smoke_recipe,
+    training_loop,
 )
 
 SCHEMA_VERSION = 1
@@ -131,13 +131,16 @@ def run_places(recipe: GrpoRecipe) -> RunPlaces:
                      checkpoints="$RUN_DIR/checkpoints")
 
 
-def agent_loop_config(recipe: GrpoRecipe, *,
-                      include_unattested: bool = False) -> list[dict[str, Any]]:
-    """verl's agent-loop config file: registers :class:`BashAgentLoop` under its name.
-    ``include_unattested``: the loop grades unattested tasks (refuses them otherwise)."""
+def agent_loop_config(recipe: GrpoRecipe, *, include_unattested: bool = False,
+                      scaffold: str | None = None) -> list[dict[str, Any]]:
+    """verl's agent-loop config file: registers the training loop of ``scaffold`` (the
+    default one, :class:`BashAgentLoop`, unless named; the scaffold door says which loop)
+    under its name. ``include_unattested``: the loop grades unattested tasks (refuses them
+    otherwise)."""
+    loop = training_loop(scaffold)
     return [{
-        "name": AGENT_NAME,
-        "_target_": "termgrade.training.agent_loop.BashAgentLoop",
+        "name": loop.name,
+        "_target_": loop.hydra_target,
         "max_tokens_per_turn": recipe.max_tokens_per_turn,
         "max_concurrent_trajectories": recipe.max_concurrent_trajectories,
         "tool_format": recipe.tool_format,
@@ -243,7 +246,7 @@ def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
     counts = {split: len(read_tasks(repo, split)) for split in SPLITS}
     checks = preflight(recipe, n_train=counts["train"], n_val=counts["validation"])
     checks.raise_errors()
-    overrides = as_hydra(run_overrides(recipe, run_places(recipe)))
+    overrides = as_hydra(run_overrides(recipe, run_places(recipe), choice.train_scaffold))
     checked = _check_with_verl(overrides, recipe)
     warnings = [*choice.warnings, *checks.warnings]
     if not checked:
@@ -261,7 +264,8 @@ def prepare_run(source: str, out: Path, *, recipe: GrpoRecipe | None = None,
         write_split(paths.split_file(split), data)
     atomic_write_text(paths.agent_loop_config,
                       yaml.safe_dump(agent_loop_config(recipe,
-                                                       include_unattested=include_unattested),
+                                                       include_unattested=include_unattested,
+                                                       scaffold=choice.train_scaffold),
                                      sort_keys=False))
     _check_run_files(paths, splits)
     atomic_write_text(paths.launch_script, render_launch_script(overrides))

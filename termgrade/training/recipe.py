@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from termgrade.agent.scaffold import ScaffoldConfig
-from termgrade.builders.verl_prompts import AGENT_NAME
+from termgrade.agent.episode import ScaffoldConfig
+from termgrade.agent.scaffolds import TrainingLoop, trainable_scaffolds, training_scaffold
+from termgrade.builders.verl_prompts import AGENT_NAME as AGENT_NAME  # the rows' loop
+from termgrade.core.errors import OptionError
 
 _SCAFFOLD = ScaffoldConfig()
 
@@ -137,8 +139,20 @@ def _value(value: object) -> str:
     return str(value)
 
 
-def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
-    """The recipe as verl 0.9.1 config keys -> values (independent of where files live)."""
+def training_loop(scaffold: str | None = None) -> TrainingLoop:
+    """The verl agent loop of the scaffold a run trains in (``scaffold``, else the default
+    one): the scaffold door says which scaffolds can be trained and by which loop."""
+    trained = training_scaffold(scaffold)
+    if trained is None or trained.training is None:
+        trainable = ", ".join(trainable_scaffolds())
+        raise OptionError(f"scaffold {scaffold}: no training loop (trainable: {trainable})",
+                          fix=f"train in one of {trainable}")
+    return trained.training
+
+
+def recipe_overrides(recipe: GrpoRecipe, scaffold: str | None = None) -> dict[str, object]:
+    """The recipe as verl 0.9.1 config keys -> values (independent of where files live);
+    the agent loop is ``scaffold``'s (:func:`training_loop`)."""
     actor = "actor_rollout_ref.actor"
     rollout = "actor_rollout_ref.rollout"
     model = "actor_rollout_ref.model"
@@ -189,7 +203,7 @@ def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
         f"{rollout}.multi_turn.max_assistant_turns": recipe.max_turns,
         f"{rollout}.multi_turn.max_user_turns": recipe.max_turns,
         f"{rollout}.multi_turn.format": recipe.tool_format,
-        f"{rollout}.agent.default_agent_loop": AGENT_NAME,
+        f"{rollout}.agent.default_agent_loop": training_loop(scaffold).name,
         f"{rollout}.val_kwargs.temperature": recipe.temperature,
         f"{rollout}.val_kwargs.do_sample": True,
         f"{rollout}.val_kwargs.n": recipe.val_n,
@@ -204,10 +218,12 @@ def recipe_overrides(recipe: GrpoRecipe) -> dict[str, object]:
     }
 
 
-def run_overrides(recipe: GrpoRecipe, places: RunPlaces) -> dict[str, object]:
-    """The recipe plus the run's files: everything the launch script passes to verl."""
+def run_overrides(recipe: GrpoRecipe, places: RunPlaces,
+                  scaffold: str | None = None) -> dict[str, object]:
+    """The recipe plus the run's files: everything the launch script passes to verl
+    (``scaffold``: the one the run trains in, the default one unless named)."""
     return {
-        **recipe_overrides(recipe),
+        **recipe_overrides(recipe, scaffold),
         "data.train_files": places.train_files,
         "data.val_files": places.val_files,
         "actor_rollout_ref.rollout.agent.agent_loop_config_path": places.agent_loop_config,
