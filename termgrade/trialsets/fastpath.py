@@ -35,6 +35,7 @@ from termgrade.records.arrow import (
     optional_inner,
     record_fields,
 )
+from termgrade.records.roles import Role
 from termgrade.records.version import RecordFormat
 
 _ISO_DATETIME = (rb'"\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?'
@@ -114,7 +115,7 @@ def _all_in(child: pa.Array, allowed: list[Any]) -> bool:
 def _bounds_ok(child: pa.Array, f: FieldInfo) -> bool:
     """Range constraints and record versions hold; any other kind of constraint is not
     vouched for (False)."""
-    ranges = [m for m in f.metadata if not isinstance(m, RecordFormat | ArrowType)]
+    ranges = [m for m in f.metadata if not isinstance(m, RecordFormat | ArrowType | Role)]
     versions = [m.version for m in f.metadata if isinstance(m, RecordFormat)]
     if versions and not _all_in(child, versions):
         return False  # pydantic names the version found and how to migrate
@@ -174,7 +175,8 @@ def _valid_values(child: pa.Array, tp: Any, f: FieldInfo | None) -> bool:
     if pa.types.is_null(kind):
         return True  # all null: the caller checked nullability
     if get_origin(tp) is list:
-        if not pa.types.is_list(kind) or (f is not None and f.metadata):
+        if not pa.types.is_list(kind) or (
+                f is not None and any(not isinstance(m, Role) for m in f.metadata)):
             return False  # length constraints are left to pydantic
         inner, nullable = optional_inner(get_args(tp)[0])
         flat = pc.list_flatten(child)
