@@ -93,6 +93,9 @@ class Session:
     started: bool = False
     collect_only: bool = False
     finished: bool = False
+    died: bool = False
+    """The broker saw its process end without the plugin's last word (a signal killed it,
+    ``_exit``, ``exec``): whatever lines were written for it, it never exited normally."""
     exitstatus: int | None = None
     collected: int | None = None
     deselected: int = 0
@@ -180,6 +183,9 @@ class Session:
         tag = f"pytest session {self.number}"
         if not self.closed:
             return [f"{tag} never exited normally (killed, stopped or timed out)"]
+        if self.died:
+            return [f"{tag}: the broker saw its process end without exiting normally "
+                    "(killed by a signal, _exit or exec), whatever its lines say"]
         if not self.started:
             return []  # --version, --help: nothing was run
         if not self.finished:
@@ -378,6 +384,10 @@ def _apply_broker(att: Attestation, event: dict[str, object]) -> None:
         att.refused.append(f"{event.get('argv')}: {event.get('why')}")
     elif kind == "alarm":  # a process the broker checked maps a file the agent wrote
         att.alarms.append(f"{event.get('how')}: {event.get('path')} (pid {event.get('pid')})")
+    elif kind == "died":  # a keyed session's process ended otherwise than by exiting
+        died = att.sessions.get(int(str(event.get("n"))))
+        if died is not None:
+            died.died = True
     elif kind == "service" and not event.get("ready"):
         att.services_down.append(int(str(event.get("n"))))
     elif kind == "end":

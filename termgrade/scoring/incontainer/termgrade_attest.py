@@ -91,24 +91,50 @@ def _socket_name() -> str:
 
 
 def _ask_broker() -> dict[str, Any] | None:
+    """This session's grant, or None. The connection stays open for the process's life:
+    :func:`_bye` ends it, and the broker takes its closing without that word as the
+    process's death by a signal (or ``_exit``)."""
+    global _CONN
+    conn = None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as conn:
-            conn.settimeout(10)
-            conn.connect(_socket_name())
-            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        grant = json.loads(data.decode("utf-8"))
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        conn.settimeout(10)
+        conn.connect(_socket_name())
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        reader = conn.makefile("rb")
+        grant = json.loads(reader.readline().decode("utf-8"))
+        if isinstance(grant, dict) and grant.get("step") == "nodump":
+            # the broker has read this process's /proc (which needs it dumpable): from
+            # here no process of the container can open its memory; the broker then looks
+            # for a handle opened before, and only then sends the key
+            _no_dump()
+            conn.sendall(b"nodump\n")
+            grant = json.loads(reader.readline().decode("utf-8"))
+        reader.close()
     except (OSError, ValueError):
+        if conn is not None:
+            conn.close()
         return None
     if not isinstance(grant, dict) or not grant.get("ok"):
+        conn.close()
         return None
     grant["broker"] = struct.unpack("3i", creds)[0]
+    _CONN = conn
     return grant
+
+
+_CONN: socket.socket | None = None
+"""The connection the key came on, open until :func:`_bye`."""
+_OWN_PID = os.getpid()
+
+
+def _bye() -> None:
+    """This process's last word to the broker (registered first, so it runs last at exit):
+    it ended normally. A forked child running atexit says nothing (the pid is not its)."""
+    if _CONN is not None and os.getpid() == _OWN_PID:
+        with contextlib.suppress(OSError):
+            _CONN.sendall(f"bye {_OWN_PID}\n".encode())
+            _CONN.close()
 
 
 class _Channel:
@@ -135,6 +161,8 @@ def _text(value: object) -> str:
 
 
 _GRANT = _ask_broker()
+# done already when the broker asked (a grant needs it); a refused one stays as it was
+_DUMPABLE_OFF = _no_dump() if _GRANT is not None else False
 _CHANNEL: _Channel | None = None
 _TRUSTED: tuple[str, ...] = ()
 _KEEP: set[int] = set()
@@ -154,7 +182,6 @@ test, during the current test]? After that, what the tests write may carry its b
 NOT_FILES = ("/proc/", "/sys/", "/dev/")
 _TEST_TEXT = ""
 _IN_TEST = False
-_DUMPABLE_OFF = False
 if _GRANT is not None:
     try:
         _CHANNEL = _Channel(bytes.fromhex(str(_GRANT["key"])), int(_GRANT["n"]))
@@ -162,7 +189,6 @@ if _GRANT is not None:
         _SERVICE_PIDS = {int(p) for p in _GRANT.get("services", [])}
     except (OSError, KeyError, ValueError):
         _CHANNEL = None
-    _DUMPABLE_OFF = _no_dump()
 
 
 def _emit(event: dict[str, Any]) -> None:
@@ -591,20 +617,102 @@ def _pids() -> set[int]:
     return {int(name) for name in os.listdir("/proc") if name.isdigit()}
 
 
-def _reap(before: set[int], why: str) -> None:
-    """Kill processes that did not exist at ``before`` (and are none of ours to keep)."""
-    for _ in range(3):
-        left = []
-        for pid in sorted(_pids() - before - _KEEP):
+_FREEZE_ALL = _CHANNEL is not None
+"""Only in a keyed session (the scoring container): ``kill(-1)`` anywhere else would stop
+every process the caller may signal."""
+REAP_CAP_S = 5.0
+"""How long the reaper may take to freeze what it kills; past it, an alarm (processes that
+cannot be stopped are agent code's doing)."""
+FROZEN = frozenset("TtZX")
+"""Task states that run no code: stopped, traced-stopped, dead."""
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        return raw[raw.rindex(b")") + 2:][:1].decode()
+    except (OSError, ValueError):
+        return ""
+
+
+def _frozen(pid: int) -> bool:
+    """Every thread of ``pid`` stopped or dead (a zombie leader's threads may still run,
+    and a process in the middle of a fork is not stopped yet): gone counts as frozen."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    return all(_state(int(tid)) in FROZEN or not _state(int(tid)) for tid in tids)
+
+
+def _reap(before: set[int], why: str, cap: float = REAP_CAP_S,
+          pick: Any = None) -> None:
+    """Kill processes that did not exist at ``before`` (and are none of ours to keep), or
+    those ``pick(pids now)`` names.
+
+    Freeze first: ``kill(-1, SIGSTOP)`` stops every process of the container but this one
+    and its init at once (the kernel signals them all under one lock), and again, until
+    two scans in a row name the same processes to kill with every thread of each stopped
+    after both (a process in the middle of a fork is not stopped yet, and its child, made
+    after the kernel signalled the rest, may run: it shows in the scan after the one that
+    found its parent stopped). A fork chain (each link forks its successor and exits)
+    outran a reaper that listed processes and then signalled each: the pid it listed was
+    gone, its successor not listed. Then each named process gets SIGKILL and every other
+    one SIGCONT (not one that was stopped already). Past ``cap`` seconds, what is named
+    dies anyway and an alarm says the agent's processes could not be frozen."""
+    import time
+
+    def targets() -> set[int]:
+        now = _pids()
+        found = set()
+        for pid in (pick(now) if pick is not None else now - before) - _KEEP:
             info = _stat(pid)
             if info is None or pid in _SERVICE_PIDS or info[1] in _SERVICE_PIDS:
                 continue
+            found.add(pid)
+        return found
+
+    def worth_a_look() -> bool:
+        """Any process to kill, or one that vanished as it was looked at (a fork chain's
+        link may, its successor not listed yet): nothing is stopped without one."""
+        for pid in _pids() - before - _KEEP - _SERVICE_PIDS:
+            info = _stat(pid)
+            if info is None or info[1] not in _SERVICE_PIDS:
+                return True
+        return False
+
+    # ``pick``'s callers have looked already (an orphan, a pid namespace of a test's own)
+    if not _FREEZE_ALL or (pick is None and not worth_a_look()):
+        return
+    held = {pid for pid in _pids() if _state(pid) in ("T", "t")}
+    deadline = time.monotonic() + cap
+    doomed: set[int] = set()
+    try:
+        earlier: set[int] | None = None  # the last scan's, when all were stopped then
+        while True:
+            with contextlib.suppress(ProcessLookupError):  # none left but these two
+                os.kill(-1, signal.SIGSTOP)  # all but this process and the container's init
+            doomed = targets()
+            settled = all(_frozen(pid) for pid in doomed)
+            if settled and doomed == earlier:
+                break
+            if time.monotonic() > deadline:
+                _alarm("reaper", f"processes a test left could not be frozen within "
+                                 f"{cap:g}s ({len(doomed)} killed)")
+                break
+            # a child forked just before its parent stopped shows in the next scan
+            earlier = doomed if settled else None
+            time.sleep(0.001)
+        for pid in doomed:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-                left.append(pid)
-        if not left:
-            return
-        _emit({"e": "reaped", "n": len(left), "when": why})
+    finally:
+        for pid in _pids() - doomed - held - {os.getpid(), 1}:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)
+    if doomed:
+        _emit({"e": "reaped", "n": len(doomed), "when": why})
 
 
 if _CHANNEL is not None:
@@ -618,6 +726,7 @@ if _CHANNEL is not None:
 
     _at = next((i for i, f in enumerate(sys.meta_path) if f is _PathFinder), len(sys.meta_path))
     sys.meta_path.insert(_at, _AgentCodeFinder)
+    atexit.register(_bye)  # atexit runs last-in first: this one last of all
     atexit.register(lambda: _emit({"e": "close"}))
     atexit.register(_check_mappings)  # atexit runs last-in first: before the close
 
@@ -888,11 +997,25 @@ def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
 
 
 def _reap_orphans(why: str) -> None:
-    """Kill processes made since the session started whose parent is gone (daemons)."""
+    """Kill processes made since the session started whose parent is gone (daemons), and
+    every process below one (a fork chain's next link, whose parent is still alive)."""
     now = _pids()
-    orphans = {p for p in now - _SESSION_PIDS if (_stat(p) or (-1, -1))[0] in (0, 1)}
-    if orphans - _KEEP:
-        _reap(now - orphans, why)
+    if any((_stat(p) or (-1, -1))[0] in (0, 1) for p in now - _SESSION_PIDS - _KEEP):
+        _reap(set(), why, pick=_orphans_and_below)
+
+
+def _orphans_and_below(now: set[int]) -> set[int]:
+    parents = {pid: (_stat(pid) or (-1, -1))[0] for pid in now - _SESSION_PIDS}
+    found: set[int] = set()
+    for pid in parents:
+        here, hops = pid, 0
+        while here in parents and hops < 4096:  # up through processes made since the start
+            if parents[here] in (0, 1):
+                if here not in _KEEP:
+                    found.add(pid)
+                break
+            here, hops = parents[here], hops + 1
+    return found
 
 
 try:

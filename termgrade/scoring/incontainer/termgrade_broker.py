@@ -401,6 +401,149 @@ def python_runs_tests(argv: list[str], cwd: str) -> bool:
     return False
 
 
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def ids_of(pid: int) -> tuple[list[int], list[int], int] | None:
+    """(uids, gids, TracerPid) of ``pid`` from ``/proc/PID/status`` (readable by anyone),
+    or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    try:
+        uids = [int(v) for v in fields["Uid"].split()]
+        gids = [int(v) for v in fields["Gid"].split()]
+        return uids, gids, int(fields["TracerPid"].strip())
+    except (KeyError, ValueError):
+        return None
+
+
+def as_owner(pid: int, look: Any) -> Any:
+    """``look()`` with this thread's filesystem uid and gid set to ``pid``'s, so the kernel's
+    access check on ``/proc/PID`` (PTRACE_MODE_READ_FSCREDS) compares like with like: it
+    then passes exactly when ``pid`` is dumpable. Raises PermissionError when ``pid``'s
+    uids (or gids) differ among themselves: no filesystem identity matches it."""
+    ids = ids_of(pid)
+    if ids is None:
+        raise ProcessLookupError(pid)
+    uids, gids, _ = ids
+    if len(set(uids[:3])) != 1 or len(set(gids[:3])) != 1:
+        raise PermissionError(f"pid {pid} has mixed uids {uids} or gids {gids}")
+    if uids[0] == os.geteuid() and gids[0] == os.getegid():
+        return look()
+    libc = _libc()
+    libc.setfsgid(gids[0])
+    libc.setfsuid(uids[0])
+    try:
+        return look()
+    finally:
+        libc.setfsuid(os.geteuid())
+        libc.setfsgid(os.getegid())
+
+
+def dumpable(pid: int) -> bool:
+    """Can a process of ``pid``'s own user open its memory (``/proc/PID/environ`` takes
+    the same check as ``mem``, for reading)? False once it made itself non-dumpable."""
+    def look() -> bool:
+        try:
+            os.close(os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC))
+            return True
+        except PermissionError:
+            return False
+    try:
+        return bool(as_owner(pid, look))
+    except PermissionError:
+        return False
+
+
+def open_files(pid: int) -> list[str] | None:
+    """What ``pid``'s file descriptors name; None when the kernel hides them from the
+    broker (``pid`` is non-dumpable: it dropped its privileges or made itself so).
+    Raises ProcessLookupError when ``pid`` is gone."""
+    def look() -> list[str]:
+        where = f"/proc/{pid}/fd"
+        links = []
+        for name in os.listdir(where):
+            with contextlib.suppress(FileNotFoundError):
+                links.append(os.readlink(f"{where}/{name}"))
+        return links
+    try:
+        return list(as_owner(pid, look))
+    except PermissionError:
+        return None
+    except FileNotFoundError as exc:
+        raise ProcessLookupError(pid) from exc
+
+
+def zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        return raw[raw.rindex(b")") + 2:][:1] in (b"Z", b"X")
+    except (OSError, ValueError):
+        return True  # gone
+
+
+def comm_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as handle:
+            return handle.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return "?"
+
+
+def key_exposed(pid: int, keep: "set[int]") -> str | None:
+    """None when no other process can read ``pid``'s memory once it holds a key; else why
+    it could. ``pid`` must already be non-dumpable (then no process of the container,
+    which has no CAP_SYS_PTRACE, can open its ``/proc/PID/mem``, ``ptrace`` it or
+    ``process_vm_readv`` it) and untraced, and no process but those in ``keep`` (the
+    broker, the sessions already keyed) may hold a file of ``/proc/PID`` or of one of its
+    threads open: such a handle, opened while ``pid`` was still dumpable, reads its memory
+    later. A process whose open files the kernel hides from the broker (non-dumpable, or
+    of mixed uids) could hold one, so it too refuses the key."""
+    ids = ids_of(pid)
+    if ids is None:
+        return "it vanished"
+    if ids[2] != 0:
+        return f"it is traced by pid {ids[2]}"
+    if dumpable(pid):
+        return "it is still dumpable (the plugin makes it non-dumpable before it asks): " \
+            "another process could open its memory"
+    try:
+        mine = {pid, *(int(t) for t in os.listdir(f"/proc/{pid}/task") if t.isdigit())}
+    except OSError:
+        return "its threads are unreadable"
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in keep or int(name) in mine:
+            continue
+        other = int(name)
+        if zombie(other):
+            continue  # a zombie holds no files
+        try:
+            links = open_files(other)
+        except ProcessLookupError:
+            continue
+        if links is None:
+            return f"process {other} ({comm_of(other)}) hides its open files from the " \
+                "broker (it is non-dumpable or has mixed uids): it may hold a handle on " \
+                "the pytest process's memory"
+        for link in links:
+            parts = link.split("/")
+            if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and (
+                    int(parts[2]) in mine or (len(parts) > 4 and parts[3] == "task"
+                                              and parts[4].isdigit()
+                                              and int(parts[4]) in mine)):
+                return f"process {other} ({comm_of(other)}) holds {link} open: it could " \
+                    "read the pytest process's memory"
+    return None
+
+
 def prepare_tests(config: dict[str, Any]) -> None:
     """The private writable copy of the tests, from the grader's read-only staging."""
     import shutil
@@ -446,19 +589,91 @@ def _signals_to(pipe: int) -> None:
         os.write(pipe, struct.pack("i", info.si_pid))
 
 
+def nodump_step(conn: socket.socket, pid: int) -> str | None:
+    """The asker passed every check that reads its ``/proc`` (which needs it dumpable): it
+    now makes itself non-dumpable and says so; then :func:`key_exposed` looks for a handle
+    on its memory that anything opened before. None: it did; else why not."""
+    try:
+        conn.settimeout(10)
+        conn.sendall(json.dumps({"ok": False, "step": "nodump"}).encode() + b"\n")
+        said = b""
+        while not said.endswith(b"\n") and len(said) < 64:
+            chunk = conn.recv(64)
+            if not chunk:
+                break
+            said += chunk
+    except OSError as exc:
+        return f"it did not answer the broker's non-dumpable step: {exc}"
+    if said != b"nodump\n":
+        return "it did not make itself non-dumpable when asked"
+    return None
+
+
+class Keyed:
+    """The connections of the keyed sessions, kept open: the plugin writes ``bye PID`` on
+    it as its process's very last act. A connection that closes without it means the
+    session's process ended otherwise (a signal killed it, it called ``_exit`` or ran
+    ``exec``): the broker says so, signed, and the host never counts that session as one
+    that exited normally, whatever lines were written for it."""
+
+    def __init__(self, signer: Signer) -> None:
+        self.signer = signer
+        self.conns: dict[int, tuple[socket.socket, int, int, bytes]] = {}
+
+    def add(self, conn: socket.socket, number: int, pid: int) -> None:
+        conn.setblocking(False)
+        self.conns[conn.fileno()] = (conn, number, pid, b"")
+
+    def pids(self) -> set[int]:
+        return {pid for _, _, pid, _ in self.conns.values()}
+
+    def fds(self) -> list[int]:
+        return list(self.conns)
+
+    def read(self, fds: "list[int]") -> None:
+        for fd in fds:
+            if fd not in self.conns:
+                continue
+            conn, number, pid, seen = self.conns[fd]
+            try:
+                data = conn.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if data and len(seen) < 4096:
+                self.conns[fd] = (conn, number, pid, seen + data)
+                continue
+            del self.conns[fd]
+            conn.close()
+            if f"bye {pid}\n".encode() not in seen:
+                self.signer.emit({"e": "died", "n": number, "pid": pid})
+
+    def drain(self) -> None:
+        """Read what is already there (before the end is written)."""
+        while self.conns:
+            ready, _, _ = select.select(self.fds(), [], [], 0)
+            if not ready:
+                return
+            self.read(ready)
+
+
 def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.socket,
           signer: Signer, services: list[int], writable: Writable, started: Started) -> None:
     sessions = 0
+    keyed = Keyed(signer)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
     woken, wake = os.pipe()
     threading.Thread(target=_signals_to, args=(wake,), daemon=True).start()
     while True:
-        ready, _, _ = select.select([listener.fileno(), woken], [], [], 0.05)
+        ready, _, _ = select.select([listener.fileno(), woken, *keyed.fds()], [], [], 0.05)
         writable.drain()
+        keyed.read([fd for fd in ready if fd not in (listener.fileno(), woken)])
         if woken in ready:
             data = os.read(woken, 4096)
             senders = [pid for (pid,) in struct.iter_unpack("i", data[:len(data) // 4 * 4])]
             if root in senders:
+                keyed.drain()
                 writable.check()
                 signer.emit({"e": "end", "sessions": sessions})
                 marker = "TERMGRADE-END " + derive(master, "end").hex()[:32]
@@ -472,33 +687,42 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
             conn, _ = listener.accept()
         except OSError:
             continue
-        with conn:
-            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            pid = struct.unpack("3i", creds)[0]
-            why = why_refused(pid, root, config, started)
-            mapped = foreign_mappings(str(pid), config) if why is None else []
-            if mapped is None:
-                why = "its mappings are unreadable"
-            elif mapped:
-                why = "it maps a file the agent wrote: " + ", ".join(mapped[:5])
-                signer.emit({"e": "alarm", "how": "mapping", "pid": pid,
-                             "path": ", ".join(mapped[:5])[:MAX_FIELD]})
-            if why is None:
-                writable.seal()
-            if why is not None:
-                signer.emit({"e": "refused", "pid": pid, "why": why[:MAX_FIELD],
-                             "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
-                reply: dict[str, Any] = {"ok": False}
-            else:
-                sessions += 1
-                signer.emit({"e": "session", "n": sessions, "pid": pid,
-                             "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
-                reply = {"ok": True, "n": sessions, "broker_pid": os.getpid(),
-                         "key": derive(master, f"session {sessions}").hex(),
-                         "trusted": config["trusted"], "services": services,
-                         "transfer_roots": config.get("transfer_roots") or []}
-            with contextlib.suppress(OSError):
-                conn.sendall(json.dumps(reply).encode() + b"\n")
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid = struct.unpack("3i", creds)[0]
+        why = why_refused(pid, root, config, started)
+        mapped = foreign_mappings(str(pid), config) if why is None else []
+        if mapped is None:
+            why = "its mappings are unreadable"
+        elif mapped:
+            why = "it maps a file the agent wrote: " + ", ".join(mapped[:5])
+            signer.emit({"e": "alarm", "how": "mapping", "pid": pid,
+                         "path": ", ".join(mapped[:5])[:MAX_FIELD]})
+        if why is None:
+            why = nodump_step(conn, pid)
+        if why is None:
+            why = key_exposed(pid, {os.getpid(), *keyed.pids()})
+        if why is None:
+            writable.seal()
+        if why is not None:
+            signer.emit({"e": "refused", "pid": pid, "why": why[:MAX_FIELD],
+                         "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
+            reply: dict[str, Any] = {"ok": False}
+        else:
+            sessions += 1
+            signer.emit({"e": "session", "n": sessions, "pid": pid,
+                         "argv": " ".join(argv_of(pid))[:MAX_FIELD]})
+            reply = {"ok": True, "n": sessions, "broker_pid": os.getpid(),
+                     "key": derive(master, f"session {sessions}").hex(),
+                     "trusted": config["trusted"], "services": services,
+                     "transfer_roots": config.get("transfer_roots") or []}
+        try:
+            conn.sendall(json.dumps(reply).encode() + b"\n")
+        except OSError:
+            reply["ok"] = False
+        if reply["ok"]:
+            keyed.add(conn, sessions, pid)
+        else:
+            conn.close()
 
 
 def main() -> None:
