@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import integrity, standins
+from termgrade.scoring import integrity, lookups, standins
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.transfer import ACCOUNT_FILES, TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
@@ -247,8 +247,8 @@ def test_the_search_path_rule_reads_the_images_order(lower: Path) -> None:
     view = LowerView([str(lower)])
     # an image module earlier in @INC than the new one: the new one shadows nothing
     put(lower, "/etc/perl/Early.pm")
-    assert standins._shadowed_in_search_path("/usr/share/perl5/Early.pm", view) is None
-    assert standins._shadowed_in_search_path("/usr/share/perl5/Shop/Util.pm", view) is None
+    assert lookups.shadowed_in_search_path("/usr/share/perl5/Early.pm", view) is None
+    assert lookups.shadowed_in_search_path("/usr/share/perl5/Shop/Util.pm", view) is None
 
 
 LDCONFIG_BEFORE = """\

@@ -1,0 +1,254 @@
+"""Where the image's tools look files up by name, and what a created file there shadows.
+
+The rules :mod:`termgrade.scoring.standins` applies to a created file by its kind and
+place: a tool's search path (Perl's ``@INC``, the C include path, pkg-config's, Node's
+and Ruby's, and the directories test.sh's environment puts first:
+:mod:`termgrade.scoring.toolenv`), a toolchain's own directories (a compiler's target
+``bin``, the linker's directories, a header's path below ``include``), and the directory
+of an image Python script (Python puts it first on ``sys.path``). Each answers why a
+created file there changes what an image tool computes, or None.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import posixpath
+import re
+import stat
+import sys
+from fnmatch import fnmatch
+from functools import lru_cache
+
+from termgrade.sandbox.overlay_diff import LowerView
+from termgrade.scoring.toolenv import ToolEnv
+
+__all__ = ["NO_ENV", "SEARCH_PATHS", "SYSTEM_PREFIXES", "beside_image_script",
+           "shadowed_in_search_path", "toolchain_shadow"]
+
+SEARCH_PATHS: dict[str, tuple[str, ...]] = {
+    "Perl module": ("/etc/perl", "/usr/local/lib/*/perl/*", "/usr/local/share/perl/*",
+                    "/usr/lib/*/perl5/*", "/usr/share/perl5", "/usr/lib/*/perl-base",
+                    "/usr/lib/*/perl/*", "/usr/share/perl/*"),
+    "C header": ("/usr/local/include", "/usr/include/*-linux-gnu", "/usr/include"),
+    "pkg-config file": ("/usr/local/lib/*-linux-gnu/pkgconfig", "/usr/local/lib/pkgconfig",
+                        "/usr/local/share/pkgconfig", "/usr/lib/*-linux-gnu/pkgconfig",
+                        "/usr/lib/pkgconfig", "/usr/share/pkgconfig"),
+    "Node module": ("/usr/local/lib/node_modules", "/usr/lib/node_modules",
+                    "/usr/share/nodejs"),
+    "Ruby library": ("/usr/local/lib/site_ruby/*", "/usr/local/lib/*-linux-gnu/site_ruby",
+                     "/usr/local/lib/site_ruby", "/usr/lib/ruby/vendor_ruby/*",
+                     "/usr/lib/*-linux-gnu/ruby/vendor_ruby/*", "/usr/lib/ruby/vendor_ruby",
+                     "/usr/lib/ruby/*", "/usr/lib/*-linux-gnu/ruby/*"),
+}
+"""Search paths an image tool reads in order (perl's ``@INC``, the C compiler's include
+path, pkg-config's, Node's global modules, Ruby's ``$LOAD_PATH``; ``*`` is one directory
+name): a file earlier in one that has the relative name of an image file later in it
+changes what the image's tool computes."""
+
+
+_ENV_ONLY_DEFAULTS: dict[str, tuple[str, ...]] = {
+    "Python module": ("/usr/lib/python3*", "/usr/local/lib/python3*/dist-packages",
+                      "/usr/lib/python3/dist-packages"),
+    "linker input": ("/usr/lib/*-linux-gnu", "/lib/*-linux-gnu", "/usr/lib", "/lib"),
+}
+"""The built-in search path of a kind the stand-in review judges only where the
+environment adds directories to it (the verifier's own Python is its closure)."""
+
+
+NO_ENV = ToolEnv()
+
+
+_MODULE_FILE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.py|\.pyc|(?:\.[A-Za-z0-9_-]+)?\.so)$")
+
+
+_PYTHON_SITE_DIRS = ("/usr/lib/python3/dist-packages", "/usr/local/lib/python3*/dist-packages",
+                     "/usr/local/lib/python3*/site-packages", "/usr/lib/python3*/site-packages")
+
+
+MAX_SCRIPT_HEAD = 256
+
+
+def beside_image_script(path: str, lower: LowerView) -> str | None:
+    """Why a created Python module (``hashlib.py``, ``hashlib/__init__.py``, an extension
+    module) with the name of one the image's Python imports (the standard library's or
+    an installed package's) stands in for it: it lies in a directory that holds an image
+    Python script, and Python puts a script's own directory first on ``sys.path``, so an
+    image checker or tool run there imports the agent's module. None otherwise."""
+    parent, name = posixpath.split(path)
+    match = _MODULE_FILE.match(name)
+    if name == "__init__.py":
+        parent, module = posixpath.split(parent)
+    elif match:
+        module = match.group(1)
+    else:
+        return None
+    if module not in _image_module_names(tuple(lower.lower_dirs)):
+        return None
+    script = _image_python_script(parent, tuple(lower.lower_dirs))
+    if script is None:
+        return None
+    return (f"a Python module named like the image's `{module}`, beside the image's Python "
+            f"script {script} (Python puts a script's directory first on sys.path)")
+
+
+@lru_cache(maxsize=16)
+def _image_module_names(layers: tuple[str, ...]) -> frozenset[str]:
+    """Top-level modules the image's Pythons import: the standard library's, and what its
+    site directories hold."""
+    lower = LowerView(list(layers))
+    names = set(sys.stdlib_module_names)
+    for pattern in _PYTHON_SITE_DIRS:
+        for directory in _expand(pattern, lower):
+            for entry in lower.listdir(directory):
+                stem = entry.split(".", 1)[0] if entry.endswith((".py", ".so")) else entry
+                if stem.isidentifier():
+                    names.add(stem)
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1024)
+def _image_python_script(directory: str, layers: tuple[str, ...]) -> str | None:
+    """An image file in ``directory`` that Python runs as a script (a ``.py`` file, or an
+    executable whose ``#!`` line names python), or None."""
+    lower = LowerView(list(layers))
+    for name in sorted(lower.listdir(directory)):
+        path = f"{directory.rstrip('/')}/{name}"
+        seen = lower.lstat(path)
+        if seen is None or not stat.S_ISREG(seen.st_mode):
+            continue
+        if name.endswith(".py"):
+            return path
+        if seen.st_mode & 0o111:
+            host = next((f"{layer}{path}" for layer in layers
+                         if os.path.lexists(f"{layer}{path}")), None)
+            try:
+                with open(host or "/nonexistent", "rb") as handle:
+                    head = handle.read(MAX_SCRIPT_HEAD)
+            except OSError:
+                continue
+            if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
+                return path
+    return None
+
+
+SYSTEM_PREFIXES = ("/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/")
+"""Where installed software lives: a tool searches its own paths there (gcc its target and
+version directories, ``as``, ``ld``, start-up objects), most of which no list names."""
+
+
+_TOOL_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+_LINKER_DIRS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                "/lib/aarch64-linux-gnu", "/usr/lib", "/lib", "/usr/lib64", "/lib64")
+
+
+_INCLUDE_DIRS = ("/usr/local/include", "/usr/include/x86_64-linux-gnu",
+                 "/usr/include/aarch64-linux-gnu", "/usr/include")
+
+
+_OBJECT_SUFFIXES = frozenset({".o", ".a", ".ld", ".lds"})
+
+
+_OBJECT_NAMES = frozenset({"specs", "libc.so", "libm.so", "libgcc_s.so", "libpthread.so"})
+
+
+_HEADERS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".tcc", ".inc"})
+
+
+def toolchain_shadow(path: str, mode: int, lower: LowerView) -> str | None:
+    """Why a created file in a system tree would stand in for what a tool finds there by
+    the same relative name before the image's (gcc's target directory
+    ``/usr/<triplet>/bin/as``, its version directory ``/usr/lib/<triplet>/12/crt1.o``,
+    ``/usr/<triplet>/include/stdio.h``), or None. Judged by the kind of file and where such
+    a tool looks, not by every name the image has: a tool in a ``bin`` directory with the
+    name of an image tool; an object, start-up file or linker script with the name of one
+    in the linker's directories; a header whose path below an ``include`` directory is an
+    image header's."""
+    parent, name = posixpath.split(path)
+    suffix = posixpath.splitext(name)[1]
+    if posixpath.basename(parent) in ("bin", "sbin") and mode & 0o111 \
+            and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        for directory in _TOOL_DIRS:
+            if lower.lstat(f"{directory}/{name}") is not None:
+                return (f"has the name of the image's tool {directory}/{name}, in a bin "
+                        "directory a tool may search before PATH (a compiler's target "
+                        "directory)")
+    if suffix in _OBJECT_SUFFIXES or name in _OBJECT_NAMES:
+        for directory in _LINKER_DIRS:
+            if f"{directory}/{name}" != path and lower.lstat(f"{directory}/{name}") is not None:
+                return (f"has the name of the image's {directory}/{name}, which the compiler "
+                        "or linker may find in this directory first")
+    if suffix in _HEADERS and "/include/" in path:
+        relative = path.rsplit("/include/", 1)[1]
+        for directory in _INCLUDE_DIRS:
+            image = f"{directory}/{relative}"
+            if image != path and lower.lstat(image) is not None:
+                return (f"has the path of the image's header {image} below an include "
+                        "directory a compiler may search first")
+    return None
+
+
+def _pattern_match(pattern: str, path: str) -> bool:
+    """Does ``path`` equal ``pattern``, where each ``*`` is exactly one directory name?"""
+    parts, names = pattern.strip("/").split("/"), path.strip("/").split("/")
+    return len(parts) == len(names) and all(
+        fnmatch(n, p) for p, n in zip(parts, names, strict=True))
+
+
+def _expand(pattern: str, lower: LowerView) -> list[str]:
+    """The image's directories that ``pattern`` names (each ``*`` one name), in order."""
+    return list(_expanded(pattern, tuple(lower.lower_dirs)))
+
+
+@lru_cache(maxsize=256)
+def _expanded(pattern: str, layers: tuple[str, ...]) -> tuple[str, ...]:
+    lower = LowerView(list(layers))
+    found = ["/"]
+    for part in pattern.strip("/").split("/"):
+        found = [posixpath.join(d, name) for d in found
+                 for name in (sorted(n for n in lower.listdir(d) if fnmatch(n, part))
+                              if "*" in part else [part])]
+    return tuple(found)
+
+
+def _search_orders(env: ToolEnv) -> dict[str, tuple[tuple[str, ...], int]]:
+    """Each kind's search path: the environment's directories first (escaped: a pattern
+    names them), then the tool's built-in ones; and how many of its first directories
+    are judged (all of a built-in path; of :data:`_ENV_ONLY_DEFAULTS`, only the
+    environment's)."""
+    orders = {kind: (order, len(order)) for kind, order in SEARCH_PATHS.items()}
+    for kind, dirs in env.search:
+        escaped = tuple(glob.escape(d) for d in dirs)
+        if kind in orders:
+            builtin = orders[kind][0]
+            orders[kind] = ((*escaped, *builtin), len(escaped) + len(builtin))
+        else:
+            orders[kind] = ((*escaped, *_ENV_ONLY_DEFAULTS.get(kind, ())), len(escaped))
+    return orders
+
+
+def shadowed_in_search_path(path: str, lower: LowerView,
+                             env: ToolEnv = NO_ENV) -> str | None:
+    """Why ``path`` shadows an image file in a tool's search path (see
+    :data:`SEARCH_PATHS`, and the directories the environment adds:
+    :mod:`termgrade.scoring.toolenv`), or None."""
+    for kind, (order, judged) in _search_orders(env).items():
+        for index, pattern in enumerate(order[:judged]):
+            depth = pattern.count("/")
+            head = "/".join(path.split("/")[:depth + 1])
+            if not _pattern_match(pattern, head) or head == path:
+                continue
+            relative = path[len(head):]
+            if relative.endswith(".pmc"):  # perl loads X.pmc ahead of an X.pm beside it
+                for directory in [d for each in order[index:] for d in _expand(each, lower)]:
+                    if lower.lstat(directory + relative[:-1]) is not None:
+                        return (f"a compiled Perl module that perl loads in place of the "
+                                f"image's {directory}{relative[:-1]}")
+            for later in order[index + 1:]:
+                for directory in _expand(later, lower):
+                    if directory != head and lower.lstat(directory + relative) is not None:
+                        return (f"shadows the image's {kind} {directory}{relative}, which "
+                                f"{head} comes before")
+    return None
