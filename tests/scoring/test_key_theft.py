@@ -286,6 +286,16 @@ CHECK = textwrap.dedent("""\
         os._exit(0)
     took_r, took_w = os.pipe()
     thief = os.fork()
+    if thief == 0 and how == "thread":  # a thread with a file table of its own holds it
+        import ctypes, threading
+        def hold():
+            assert ctypes.CDLL(None, use_errno=True).unshare(0x400) == 0  # CLONE_FILES
+            os.open(f"/proc/{asker}/mem", os.O_RDONLY)
+            os.write(took_w, b"1")
+            time.sleep(30)
+        threading.Thread(target=hold, daemon=True).start()
+        time.sleep(30)
+        os._exit(0)
     if thief == 0:  # opens the asker's memory while it is dumpable, and keeps it
         handle = os.open(f"/proc/{asker}/mem", os.O_RDONLY)
         if how == "closed":
@@ -324,6 +334,14 @@ def exposed(how: str, tmp_path: Path) -> str | None:
 
 def test_the_check_names_a_process_holding_the_askers_memory(tmp_path: Path) -> None:
     why = exposed("held", tmp_path)
+    assert why is not None and "/mem open: it could read the pytest process's memory" in why
+
+
+def test_a_handle_in_a_threads_own_file_table_is_found(tmp_path: Path) -> None:
+    """Round 6: a thread that unshared its file table (``clone`` without ``CLONE_FILES``)
+    holds the handle where ``/proc/PID/fd`` does not show it; ``/proc/PID/task/TID/fd``
+    does."""
+    why = exposed("thread", tmp_path)
     assert why is not None and "/mem open: it could read the pytest process's memory" in why
 
 

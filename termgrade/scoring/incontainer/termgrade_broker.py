@@ -462,16 +462,51 @@ def dumpable(pid: int) -> bool:
         return False
 
 
+IO_URING = "anon_inode:[io_uring]"
+
+
+def io_uring_files(fdinfo: str) -> list[str]:
+    """The files registered with an io_uring instance (its ``UserFiles`` in fdinfo: a
+    handle no file table shows); one that cannot be read counts as a handle on
+    anything (``/proc/?``)."""
+    try:
+        with open(fdinfo, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1 << 20)
+    except OSError:
+        return ["/proc/?/io_uring"]
+    files: list[str] = []
+    inside, count = False, 0
+    for line in text.splitlines():
+        if line.startswith("UserFiles:"):
+            inside = True
+            with contextlib.suppress(ValueError):
+                count = int(line.split(":", 1)[1])
+        elif inside and line[:1].isspace() and ":" in line:
+            files.append(line.split(":", 1)[1].strip())
+        elif inside:
+            inside = False
+    return files if len(files) >= count else ["/proc/?/io_uring"]
+
+
 def open_files(pid: int) -> list[str] | None:
-    """What ``pid``'s file descriptors name; None when the kernel hides them from the
-    broker (``pid`` is non-dumpable: it dropped its privileges or made itself so).
-    Raises ProcessLookupError when ``pid`` is gone."""
+    """What the file descriptors of ``pid`` and of each of its threads name (a thread
+    cloned without ``CLONE_FILES`` has a table of its own, which ``/proc/PID/fd`` does
+    not show); None when the kernel hides one from the broker (non-dumpable, or a thread
+    of other credentials). Raises ProcessLookupError when ``pid`` is gone."""
     def look() -> list[str]:
-        where = f"/proc/{pid}/fd"
         links = []
-        for name in os.listdir(where):
-            with contextlib.suppress(FileNotFoundError):
-                links.append(os.readlink(f"{where}/{name}"))
+        for table in [f"/proc/{pid}/fd", *(f"/proc/{pid}/task/{t}/fd"
+                                           for t in os.listdir(f"/proc/{pid}/task"))]:
+            try:
+                names = os.listdir(table)
+            except FileNotFoundError:
+                continue  # a thread that just ended
+            for name in names:
+                with contextlib.suppress(FileNotFoundError):
+                    link = os.readlink(f"{table}/{name}")
+                    links.append(link)
+                    if link == IO_URING:  # its registered files are in no table: named here
+                        links += io_uring_files(f"{table[:-2]}fdinfo/{name}")
         return links
     try:
         return list(as_owner(pid, look))
@@ -534,6 +569,10 @@ def key_exposed(pid: int, keep: "set[int]") -> str | None:
                 "broker (it is non-dumpable or has mixed uids): it may hold a handle on " \
                 "the pytest process's memory"
         for link in links:
+            if link == "/proc/?/io_uring":
+                return f"process {other} ({comm_of(other)}) holds an io_uring instance " \
+                    "whose registered files the broker cannot read: it may hold a handle " \
+                    "on the pytest process's memory"
             parts = link.split("/")
             if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and (
                     int(parts[2]) in mine or (len(parts) > 4 and parts[3] == "task"
