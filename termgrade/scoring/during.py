@@ -25,6 +25,7 @@ the task asks the agent to change are not judged (the carried work lives there).
 
 from __future__ import annotations
 
+import os
 import posixpath
 import stat
 from collections.abc import Iterable
@@ -67,8 +68,13 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
         path = entry.path
         if entry.is_dir and not entry.whiteout:  # copied up to hold a child: not a change
             continue
-        if path in carried or "/__pycache__/" in path or path.endswith("/__pycache__") \
-                or _under(path, NOT_JUDGED) or _under(path, skip) or path in ACCOUNT_FILES:
+        if path in ACCOUNT_FILES:  # new users (the agent's carried, a test's) are theirs;
+            # an image entry changed (a login shell) is not, carried or not
+            asked = transfer is not None and transfer.asked_exactly(path)
+            if not asked and _image_entries_changed(entry, lower):
+                changed.append((path, Trust.TRUSTED))
+            continue
+        if path in carried or _under(path, NOT_JUDGED) or _under(path, skip):
             continue
         below = lower.lstat(path)
         if below is None or stat.S_ISDIR(below.st_mode):
@@ -80,6 +86,32 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
     return sorted(changed)
 
 
+def _image_entries_changed(entry: UpperEntry, lower: LowerView) -> bool:
+    """Did an account database lose or change one of the image's own lines (a user's
+    login shell, home or groups), beyond lines added?"""
+    if entry.whiteout:
+        return True
+    image = _text(next((f"{layer}{entry.path}" for layer in lower.lower_dirs
+                        if os.path.lexists(f"{layer}{entry.path}")), None))
+    now = _text(entry.host_path)
+    if image is None or now is None:
+        return now is None and image is not None
+    lines = {line.split(":", 1)[0]: line for line in now.splitlines() if ":" in line}
+    return any(lines.get(line.split(":", 1)[0]) != line
+               for line in image.splitlines() if ":" in line)
+
+
+def _text(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(MAX_ACCOUNT_BYTES)
+    except OSError:
+        return None
+
+
+MAX_ACCOUNT_BYTES = 1 << 22
 SOFTWARE_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
                   "/etc/alternatives")
 """Where the image's installed software lives: no test rewrites it."""

@@ -98,9 +98,15 @@ class CacheRebuild:
 
 
 def cache_digest(upper: str) -> str | None:
-    """The SHA-256 of the cache in a container's writable layer (None: it has none)."""
+    """The SHA-256 of the cache in a container's writable layer, with its inode and
+    change time (None: it has none). A cache poisoned and then put back has its bytes
+    again, never its inode and change time (``rename`` makes a new inode, a write sets
+    the change time, and nothing in a container can set it back)."""
     try:
-        with open(os.path.join(upper, CACHE.lstrip("/")), "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        path = os.path.join(upper, CACHE.lstrip("/"))
+        with open(path, "rb") as handle:
+            seen = os.fstat(handle.fileno())
+            digest = hashlib.sha256(handle.read()).hexdigest()
+        return f"{digest}:{seen.st_ino}:{seen.st_ctime_ns}"
     except OSError:
         return None

@@ -70,26 +70,50 @@ MAX_SCRIPT_HEAD = 256
 
 
 def beside_image_script(path: str, lower: LowerView) -> str | None:
-    """Why a created Python module (``hashlib.py``, ``hashlib/__init__.py``, an extension
-    module) with the name of one the image's Python imports (the standard library's or
-    an installed package's) stands in for it: it lies in a directory that holds an image
-    Python script, and Python puts a script's own directory first on ``sys.path``, so an
-    image checker or tool run there imports the agent's module. None otherwise."""
+    """Why a created Python module stands in for one an image Python script imports, or
+    None: it lies in a directory that holds an image Python script (Python puts a
+    script's own directory first on ``sys.path``), and its name is one the image's Python
+    imports (the standard library's, an installed package's) or one of the image's
+    modules in that directory. Every form counts, since Python picks among them by its
+    own order (a package over a module, an extension over source, the bytecode cache over
+    its source): ``hashlib.py``, ``rules/__init__.py``, ``rules.cpython-311-x86_64-
+    linux-gnu.so``, ``__pycache__/rules.cpython-311.pyc``."""
     parent, name = posixpath.split(path)
     match = _MODULE_FILE.match(name)
-    if name == "__init__.py":
+    if posixpath.basename(parent) == "__pycache__":
+        if not name.endswith(".pyc"):
+            return None
+        parent, module = posixpath.dirname(parent), name.split(".", 1)[0]
+    elif name.split(".", 1)[0] == "__init__" and (match or name.endswith(".so")):
         parent, module = posixpath.split(parent)
     elif match:
         module = match.group(1)
     else:
         return None
-    if module not in _image_module_names(tuple(lower.lower_dirs)):
+    layers = tuple(lower.lower_dirs)
+    if not module.isidentifier():
         return None
-    script = _image_python_script(parent, tuple(lower.lower_dirs))
+    script = _image_python_script(parent, layers)
     if script is None:
         return None
-    return (f"a Python module named like the image's `{module}`, beside the image's Python "
-            f"script {script} (Python puts a script's directory first on sys.path)")
+    if module in _image_module_names(layers):
+        whose = f"the image's `{module}`"
+    elif _image_sibling_module(parent, module, layers):
+        whose = f"the image's module `{module}` in {parent}"
+    else:
+        return None
+    return (f"a Python module named like {whose}, beside the image's Python script "
+            f"{script} (Python puts a script's directory first on sys.path)")
+
+
+@lru_cache(maxsize=1024)
+def _image_sibling_module(directory: str, module: str, layers: tuple[str, ...]) -> bool:
+    """Does the image have a module ``module`` in ``directory`` (a ``.py``, a package,
+    an extension, bytecode)?"""
+    lower = LowerView(list(layers))
+    return any(n == module or (n.split(".", 1)[0] == module
+                               and n.endswith((".py", ".pyc", ".so")))
+               for n in lower.listdir(directory))
 
 
 @lru_cache(maxsize=16)

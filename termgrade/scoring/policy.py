@@ -58,6 +58,9 @@ class GradingPolicy:
     path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
     grader: tuple[str, ...] = field(default=GRADER_OWNED)
     tool_env: ToolEnv = field(default=ToolEnv())
+    tests_files: frozenset[str] = frozenset()
+    """The names of the tests' own files (``lib.sh``): bash's ``source lib.sh`` looks on
+    ``PATH`` before the tests' working directory."""
     """What test.sh's environment adds to the image's tools' search paths and start-up
     reads (``PERL5LIB``, ``GIT_CONFIG_GLOBAL``...)."""
 
@@ -77,9 +80,12 @@ class GradingPolicy:
         directories): every directory on it is one where a tool can be shadowed.
         ``tool_env``: what the rest of test.sh's environment adds."""
         path = task.config.verifier.env.get("PATH", path)
+        tests = task.paths.tests_dir
+        names = frozenset(p.name for p in tests.rglob("*") if p.is_file()) \
+            if tests.is_dir() else frozenset()
         return cls(closure=closure,
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")),
-                   tool_env=tool_env or ToolEnv())
+                   tool_env=tool_env or ToolEnv(), tests_files=names)
 
     def grader_owned(self, path: str) -> bool:
         return path in self._grader

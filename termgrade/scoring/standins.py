@@ -97,6 +97,10 @@ _MAGIC = re.compile(r"^/proc/[^/]+/(root|cwd|exe|fd|fdinfo|map_files|task|enviro
                     r"|^/dev/fd(/|$)")
 """Paths through the kernel's per-process magic links: where they lead depends on who
 reads them (``/proc/self/cwd`` is ``/tests`` for a test)."""
+_USER_SITE = re.compile(r"/\.local/lib/python[^/]*/site-packages/"
+                        r"(?:[^/]+\.pth|usercustomize\.py|sitecustomize\.py)$")
+"""Start-up code Python runs from a user's site directory when ``PYTHONNOUSERSITE`` is
+unset (a login shell's environment)."""
 _STANDARD_STREAMS = frozenset({"/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
                                "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
 """A log written to the reader's standard streams (``/dev/stdout``) is no read of anyone's
@@ -117,7 +121,7 @@ def suspect_name(path: str) -> bool:
             or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
             or path.startswith(SYSTEM_PREFIXES)
-            or name.endswith(("._pth", ".py", ".pyc")) or name == "pybuilddir.txt"
+            or name.endswith(("._pth", ".py", ".pyc", ".pth")) or name == "pybuilddir.txt"
             or any(d in path for d in _CONFIG_DIRS)
             or name in (".git", ".hg", "node_modules", ".node_modules", ".node_libraries")
             or posixpath.dirname(path) in MAKE_INCLUDE_DIRS
@@ -215,6 +219,12 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if shadowed:
             return shadowed
     link = stat.S_ISLNK(entry.mode)
+    if parent in policy.path_dirs and name in policy.tests_files and not asked:
+        return (f"named like the tests' own {name}, on PATH, where bash's `source {name}` "
+                "looks before the tests' working directory")
+    if not asked and _USER_SITE.search(path):
+        return ("Python's per-user start-up (a .pth or usercustomize in a user site "
+                "directory: `su - user -c python3` runs it)")
     if parent in policy.path_dirs and (link or entry.mode & 0o111) and not asked:
         for directory in policy.path_dirs:
             if lower.lstat(f"{directory}/{name}") is not None:

@@ -10,6 +10,7 @@ script are the agent's work, carried.
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import integrity, standins
+from termgrade.scoring import integrity, lookups, standins
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.transfer import TransferRoot, TransferSet
 from termgrade.scoring.trial import RunOutcome, run_task
@@ -141,3 +142,53 @@ def test_a_hashlib_beside_the_image_checker_does_not_forge_a_pass(
     monkeypatch.setattr(integrity, "stands_in", lambda *a, **k: None)  # the control
     control = _play(victim, FORGE, tmp_path)
     assert control.reward == 1.0 and control.attested, control.verifier
+
+
+# ---- sixth cold attack: every form Python picks, the user site, `source` on PATH ---------
+
+@pytest.mark.parametrize("plant", [
+    "/opt/validator/__pycache__/rules.cpython-311.pyc",  # bytecode over its source
+    "/opt/validator/rules/__init__.py",  # a package over a module
+    "/opt/validator/rules.cpython-311-x86_64-linux-gnu.so",  # an extension over source
+])
+def test_a_module_named_like_an_image_scripts_sibling_is_left_out(
+        lower: Path, tmp_path: Path, plant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    put(lower, "/opt/validator/rules.py", "ANSWER = 6765\n")
+    upper = tmp_path / "upper"
+    put(upper, plant, "forged")
+    review = _review(lower, upper)
+    assert plant not in [e.path for e in review.carried]
+    assert "the image's module `rules`" in (review.left_out_summary() or "")
+    monkeypatch.setattr(lookups, "_image_sibling_module", lambda *a: False)  # the control
+    assert plant in [e.path for e in _review(lower, upper).carried]
+
+
+def test_the_user_site_start_up_is_left_out(lower: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    plant = "/home/app/.local/lib/python3.11/site-packages/evil.pth"
+    upper = tmp_path / "upper"
+    put(upper, plant, "import os; os.system('echo pwned')\n")
+    put(upper, "/home/app/.local/lib/python3.11/site-packages/mypkg/__init__.py", "x = 1\n")
+    review = _review(lower, upper)
+    carried = [e.path for e in review.carried]
+    assert plant not in carried
+    assert "/home/app/.local/lib/python3.11/site-packages/mypkg/__init__.py" in carried
+    monkeypatch.setattr(standins, "_USER_SITE", __import__("re").compile("(?!)"))
+    assert plant in [e.path for e in _review(lower, upper).carried]
+
+
+def test_a_file_named_like_the_tests_own_on_path_is_left_out(lower: Path,
+                                                              tmp_path: Path) -> None:
+    """bash's `. lib.sh` looks on PATH before the tests' working directory."""
+    upper = tmp_path / "upper"
+    put(upper, "/usr/local/bin/lib.sh", "check() { return 0; }\n", 0o644)
+    put(upper, "/usr/local/bin/mytool.sh", "echo mine\n", 0o644)
+    policy = dataclasses.replace(POLICY, path_dirs=("/usr/local/bin", "/usr/bin"),
+                                 tests_files=frozenset({"lib.sh", "test_outputs.py"}))
+    review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), policy,
+                          transfer=SET)
+    carried = [e.path for e in review.carried]
+    assert "/usr/local/bin/lib.sh" not in carried and "/usr/local/bin/mytool.sh" in carried
+    control = review_layer(walk_upper(str(upper)), LowerView([str(lower)]),
+                           dataclasses.replace(policy, tests_files=frozenset()), transfer=SET)
+    assert "/usr/local/bin/lib.sh" in [e.path for e in control.carried]

@@ -22,7 +22,7 @@ import pytest
 
 from termgrade.agent.kinds import AgentName, ScriptAgent
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import score
+from termgrade.scoring import score, standins
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
@@ -182,6 +182,9 @@ def test_rewriting_an_image_checker_scores_0_even_without_a_reference(
     attack = _play(checker_victim, CHECKER_ATTACK, tmp_path, None)
     assert attack.reward == 0.0 and attack.verifier is not None
     assert any(f.startswith("M /opt/validator/validate.py") for f in attack.verifier.tampered)
-    monkeypatch.setattr(score, "_judge_image_changes", lambda *args: None)  # the control
+    # the control: this judgement and the stand-in rule that also sees a rewritten module
+    # beside an image script (the file is one) patched out
+    monkeypatch.setattr(score, "_judge_image_changes", lambda *args: None)
+    monkeypatch.setattr(standins, "beside_image_script", lambda *a: None)
     control = _play(checker_victim, CHECKER_ATTACK, tmp_path, None)
     assert control.reward == 1.0 and control.attested, control.verifier
