@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
-from termgrade.scoring.standins import STARTUP_NAMES, TOOL_CONFIG_NAMES, is_shared_object
+from termgrade.scoring.standins import is_shared_object, startup_or_config
 from termgrade.scoring.transfer import ACCOUNT_FILES, SCRATCH, TransferSet
 
 __all__ = ["NOT_JUDGED", "Trust", "image_changes", "trust", "unexplained"]
@@ -81,9 +81,28 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
             continue  # created while the tests ran: the stand-in review's to judge
         if transfer is not None and transfer.carries_changes(path):
             continue  # where the task asks for the agent's changes: its outputs
-        mode = below.st_mode | (0 if entry.whiteout else entry.mode)
-        changed.append((path, trust(path, mode, transfer)))
+        program = _program(entry.host_path, entry.mode) if not entry.whiteout else False
+        program = program or _program(_image_path(lower, path), below.st_mode)
+        changed.append((path, trust(path, program, transfer)))
     return sorted(changed)
+
+
+def _image_path(lower: LowerView, path: str) -> str | None:
+    return next((f"{layer}{path}" for layer in lower.lower_dirs
+                 if os.path.lexists(f"{layer}{path}")), None)
+
+
+def _program(host: str | None, mode: int) -> bool:
+    """Is this a program (a regular file with an exec bit that is an ELF binary or starts
+    with ``#!``)? A data file someone made world-writable and executable is not."""
+    if host is None or not stat.S_ISREG(mode) or not mode & 0o111:
+        return False
+    try:
+        with open(host, "rb") as handle:
+            head = handle.read(4)
+    except OSError:
+        return False
+    return head == b"\x7fELF" or head.startswith(b"#!")
 
 
 def _image_entries_changed(entry: UpperEntry, lower: LowerView) -> bool:
@@ -91,8 +110,7 @@ def _image_entries_changed(entry: UpperEntry, lower: LowerView) -> bool:
     login shell, home or groups), beyond lines added?"""
     if entry.whiteout:
         return True
-    image = _text(next((f"{layer}{entry.path}" for layer in lower.lower_dirs
-                        if os.path.lexists(f"{layer}{entry.path}")), None))
+    image = _text(_image_path(lower, entry.path))
     now = _text(entry.host_path)
     if image is None or now is None:
         return now is None and image is not None
@@ -115,24 +133,26 @@ MAX_ACCOUNT_BYTES = 1 << 22
 SOFTWARE_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
                   "/etc/alternatives")
 """Where the image's installed software lives: no test rewrites it."""
-SYSTEM_TREES = (*SOFTWARE_TREES, "/etc")
-"""And the system's configuration."""
+LOADER_CONFIG = ("/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+                 "/etc/nsswitch.conf", "/etc/ssl", "/etc/perl", "/etc/python3")
+"""Configuration the loader, libc and interpreters read on every start."""
 CODE_SUFFIXES = frozenset({".py", ".pyc", ".pm", ".pmc", ".pl", ".rb", ".js", ".mjs", ".cjs",
                            ".sh", ".bash", ".lua", ".php", ".tcl", ".jar", ".class", ".so"})
 
 
-def trust(path: str, mode: int, transfer: TransferSet | None) -> Trust:
-    """``SOFTWARE``: code (an exec bit before or after, a shared object, a source file an
-    interpreter runs) or a file of the installed software trees (``/usr``,
-    ``/etc/alternatives``...): tests never rewrite it. ``TRUSTED``: a file of ``/etc``, a
-    start-up or tool configuration in a home, or a path only the tests name (their ground
-    truth): a test may write one, so the reference's run tells. ``DATA``: anything else
-    (a service's database pages), which the tests read as the agent's service left it."""
+def trust(path: str, program: bool, transfer: TransferSet | None) -> Trust:
+    """``SOFTWARE``: code (a program, a shared object, a source file an interpreter runs)
+    or a file of the installed software trees (``/usr``, ``/etc/alternatives``...): tests
+    never rewrite it. ``TRUSTED``: configuration a tool or the loader reads on start (a
+    start-up or tool configuration, ``/etc/ld.so.conf``...), or a path only the tests name
+    (their ground truth): a test may write one, so the reference's run tells. ``DATA``:
+    anything else (a service's database pages, ``/etc/timezone``), which the tests read
+    as the agent's program left it."""
     name = posixpath.basename(path)
-    if mode & 0o111 or is_shared_object(name) or posixpath.splitext(name)[1] in CODE_SUFFIXES \
+    if program or is_shared_object(name) or posixpath.splitext(name)[1] in CODE_SUFFIXES \
             or _under(path, SOFTWARE_TREES):
         return Trust.SOFTWARE
-    if _under(path, SYSTEM_TREES) or name in STARTUP_NAMES or name in TOOL_CONFIG_NAMES \
+    if startup_or_config(path) or _under(path, LOADER_CONFIG) \
             or (transfer is not None and transfer.tests_only(path)):
         return Trust.TRUSTED
     return Trust.DATA

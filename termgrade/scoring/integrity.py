@@ -64,6 +64,8 @@ honest million-file layer is reviewed, an adversarial slow one is stopped."""
 @dataclass
 class LayerReview:
     findings: list[str] = field(default_factory=list)
+    finding_paths: list[str] = field(default_factory=list)
+    """The path of each of ``findings``, in order."""
     unlisted: int = 0
     carried: list[UpperEntry] = field(default_factory=list)
     """The agent's changes that reach the scoring container, parents first."""
@@ -107,6 +109,7 @@ class LayerReview:
         if len(self.findings) < MAX_LISTED_FINDINGS:
             label = kind.value if isinstance(kind, ChangeKind) else kind
             self.findings.append(f"{label} {path}: {why}")
+            self.finding_paths.append(path)
         else:
             self.unlisted += 1
 

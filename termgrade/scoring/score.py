@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
+from termgrade.agent.kinds import AgentName
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.sandbox.channel import LineChannel
@@ -25,13 +26,14 @@ from termgrade.scoring.engine_files import sort_engine_files
 from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
-from termgrade.scoring.loader import cache_digest, needs_ldconfig, rebuild_cache
+from termgrade.scoring.loader import CACHE, cache_digest, needs_ldconfig, rebuild_cache
 from termgrade.scoring.outcome import RunOutcome, Scoring
 from termgrade.scoring.pathset import MarkedDirs
 from termgrade.scoring.phases import timed
 from termgrade.scoring.policy import GRADER_RUN_DIR, GradingPolicy
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.scoring_box import task_limits
+from termgrade.scoring.standins import startup_or_config
 from termgrade.scoring.transfer import TransferSet
 from termgrade.scoring.verifier import (
     MAX_VERIFIER_OUTPUT,
@@ -113,7 +115,8 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                         transfer_roots(review, scoring.transfer),
                         ldconfig=needs_ldconfig(review.carried), durations=durations,
                         carried=frozenset([*(e.path for e in review.carried),
-                                           *review.deleted]))
+                                           *review.deleted]),
+                        reference_run=label == AgentName.ORACLE.value)
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, durations=durations, kept=seen.kept,
@@ -194,7 +197,7 @@ def _hand_over(score_box: Sandbox) -> None:
 def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, roots: list[str] | None = None, *,
             ldconfig: bool = False, durations: dict[str, float] | None = None,
-            carried: frozenset[str] = frozenset()) -> None:
+            carried: frozenset[str] = frozenset(), reference_run: bool = False) -> None:
     durations = {} if durations is None else durations
     with timed(durations, "broker"):
         prepared = _before_tests(box, scoring, key, result, limit, ldconfig)
@@ -221,7 +224,7 @@ def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
     durations["verify"] = result.duration_s
     with timed(durations, "decision"):
         _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
-                carried)
+                carried, reference_run)
 
 
 def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
@@ -247,16 +250,16 @@ def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierRe
 
 def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
-            exceeded: int | None, cache: str | None, carried: frozenset[str]) -> None:
+            exceeded: int | None, cache: str | None, carried: frozenset[str],
+            reference_run: bool) -> None:
     """From test.sh's run, the signed record and B's outputs: the reward. ``carried``: the
-    paths of the agent's work carried into B before it started."""
+    paths of the agent's work carried into B before it started; ``reference_run``: the
+    agent is the task's reference solution (what its tests change is recorded)."""
     weights = read_weights(task)
     timeout = task.config.verifier.timeout_sec
     layer = box.writable_layer()
     result.output += run.output
-    if layer and cache_digest(layer[0]) != cache:
-        result.tampered.append("M /etc/ld.so.cache: the loader's cache changed while the "
-                               "verifier ran")
+    cache_changed = layer is not None and cache_digest(layer[0]) != cache
     lines = channel.close(wait_s=0.5 if run.timed_out else 5.0)
     record = attest.read_attestation(lines, key)
     if exceeded is not None:
@@ -286,10 +289,16 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         entries = list(walk_upper(layer[0]))
         after = review_layer(entries, LowerView(layer[1]), policy, grader_paths=grader,
                              standins=scoring.transfer)
-        result.tampered += [f"{f} (while the verifier ran)" for f in after.all_findings()]
-        _judge_image_changes(result, image_changes(
-            entries, LowerView(layer[1]), carried=carried, transfer=scoring.transfer,
-            skip=grader), scoring.reference)
+        changed = image_changes(entries, LowerView(layer[1]), carried=carried,
+                                transfer=scoring.transfer, skip=grader)
+        if cache_changed:
+            changed.append((CACHE, Trust.SOFTWARE))
+        standins = list(zip(after.finding_paths, after.findings, strict=True))
+        if after.unlisted:
+            result.tampered.append(f"... and {after.unlisted} more findings (while the "
+                                   "verifier ran)")
+        _judge_changes(result, changed, standins, scoring.reference,
+                       reference_run=reference_run)
     if scoring.attestable.attested:
         decide(result, record, weights, scoring.reference)
         result.attested = True  # the task's property: a 0 here is an attested 0
@@ -297,12 +306,20 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         decide_unattested(result, record)
 
 
-def _judge_image_changes(result: VerifierResult, changed: list[tuple[str, Trust]],
-                         reference: ReferenceRecord | None) -> None:
-    """The image's files changed while the tests ran (:mod:`termgrade.scoring.during`):
-    changed software, or with a recorded reference run a file a later test or tool trusts,
-    that the reference's run did not change, is a finding; the rest is said."""
-    result.image_changes = [path for path, _ in changed]
+def _judge_changes(result: VerifierResult, changed: list[tuple[str, Trust]],
+                   standins: list[tuple[str, str]], reference: ReferenceRecord | None, *,
+                   reference_run: bool) -> None:
+    """What the verifier's processes changed (:mod:`termgrade.scoring.during`): the image's
+    files (``changed``) and created stand-ins (``standins``: path and finding). A change
+    the reference solution's own run made too is the tests' (or the task's program's);
+    the reference's run itself is recorded, not judged (it is how the tests' own changes
+    are known). Otherwise software, or with a recorded reference anything a later test
+    or tool trusts, is a finding; a stand-in is a finding except a start-up or tool
+    configuration with no reference to tell (a test's own ``git config --global``); the
+    rest is said."""
+    result.image_changes = sorted({p for p, _ in changed} | {p for p, _ in standins})
+    if reference_run:
+        return
     known = reference.verifier_changes if reference is not None else None
     extra = set(unexplained(result.image_changes, known or []))
     floor = Trust.SOFTWARE if known is None else Trust.TRUSTED
@@ -311,13 +328,20 @@ def _judge_image_changes(result: VerifierResult, changed: list[tuple[str, Trust]
         f"M {p}: an image file changed while the tests ran, which the reference solution's "
         "run did not change (agent code the tests ran rewrote what a later test or tool "
         "reads)" for p in bad[:MAX_LISTED_CHANGES]]
-    said = [p for p in result.image_changes if p in extra and p not in bad]
+    said = [p for p, _ in changed if p in extra and p not in bad]
+    for path, finding in standins:
+        if path not in extra:
+            continue  # the reference's run made it too
+        if known is None and startup_or_config(path):
+            said.append(path)
+        else:
+            result.tampered.append(f"{finding} (while the verifier ran)")
     if said:
         why = ("not judged: no reference run recorded what its tests change" if known is None
                else "data the reference's run did not change, not judged")
         more = f" and {len(said) - MAX_LISTED_CHANGES} more" \
             if len(said) > MAX_LISTED_CHANGES else ""
-        result.output += (f"\ntermgrade: the image's files changed while the tests ran ({why}): "
+        result.output += (f"\ntermgrade: changed while the tests ran ({why}): "
                           f"{', '.join(said[:MAX_LISTED_CHANGES])}{more}\n")
 
 

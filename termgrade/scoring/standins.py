@@ -18,6 +18,7 @@ import stat
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.lookups import (
+    NO_ENV,
     SEARCH_PATHS,
     SYSTEM_PREFIXES,
     beside_image_script,
@@ -35,6 +36,7 @@ __all__ = [
     "is_shared_object",
     "link_target_in_b",
     "stands_in",
+    "startup_or_config",
     "suspect_name",
 ]
 
@@ -105,6 +107,15 @@ _STANDARD_STREAMS = frozenset({"/proc/self/fd/0", "/proc/self/fd/1", "/proc/self
                                "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
 """A log written to the reader's standard streams (``/dev/stdout``) is no read of anyone's
 files."""
+
+
+def startup_or_config(path: str) -> bool:
+    """Is ``path`` a shell start-up file or a configuration a tool reads unasked, by its
+    name or place (in any home, or system-wide)?"""
+    name = posixpath.basename(path)
+    return (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
+            or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
+            or any(d in path for d in _CONFIG_DIRS))
 
 
 def is_shared_object(name: str) -> bool:
@@ -215,7 +226,10 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if name in PYTEST_CONFIGS and parent in TESTS_ANCESTORS:
         return f"pytest reads {path} (above the tests) as its configuration or code"
     if path.startswith(_SEARCH_PREFIXES) or policy.tool_env.under_search(path):
-        shadowed = shadowed_in_search_path(path, lower, policy.tool_env)
+        # the environment's search directories inside where the task asks for changes
+        # are the project's own (CPATH=/app/include): only the built-in paths there
+        shadowed = shadowed_in_search_path(path, lower,
+                                           NO_ENV if changes else policy.tool_env)
         if shadowed:
             return shadowed
     link = stat.S_ISLNK(entry.mode)

@@ -132,7 +132,8 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     errors = [r.error or f"scored 0: {r.failure}" for r in [*oracle_runs, nop]
               if r.error or (r.failure and not (skipped_only and
                                                 r.failure.startswith("attestation:"))
-                             and not (r is not nop and r.verifier and r.verifier.tampered))]
+                             and not (r is not nop and r.verifier and r.verifier.tampered)
+                             and not (r is nop and _service_not_ready(r.failure)))]
     agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
     tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered}
                       | {f"A {s} (left out)" for r in oracle_runs for s in r.standins})
@@ -196,6 +197,12 @@ def _reason(verdict: Verdict, oracle_runs: list[RunOutcome], nop: RunOutcome) ->
     if verdict is Verdict.VACUOUS:
         return vacuous_reason(_evidence(nop))
     return None
+
+
+def _service_not_ready(failure: str) -> bool:
+    """A declared service that never became ready: in the untouched container its program
+    is not there yet (the agent writes it), an ordinary 0, not a broken task."""
+    return failure.startswith("attestation:") and "never became ready" in failure
 
 
 def _reference_runs(task: Task, image: str, repeat: int, digest: str

@@ -218,3 +218,21 @@ def test_a_module_planted_on_the_images_perl5lib_does_not_forge_a_pass(
     assert control.reward == 1.0 and control.attested, control.failure
     defanged = _play(perl_task, "echo wrong > /app/answer.txt\n", tmp_path)
     assert defanged.reward == 0.0
+
+
+@pytest.mark.parametrize(("assignment", "project_file", "image"), [
+    ("CPATH=/app/include", "/app/include/elf.h", "/usr/include/elf.h"),
+    ("LIBRARY_PATH=/app/build/lib", "/app/build/lib/libutil.a",
+     "/usr/lib/x86_64-linux-gnu/libutil.a"),
+])
+def test_the_envs_search_dirs_inside_the_workdir_are_the_projects_own(
+        tmp_path: Path, assignment: str, project_file: str, image: str) -> None:
+    """Round 6 fairness: a project's own header or library in a folder the image's ENV
+    puts first, inside the working directory, is the task's work, not a stand-in."""
+    lower, upper = tmp_path / "lower", tmp_path / "upper"
+    put(lower, image)
+    put(lower, project_file, "the image's starter copy")
+    put(upper, project_file, "the agent's edit")
+    review = _review(lower, upper, _env(assignment))
+    assert project_file in [e.path for e in review.carried], review.all_findings()
+    assert review.all_findings() == []

@@ -10,9 +10,12 @@ import os
 from pathlib import Path
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
+from termgrade.scoring import score
 from termgrade.scoring.during import Trust, image_changes
 from termgrade.scoring.loader import cache_digest
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.transfer import TransferRoot, TransferSet
+from termgrade.scoring.verifier import VerifierResult
 from tests.support.overlay_layers import put
 
 PASSWD = "root:x:0:0:root:/root:/bin/bash\napp:x:1000:1000::/home/app:/bin/bash\n"
@@ -58,3 +61,63 @@ def test_a_cache_put_back_is_not_the_same_cache(tmp_path: Path) -> None:
     os.replace(poisoned, cache)  # ldconfig renames a new cache into place
     cache.write_text("the grader's rebuilt cache")  # and the attack puts the bytes back
     assert cache_digest(str(upper)) != before
+
+
+def test_what_is_software_is_decided_by_what_the_file_is(tmp_path: Path) -> None:
+    """A world-writable data file is no program; a repointed /etc/localtime and
+    /etc/timezone are data; a script is software wherever it lies."""
+    lower, upper = tmp_path / "lower", tmp_path / "upper"
+    put(lower, "/srv/db/app.sqlite", "SQLite format 3", mode=0o777)
+    put(lower, "/etc/timezone", "Etc/UTC\n")
+    put(lower, "/usr/share/zoneinfo/UTC", "TZif")
+    os.symlink("/usr/share/zoneinfo/UTC", lower / "etc/localtime")
+    put(lower, "/opt/tools/check", "#!/bin/sh\nexit 1\n", mode=0o755)
+    put(upper, "/srv/db/app.sqlite", "SQLite format 3 with a row", mode=0o777)
+    put(upper, "/etc/timezone", "Europe/Paris\n")
+    os.symlink("/usr/share/zoneinfo/Europe/Paris", upper / "etc/localtime")
+    put(upper, "/opt/tools/check", "#!/bin/sh\nexit 0\n", mode=0o755)
+    assert _changes(lower, upper) == {"/srv/db/app.sqlite": Trust.DATA,
+                                      "/etc/timezone": Trust.DATA,
+                                      "/etc/localtime": Trust.DATA,
+                                      "/opt/tools/check": Trust.SOFTWARE}
+
+
+def _judged(changed: list[tuple[str, Trust]], standins: list[tuple[str, str]],
+            reference: list[str] | None, *, reference_run: bool = False
+            ) -> tuple[list[str], str]:
+    result = VerifierResult(reward=None)
+    record = None if reference is None else ReferenceRecord(task_digest="d",
+                                                           verifier_changes=reference)
+    score._judge_changes(result, changed, standins, record, reference_run=reference_run)
+    return result.tampered, result.output
+
+
+GITCONFIG = ("/root/.gitconfig", "A /root/.gitconfig: configuration or data an image tool "
+                                 "reads unasked")
+SHADOW = ("/usr/local/bin/sha256sum", "A /usr/local/bin/sha256sum: shadows the image's")
+
+
+def test_the_tests_own_git_config_is_said_without_a_reference_and_explained_with_one() -> None:
+    tampered, said = _judged([], [GITCONFIG], None)
+    assert tampered == [] and "/root/.gitconfig" in said
+    assert _judged([], [GITCONFIG], ["/root/.gitconfig"]) == ([], "")
+    tampered, _ = _judged([], [GITCONFIG], [])  # the reference's tests wrote none
+    assert tampered and tampered[0].startswith("A /root/.gitconfig")
+
+
+def test_a_stand_in_made_while_the_tests_ran_is_a_finding_unless_the_reference_made_it(
+        ) -> None:
+    tampered, _ = _judged([], [SHADOW], None)
+    assert tampered and "sha256sum" in tampered[0]
+    assert _judged([], [SHADOW], ["/usr/local/bin/sha256sum"])[0] == []
+
+
+def test_the_loader_cache_rebuilt_by_the_tests_is_explained_by_the_reference() -> None:
+    cache = [("/etc/ld.so.cache", Trust.SOFTWARE)]
+    assert _judged(cache, [], None)[0]
+    assert _judged(cache, [], ["/etc/ld.so.cache"])[0] == []
+
+
+def test_the_reference_solutions_own_run_is_recorded_not_judged() -> None:
+    assert _judged([("/opt/tools/check", Trust.SOFTWARE)], [SHADOW], None,
+                   reference_run=True) == ([], "")

