@@ -25,7 +25,7 @@ from termgrade.scoring.transfer import TransferRoot, TransferSet
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from tests.support.overlay_layers import POLICY, put
-from tests.support.task_dirs import task_toml, write_task
+from tests.support.task_dirs import IMAGE_CHECKER, task_toml, write_task
 
 SET = TransferSet((TransferRoot("/app", "workdir"),))
 
@@ -83,11 +83,6 @@ def test_other_modules_are_the_agents_work(lower: Path, tmp_path: Path, honest: 
 
 # ---- end to end ---------------------------------------------------------------------------
 
-VALIDATE = textwrap.dedent("""\
-    import hashlib, sys
-    got = open(sys.argv[1], "rb").read().strip()
-    sys.exit(0 if hashlib.sha256(got).hexdigest() == sys.argv[2] else 1)
-    """)
 TESTS = textwrap.dedent("""\
     import hashlib, subprocess
 
@@ -119,7 +114,7 @@ def victim(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                  "COPY validate.py /opt/validator/validate.py\n",
                       solve="echo 6765 > /app/out.txt\n",
                       instruction="Write F(20) to /app/out.txt.\n")
-    (root / "environment" / "validate.py").write_text(VALIDATE)
+    (root / "environment" / "validate.py").write_text(IMAGE_CHECKER)
     build_task_image(load_task(root))
     return root
 

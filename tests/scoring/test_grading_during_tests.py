@@ -28,7 +28,7 @@ from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.runner import record_reference
-from tests.support.task_dirs import task_toml, write_task
+from tests.support.task_dirs import IMAGE_CHECKER, task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
@@ -131,11 +131,6 @@ def test_without_a_recorded_reference_the_change_is_said_not_zeroed(
 
 # ---- software rewritten while the tests ran: a finding with or without a reference ------
 
-VALIDATE = textwrap.dedent("""\
-    import hashlib, sys
-    got = open(sys.argv[1], "rb").read().strip()
-    sys.exit(0 if hashlib.sha256(got).hexdigest() == sys.argv[2] else 1)
-    """)
 CHECKER_TESTS = textwrap.dedent("""\
     import hashlib, subprocess
 
@@ -170,7 +165,7 @@ def checker_victim(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                  "COPY validate.py /opt/validator/validate.py\n",
                       solve=CHECKER_HONEST,
                       instruction="Write /app/answer.sh, which writes F(20) to /app/out.txt.\n")
-    (root / "environment" / "validate.py").write_text(VALIDATE)
+    (root / "environment" / "validate.py").write_text(IMAGE_CHECKER)
     build_task_image(load_task(root))
     return root
 

@@ -79,3 +79,12 @@ def write_task(
     for name, text in (extra_test_files or {}).items():
         (root / "tests" / name).write_text(text)
     return root
+
+
+IMAGE_CHECKER = """\
+import hashlib, sys
+got = open(sys.argv[1], "rb").read().strip()
+sys.exit(0 if hashlib.sha256(got).hexdigest() == sys.argv[2] else 1)
+"""
+"""An image's own checker (``/opt/validator/validate.py``) the tests run: exit 0 when the
+answer file's SHA-256 is the digest given (the attack tests' victims trust it)."""
