@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from termgrade.agent.kinds import AgentName
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import ExecResult, Sandbox
 from termgrade.sandbox.channel import LineChannel
@@ -67,16 +66,18 @@ NO_LAYERS = ("the engine's writable layers are not readable on this host (TermGr
 def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tuple[str, ...],
                 score_box: Sandbox, scoring: Scoring, durations: dict[str, float], *,
                 label: str, exceeded: Callable[[], int | None] | None = None,
-                engine_files: Mapping[str, bytes | None] | None = None) -> RunOutcome:
+                engine_files: Mapping[str, bytes | None] | None = None,
+                reference_run: bool = False) -> RunOutcome:
     """Score the agent's work in ``agent_layer`` (an overlay upper directory and the image's
     layers below it, nothing of it running): review it, carry what the transfer set lets
     through into the created, never started ``score_box``, keep it (``scoring.keep_work``),
     start B and run the verifier. Grading calls it on the frozen agent container's layer
     (``exceeded``: its disk watch's last measure); a regrade on kept work rebuilt on the
     host (:mod:`termgrade.scoring.replay`); ``engine_files``: the engine's per-container
-    files the agent changed (:mod:`termgrade.scoring.engine_files`). Every failure to score
-    is the agent's, unless
-    the engine itself stopped answering (unscored)."""
+    files the agent changed (:mod:`termgrade.scoring.engine_files`); ``reference_run``: the
+    agent is the task's reference solution (what its tests change is recorded, not
+    judged). Every failure to score is the agent's, unless the engine itself stopped
+    answering (unscored)."""
     policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
                                     scoring.path, scoring.tool_env)
     limit = task_limits(task).storage_mb << 20
@@ -116,7 +117,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                         ldconfig=needs_ldconfig(review.carried), durations=durations,
                         carried=frozenset([*(e.path for e in review.carried),
                                            *review.deleted]),
-                        reference_run=label == AgentName.ORACLE.value)
+                        reference_run=reference_run)
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, durations=durations, kept=seen.kept,

@@ -28,7 +28,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from termgrade.agent.kinds import Agent, AgentRun, agent_label, require_runnable, run_agent
+from termgrade.agent.kinds import (
+    Agent,
+    AgentName,
+    AgentRun,
+    agent_label,
+    require_runnable,
+    run_agent,
+)
 from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.errors import ImageBuildError, SandboxError
@@ -211,7 +218,9 @@ def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score
                           error=agent_run.infrastructure_error)
     outcome = score_layer(task, layer, agent_box.engine_paths(), score_box, scoring,
                           durations, label=label, exceeded=watch.check_now,
-                          engine_files=agent_box.engine_files_changed())
+                          engine_files=agent_box.engine_files_changed(),
+                          # by identity: a script agent or a model named "oracle" is judged
+                          reference_run=agent is AgentName.ORACLE)
     outcome.agent_run, outcome.agent_error = agent_run, agent_run.error
     return outcome
 

@@ -89,11 +89,11 @@ def reference(victim: Path) -> ReferenceRecord:
 
 
 def _play(victim: Path, body: str, tmp_path: Path,
-          reference: ReferenceRecord | None) -> RunOutcome:
+          reference: ReferenceRecord | None, name: str = "agent") -> RunOutcome:
     script = tmp_path / "agent.sh"
     script.write_text("#!/usr/bin/env bash\n" + body)
     task = load_task(victim)
-    return run_task(task, task.image_tag, ScriptAgent("agent", script),
+    return run_task(task, task.image_tag, ScriptAgent(name, script),
                     reference=reference or ReferenceRecord(task_digest="none"))
 
 
@@ -177,6 +177,10 @@ def test_rewriting_an_image_checker_scores_0_even_without_a_reference(
     attack = _play(checker_victim, CHECKER_ATTACK, tmp_path, None)
     assert attack.reward == 0.0 and attack.verifier is not None
     assert any(f.startswith("M /opt/validator/validate.py") for f in attack.verifier.tampered)
+    # only the reference solution itself is recorded instead of judged, not an agent that
+    # merely calls itself "oracle"
+    named = _play(checker_victim, CHECKER_ATTACK, tmp_path, None, name="oracle")
+    assert named.reward == 0.0, named.verifier
     # the control: this judgement and the stand-in rule that also sees a rewritten module
     # beside an image script (the file is one) patched out
     monkeypatch.setattr(score, "_judge_changes", lambda *args, **kwargs: None)
