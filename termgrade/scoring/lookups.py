@@ -237,6 +237,7 @@ def _expanded(pattern: str, layers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(found)
 
 
+@lru_cache(maxsize=64)
 def _search_orders(env: ToolEnv) -> dict[str, tuple[tuple[str, ...], int]]:
     """Each kind's search path: the environment's directories first (escaped: a pattern
     names them), then the tool's built-in ones; and how many of its first directories
