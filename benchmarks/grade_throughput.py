@@ -44,9 +44,9 @@ from termgrade.agent import Endpoint, ScaffoldConfig  # noqa: E402
 from termgrade.agent.kinds import ModelAgent  # noqa: E402
 from termgrade.grade import grade_model, local_pool  # noqa: E402
 from termgrade.sandbox.images import build_task_image  # noqa: E402
+from termgrade.scoring.pair.warm import WARM  # noqa: E402
 from termgrade.scoring.phases import profile, quantile, render  # noqa: E402
 from termgrade.scoring.trial import make_ahead, run_task  # noqa: E402
-from termgrade.scoring.warm import WARM  # noqa: E402
 from termgrade.task import Task, load_task  # noqa: E402
 
 DEFAULT_TASKS = ("word-frequency", "csv-keyed-join", "ini-layered-merge", "markdown-table-align",

@@ -21,10 +21,10 @@ import time
 from termgrade.core.settings import SETTINGS
 from termgrade.sandbox.docker_sandbox import DockerSandbox
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.carry import CarryStats, carry_work
-from termgrade.scoring.closure import find_closure
-from termgrade.scoring.integrity import LayerReview, review_layer
-from termgrade.scoring.policy import GradingPolicy
+from termgrade.scoring.review.carry import CarryStats, carry_work
+from termgrade.scoring.review.closure import find_closure
+from termgrade.scoring.review.integrity import LayerReview, review_layer
+from termgrade.scoring.review.policy import GradingPolicy
 
 AGENT = r"""
 set -e

@@ -1,4 +1,4 @@
-"""Whether a task is attestable: the one decision (:class:`~termgrade.scoring.attestable.
+"""Whether a task is attestable: the one decision (:class:`~termgrade.scoring.verifier.attestable.
 Attestability`), from the reference run ``verify`` recorded and the static checks.
 
 Unattestable when any of these holds (the first reason is kept):
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 
 from termgrade.audit.documents import read_harbor
 from termgrade.audit.static_checks import CheckOptions, agent_code_isolated, verifier_attested
-from termgrade.scoring.attestable import ATTESTED, Attestability, from_reference
 from termgrade.scoring.reference import ReferenceRecord, reference_for
+from termgrade.scoring.verifier.attestable import ATTESTED, Attestability, from_reference
 from termgrade.task import Task
 
 STATIC_CHECKS = {"verifier_attested": verifier_attested,

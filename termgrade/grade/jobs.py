@@ -27,10 +27,10 @@ from termgrade.sandbox.errors import ImageBuildError, MissingImageError
 from termgrade.sandbox.image_cache import image_for
 from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.kept import DEFAULT_MAX_BYTES, KeptLayer, WorkStore
-from termgrade.scoring.pair import Pair, make_pair
+from termgrade.scoring.pair.containers import Pair, make_pair
+from termgrade.scoring.pair.warm import WARM
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_setup
-from termgrade.scoring.warm import WARM
 from termgrade.task import Task, load_task
 from termgrade.task.digest import agent_side_digest, task_digest
 
@@ -60,7 +60,7 @@ class TrialJob:
 
 
 def make_ahead_for(job: TrialJob) -> bool:
-    """Have the warm pool (:mod:`termgrade.scoring.warm`) make the containers of ``job``'s
+    """Have the warm pool (:mod:`termgrade.scoring.pair.warm`) make the containers of ``job``'s
     trial in the background, under its run id; False when the pool is full."""
 
     def _make() -> Pair:

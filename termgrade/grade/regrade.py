@@ -40,10 +40,10 @@ from termgrade.records.roles import Role, fields_with
 from termgrade.records.run import RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.ownership import run_scope
-from termgrade.scoring.attestable import Attestability
 from termgrade.scoring.errors import KeptWorkError
 from termgrade.scoring.kept import WorkStore
 from termgrade.scoring.trial import RunOutcome
+from termgrade.scoring.verifier.attestable import Attestability
 from termgrade.task import Task, discover_tasks, load_task
 from termgrade.task.digest import agent_side_digest, task_digest
 

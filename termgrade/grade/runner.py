@@ -53,8 +53,8 @@ from termgrade.records.kept_work import WORK_DIR
 from termgrade.records.trial import TrialRecord
 from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.kept import DEFAULT_MAX_BYTES
+from termgrade.scoring.pair.warm import WARM
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.warm import WARM
 from termgrade.task import discover_tasks
 from termgrade.task.digest import restore_modes, task_digest
 from termgrade.task.network import InternetPolicy, apply_internet_policy

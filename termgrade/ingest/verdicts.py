@@ -12,7 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from termgrade.records.verdict import TestVerdict
-from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.scoring.verifier.verdict_parsers import (
+    parse_ctrf,
+    parse_junit,
+    parse_pytest_summary,
+)
 
 __all__ = ["MAX_REPORT_BYTES", "read_verdicts"]
 

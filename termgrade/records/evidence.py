@@ -3,7 +3,7 @@
 One :class:`TestEvidence` per attested test: its outcome and duration and, for a failure,
 pytest's failure message (``reprcrash``), the assertion's short repr (``longrepr``) and what
 the test printed, each bounded (:data:`EVIDENCE_BOUNDS`) and secrets-masked. It comes from
-the grader's signed in-container record (:mod:`termgrade.scoring.attestation`), never from
+the grader's signed in-container record (:mod:`termgrade.scoring.verifier.attestation`), never from
 files the agent could write. Display data: the reward never reads it.
 """
 

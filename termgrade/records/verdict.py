@@ -1,6 +1,6 @@
 """A test's name and outcome: the one model of a per-test verdict.
 
-The grader's parsers (:mod:`termgrade.scoring.verdict_parsers`), the verify record
+The grader's parsers (:mod:`termgrade.scoring.verifier.verdict_parsers`), the verify record
 (``VerifyRecord.tests``), the trial record (``TrialRecord.tests``) and ingestion all use
 :class:`TestVerdict` and :class:`Outcome`. In JSON a verdict is ``{"name": ...,
 "outcome": "passed"|"failed"|"skipped"|"error"}``. It is a frozen (pydantic) dataclass:

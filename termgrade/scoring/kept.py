@@ -41,8 +41,8 @@ from termgrade.records.kept_work import WORK_DIR, KeptEntry, KeptWork, trial_fil
 from termgrade.records.version import validate_record
 from termgrade.sandbox.errors import DiffTooLargeError
 from termgrade.sandbox.overlay_diff import UpperEntry, walk_upper
-from termgrade.scoring.carry import OPAQUE_XATTR
 from termgrade.scoring.errors import KeptWorkError
+from termgrade.scoring.review.carry import OPAQUE_XATTR
 
 DEFAULT_MAX_BYTES = 256 << 20
 """Carried bytes kept per trial by default (``grade --keep-work-max-mb``)."""

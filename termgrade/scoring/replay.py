@@ -22,14 +22,15 @@ import shutil
 import tempfile
 
 from termgrade.records.kept_work import KeptWork
-from termgrade.scoring.attestable import Attestability
 from termgrade.scoring.kept import WorkStore, materialize
-from termgrade.scoring.outcome import RunOutcome, Scoring
-from termgrade.scoring.pair import Pair
+from termgrade.scoring.outcome import RunOutcome
+from termgrade.scoring.pair.containers import Pair
 from termgrade.scoring.phases import timed
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.score import NO_LAYERS, score_layer
 from termgrade.scoring.trial import run_pair
+from termgrade.scoring.verifier.attestable import Attestability
+from termgrade.scoring.verifier.setup import Scoring
 from termgrade.task import Task
 
 LABEL = "regrade"

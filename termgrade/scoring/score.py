@@ -7,46 +7,26 @@ to 8). Grading calls :func:`score_layer` on the frozen agent container's layer
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 
-from termgrade.records.verdict import TestVerdict
-from termgrade.sandbox.base import ExecResult, Sandbox
-from termgrade.sandbox.channel import LineChannel
-from termgrade.sandbox.diskwatch import DiskWatch
+from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.errors import SandboxError
-from termgrade.sandbox.layer_files import read_layer_files
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import attestation as attest
-from termgrade.scoring import engine_moments as moments
-from termgrade.scoring.carry import carry_work
-from termgrade.scoring.during import Trust, image_changes, unexplained
-from termgrade.scoring.engine_files import sort_engine_files
-from termgrade.scoring.errors import VerifierError
-from termgrade.scoring.integrity import LayerReview, review_layer
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
-from termgrade.scoring.loader import CACHE, cache_digest, needs_ldconfig, rebuild_cache
-from termgrade.scoring.outcome import RunOutcome, Scoring
-from termgrade.scoring.pathset import MarkedDirs
+from termgrade.scoring.outcome import RunOutcome
+from termgrade.scoring.pair import engine_moments as moments
+from termgrade.scoring.pair.scoring_box import task_limits
 from termgrade.scoring.phases import timed
-from termgrade.scoring.policy import GRADER_RUN_DIR, GradingPolicy
-from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.scoring_box import task_limits
-from termgrade.scoring.standins import startup_or_config
-from termgrade.scoring.transfer import TransferSet
-from termgrade.scoring.verifier import (
-    MAX_VERIFIER_OUTPUT,
-    VerifierResult,
-    attest_config,
-    decide,
-    decide_unattested,
-    install_roots,
-    read_reward,
-    read_tests,
-    read_weights,
-    verifier_command,
-    verifier_env,
-)
+from termgrade.scoring.review.carry import carry_work
+from termgrade.scoring.review.engine_files import sort_engine_files
+from termgrade.scoring.review.integrity import LayerReview, review_layer
+from termgrade.scoring.review.pathset import MarkedDirs
+from termgrade.scoring.review.policy import GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.review.transfer import TransferSet
+from termgrade.scoring.verifier import run_verifier
+from termgrade.scoring.verifier.loader import needs_ldconfig
+from termgrade.scoring.verifier.result import VerifierResult
+from termgrade.scoring.verifier.setup import Scoring
 from termgrade.task import CONTAINER, Task
 
 
@@ -74,7 +54,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
     start B and run the verifier. Grading calls it on the frozen agent container's layer
     (``exceeded``: its disk watch's last measure); a regrade on kept work rebuilt on the
     host (:mod:`termgrade.scoring.replay`); ``engine_files``: the engine's per-container
-    files the agent changed (:mod:`termgrade.scoring.engine_files`); ``reference_run``: the
+    files the agent changed (:mod:`termgrade.scoring.review.engine_files`); ``reference_run``: the
     agent is the task's reference solution (what its tests change is recorded, not
     judged). Every failure to score is the agent's, unless the engine itself stopped
     answering (unscored)."""
@@ -112,12 +92,12 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                         seen.kept = _keep(score_box, scoring.keep_work)
                 with timed(durations, "start_b"):
                     _hand_over(score_box)
-                _verify(score_box, task, policy, scoring, attest.new_key(), result, limit,
-                        transfer_roots(review, scoring.transfer),
-                        ldconfig=needs_ldconfig(review.carried), durations=durations,
-                        carried=frozenset([*(e.path for e in review.carried),
-                                           *review.deleted]),
-                        reference_run=reference_run)
+                run_verifier(score_box, task, policy, scoring, result, limit,
+                             transfer_roots(review, scoring.transfer),
+                             ldconfig=needs_ldconfig(review.carried), durations=durations,
+                             carried=frozenset([*(e.path for e in review.carried),
+                                                *review.deleted]),
+                             reference_run=reference_run)
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, durations=durations, kept=seen.kept,
@@ -190,164 +170,6 @@ def _hand_over(score_box: Sandbox) -> None:
     """Start B on the carried layer. A stays frozen (none of its processes ever runs
     again) until its removal kills it, off the critical path (``teardown``); SandboxError
     when B does not start. Then the warm pool may make its next pair
-    (:mod:`termgrade.scoring.engine_moments`)."""
+    (:mod:`termgrade.scoring.pair.engine_moments`)."""
     score_box.begin()
     moments.arrive()
-
-
-def _verify(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
-            result: VerifierResult, limit: int, roots: list[str] | None = None, *,
-            ldconfig: bool = False, durations: dict[str, float] | None = None,
-            carried: frozenset[str] = frozenset(), reference_run: bool = False) -> None:
-    durations = {} if durations is None else durations
-    with timed(durations, "broker"):
-        prepared = _before_tests(box, scoring, key, result, limit, ldconfig)
-    if prepared is None:
-        return
-    channel, watch, cache = prepared
-    procs = scoring.procs
-    if procs is None:
-        return
-    timeout = task.config.verifier.timeout_sec
-    began = time.monotonic()
-    try:
-        config = attest_config(task, key, scoring.closure, socket=procs.socket,
-                               launchers=procs.launchers, transfer_roots=roots)
-        # test.sh runs in the container's working directory (the image's WORKDIR, or the
-        # task's [environment] workdir), as Harbor runs it.
-        run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
-                       timeout_s=timeout,
-                       env=verifier_env(task, scoring.plugin, path=scoring.path,
-                                        shell=procs.bash), stdin=config)
-    finally:
-        exceeded = watch.stop() if watch else None
-    result.duration_s = time.monotonic() - began
-    durations["verify"] = result.duration_s
-    with timed(durations, "decision"):
-        _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
-                carried, reference_run)
-
-
-def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
-                  limit: int, ldconfig: bool
-                  ) -> tuple[LineChannel, DiskWatch | None, str | None] | None:
-    """B's loader cache rebuilt when the carried work asks for it, the signed channel
-    opened and the disk watched: everything before test.sh. None: nothing can run."""
-    if scoring.procs is None:
-        result.fail("the image has no Python or bash on the verifier's PATH: pytest cannot "
-                    "run")
-        return None
-    layer = box.writable_layer()
-    if ldconfig:  # before the broker: nothing else has run in B yet
-        rebuilt = rebuild_cache(box, scoring.closure.view)
-        if rebuilt.problem:
-            result.output = f"termgrade: {rebuilt.problem}\n"
-        result.tampered += rebuilt.shadowed
-    cache = cache_digest(layer[0]) if layer else None
-    channel = box.open_channel(prefix=attest.PREFIX, end_marker=attest.end_marker(key))
-    watch = DiskWatch(box, layer[0], limit) if layer else None
-    return channel, watch, cache
-
-
-def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
-            result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
-            exceeded: int | None, cache: str | None, carried: frozenset[str],
-            reference_run: bool) -> None:
-    """From test.sh's run, the signed record and B's outputs: the reward. ``carried``: the
-    paths of the agent's work carried into B before it started; ``reference_run``: the
-    agent is the task's reference solution (what its tests change is recorded)."""
-    weights = read_weights(task)
-    timeout = task.config.verifier.timeout_sec
-    layer = box.writable_layer()
-    result.output += run.output
-    cache_changed = layer is not None and cache_digest(layer[0]) != cache
-    lines = channel.close(wait_s=0.5 if run.timed_out else 5.0)
-    record = attest.read_attestation(lines, key)
-    if exceeded is not None:
-        result.fail(f"the verifier's processes wrote {exceeded >> 20} MiB, over the "
-                    f"{limit >> 20} MiB disk limit")
-    if run.timed_out:
-        result.fail(f"{task.paths.test_script}: timed out after {timeout:.0f} s")
-    try:
-        outputs = (read_layer_files(layer[0], CONTAINER.verifier_dir,
-                                    max_bytes=MAX_VERIFIER_OUTPUT) if layer else
-                   box.read_tree(CONTAINER.verifier_dir, max_bytes=MAX_VERIFIER_OUTPUT))
-    except SandboxError as exc:
-        outputs = {}
-        result.fail(f"{CONTAINER.verifier_dir} unreadable or over "
-                    f"{MAX_VERIFIER_OUTPUT >> 20} MiB: {exc}")
-    result.tests = (_attested_tests(record) or read_tests(outputs, run.output))
-    try:
-        result.raw_reward, _ = read_reward(outputs)
-    except VerifierError as exc:
-        result.fail(f"{task.paths.test_script}: {exc} (exit {run.exit_code}; last output: "
-                    f"{run.output[-300:]!r})")
-    if layer:  # what the verifier's processes (agent code run by the tests) changed
-        # (a verify-time install target is the broker's to judge: termgrade_broker.Writable)
-        grader = (GRADER_RUN_DIR, str(CONTAINER.verifier_dir), str(CONTAINER.logs_dir),
-                  str(CONTAINER.tests_dir), *box.engine_paths(),
-                  *install_roots(task, scoring.closure))
-        entries = list(walk_upper(layer[0]))
-        after = review_layer(entries, LowerView(layer[1]), policy, grader_paths=grader,
-                             standins=scoring.transfer)
-        changed = image_changes(entries, LowerView(layer[1]), carried=carried,
-                                transfer=scoring.transfer, skip=grader)
-        if cache_changed:
-            changed.append((CACHE, Trust.SOFTWARE))
-        standins = list(zip(after.finding_paths, after.findings, strict=True))
-        if after.unlisted:
-            result.tampered.append(f"... and {after.unlisted} more findings (while the "
-                                   "verifier ran)")
-        _judge_changes(result, changed, standins, scoring.reference,
-                       reference_run=reference_run)
-    if scoring.attestable.attested:
-        decide(result, record, weights, scoring.reference)
-        result.attested = True  # the task's property: a 0 here is an attested 0
-    else:
-        decide_unattested(result, record)
-
-
-def _judge_changes(result: VerifierResult, changed: list[tuple[str, Trust]],
-                   standins: list[tuple[str, str]], reference: ReferenceRecord | None, *,
-                   reference_run: bool) -> None:
-    """What the verifier's processes changed (:mod:`termgrade.scoring.during`): the image's
-    files (``changed``) and created stand-ins (``standins``: path and finding). A change
-    the reference solution's own run made too is the tests' (or the task's program's);
-    the reference's run itself is recorded, not judged (it is how the tests' own changes
-    are known). Otherwise software, or with a recorded reference anything a later test
-    or tool trusts, is a finding; a stand-in is a finding except a start-up or tool
-    configuration with no reference to tell (a test's own ``git config --global``); the
-    rest is said."""
-    result.image_changes = sorted({p for p, _ in changed} | {p for p, _ in standins})
-    if reference_run:
-        return
-    known = reference.verifier_changes if reference is not None else None
-    extra = set(unexplained(result.image_changes, known or []))
-    floor = Trust.SOFTWARE if known is None else Trust.TRUSTED
-    bad = [p for p, level in changed if p in extra and level >= floor]
-    result.tampered += [
-        f"M {p}: an image file changed while the tests ran, which the reference solution's "
-        "run did not change (agent code the tests ran rewrote what a later test or tool "
-        "reads)" for p in bad[:MAX_LISTED_CHANGES]]
-    said = [p for p, _ in changed if p in extra and p not in bad]
-    for path, finding in standins:
-        if path not in extra:
-            continue  # the reference's run made it too
-        if known is None and startup_or_config(path):
-            said.append(path)
-        else:
-            result.tampered.append(f"{finding} (while the verifier ran)")
-    if said:
-        why = ("not judged: no reference run recorded what its tests change" if known is None
-               else "data the reference's run did not change, not judged")
-        more = f" and {len(said) - MAX_LISTED_CHANGES} more" \
-            if len(said) > MAX_LISTED_CHANGES else ""
-        result.output += (f"\ntermgrade: changed while the tests ran ({why}): "
-                          f"{', '.join(said[:MAX_LISTED_CHANGES])}{more}\n")
-
-
-MAX_LISTED_CHANGES = 20
-
-
-def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:
-    return [TestVerdict(v.name.split("::")[-1], v.outcome) for v in record.verdicts()]

@@ -39,19 +39,25 @@ from termgrade.agent.kinds import (
 from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.errors import ImageBuildError, SandboxError
-from termgrade.scoring.attestable import Attestability, from_reference
-from termgrade.scoring.closure import Closure, find_closure
-from termgrade.scoring.grader_procs import GraderProcs, ImageFacts, grader_procs, image_facts
 from termgrade.scoring.kept import WorkStore
-from termgrade.scoring.outcome import RunOutcome, Scoring
-from termgrade.scoring.pair import Pair, PairSpec, make_pair, tests_stamp
+from termgrade.scoring.outcome import RunOutcome
+from termgrade.scoring.pair.containers import Pair, PairSpec, make_pair, tests_stamp
+from termgrade.scoring.pair.scoring_box import scoring_image, task_limits
+from termgrade.scoring.pair.warm import WARM
 from termgrade.scoring.phases import timed
 from termgrade.scoring.reference import ReferenceRecord, reference_for
+from termgrade.scoring.review.closure import Closure, find_closure
+from termgrade.scoring.review.transfer import TransferSet, derive_transfer_set
 from termgrade.scoring.score import NO_LAYERS, score_layer
-from termgrade.scoring.scoring_box import scoring_image, task_limits
-from termgrade.scoring.transfer import TransferSet, derive_transfer_set
-from termgrade.scoring.verifier import tool_env_of, verifier_path
-from termgrade.scoring.warm import WARM
+from termgrade.scoring.verifier.attestable import Attestability, from_reference
+from termgrade.scoring.verifier.command import tool_env_of, verifier_path
+from termgrade.scoring.verifier.grader_procs import (
+    GraderProcs,
+    ImageFacts,
+    grader_procs,
+    image_facts,
+)
+from termgrade.scoring.verifier.setup import Scoring
 from termgrade.task import Task
 
 __all__ = ["NO_LAYERS", "Phase", "RunOutcome", "Scoring", "make_ahead", "run_pair",
@@ -89,7 +95,7 @@ def _setup(task: Task, image: str
 
 
 def make_ahead(task: Task, image: str, key: str | None = None) -> bool:
-    """Ask the warm pool (:mod:`termgrade.scoring.warm`) to make the pair of a coming
+    """Ask the warm pool (:mod:`termgrade.scoring.pair.warm`) to make the pair of a coming
     trial of ``task`` on ``image`` in the background; False when the pool is full.
     ``key``: the one trial that takes it (its ``warm_key``); default: the next trial of
     the task."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from termgrade.audit.attestable import INCLUDE_FLAG, attestability
-from termgrade.scoring.attestable import Attestability
+from termgrade.scoring.verifier.attestable import Attestability
 from termgrade.task import Task
 
 

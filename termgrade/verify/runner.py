@@ -19,7 +19,7 @@ from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.attestable import Attestability
+from termgrade.scoring.pair.warm import WARM
 from termgrade.scoring.reference import (
     ReferenceRecord,
     reference_footprint,
@@ -27,8 +27,8 @@ from termgrade.scoring.reference import (
     save_reference,
 )
 from termgrade.scoring.trial import RunOutcome, make_ahead, run_task
-from termgrade.scoring.verifier import all_skipped
-from termgrade.scoring.warm import WARM
+from termgrade.scoring.verifier.attestable import Attestability
+from termgrade.scoring.verifier.decision import all_skipped
 from termgrade.task import Task, load_task
 from termgrade.task.digest import task_digest
 from termgrade.task.errors import TaskLoadError

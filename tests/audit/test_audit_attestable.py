@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from termgrade.audit.attestable import attestability
-from termgrade.scoring.attestable import ATTESTED, Attestability, from_reference
 from termgrade.scoring.reference import ReferenceRecord, save_reference
+from termgrade.scoring.verifier.attestable import ATTESTED, Attestability, from_reference
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from tests.support.task_dirs import MakeTask

@@ -283,7 +283,8 @@ def test_grade_that_skips_every_task_says_so_and_why(tmp_path: Path) -> None:
 def test_the_oracle_of_a_task_without_a_solution_is_refused_before_any_container(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.agent.kinds import AgentName
-    from termgrade.scoring import pair, trial
+    from termgrade.scoring import trial
+    from termgrade.scoring.pair import containers as pair
 
     def no_container(*args: object) -> None:
         raise AssertionError("a container was started")

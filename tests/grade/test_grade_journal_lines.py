@@ -25,7 +25,7 @@ from termgrade.grade.runner import GradeReport
 from termgrade.records.journal import read_journal
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from tests.support.task_dirs import MakeTask
 
 AGENT = ModelAgent(Endpoint("http://127.0.0.1:9/v1", "stand-in-model", api_key_env=None),

@@ -23,7 +23,7 @@ from termgrade.grade.record import graded_record
 from termgrade.grade.reuse import plan_reuse, scaffold_digest
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.task.digest import task_digest
 from tests.support.scripted_tools import ScriptedToolEndpoint, replay_solution
 from tests.support.task_dirs import MakeTask

@@ -28,7 +28,7 @@ from termgrade.records.journal import read_journal
 from termgrade.records.run import RUNS_FILE, RunRecord, read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.view import find_sources, load_run
 from tests.support.task_dirs import MakeTask
 

@@ -32,7 +32,7 @@ from termgrade.grade.record import ENDPOINT_UNUSABLE, graded_record, trial_id
 from termgrade.labels.compute import compute_labels
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.trialsets.io import read_trials
 from tests.support.task_dirs import MakeTask
 

@@ -31,7 +31,7 @@ from termgrade.grade.runs import list_runs
 from termgrade.labels.compute import compute_labels
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.trialsets.io import read_trials
 from termgrade.view import find_sources, load_run
 from tests.support.labels import trial, write_jsonl

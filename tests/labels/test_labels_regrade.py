@@ -27,7 +27,7 @@ from termgrade.passrates.inputs import load_inputs
 from termgrade.records.run import read_runs
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.trialsets import write_trials
 from termgrade.view import find_sources, load_run
 from tests.support.task_dirs import MakeTask

@@ -85,3 +85,46 @@ def test_the_check_fails_on_a_page_that_drifted(old: str, new: str, says: str) -
     assert old in page
     problems = _problems(page.replace(old, new, 1))
     assert any(says in problem for problem in problems), problems
+
+
+def scoring_rooms(page: str) -> list[list[str]]:
+    """The "Inside scoring/" table's rooms, top to bottom: each row's ``scoring/x`` names."""
+    section = page.split("## Inside `scoring/`", 1)[1].split("\n## ", 1)[0]
+    name = re.compile(r"`scoring/([a-z_]+)(?:\.py|/)`")
+    return [name.findall(line.split(" | ", 1)[0])
+            for line in section.splitlines() if line.startswith("| `scoring/")]
+
+
+def _rooms_problems(page: str) -> list[str]:
+    rooms = scoring_rooms(page)
+    named = {name for room in rooms for name in room}
+    scoring = PACKAGE / "scoring"
+    present = {p.stem for p in scoring.glob("*.py") if p.stem != "__init__"} | {
+        p.parent.name for p in scoring.glob("*/__init__.py")}
+    problems = []
+    if named != present:
+        problems.append(f"the rooms table and scoring/ differ: {sorted(named ^ present)}")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
+                    if c["id"] == "scoring-rooms")
+    layered = [name.strip() for layer in contract["layers"] for name in layer.split("|")]
+    row = {name: i for i, room in enumerate(rooms) for name in room}
+    order = [row.get(name, -1) for name in layered]  # one row may hold several layers
+    if order != sorted(order) or -1 in order:
+        problems.append(f"the table's rows {rooms} are not in the scoring-rooms "
+                        f"contract's order {layered}")
+    return problems
+
+
+def test_the_scoring_rooms_table_is_true_of_the_code_and_its_contract() -> None:
+    assert _rooms_problems(PAGE.read_text()) == []
+
+
+def test_the_rooms_check_fails_on_a_table_that_drifted() -> None:
+    page = PAGE.read_text()
+    assert any("differ" in p for p in _rooms_problems(
+        page.replace("| `scoring/kept.py` |", "| `scoring/kept_work.py` |")))
+    swapped = page.replace("| `scoring/pair/` |", "| `scoring/PAIR/` |").replace(
+        "| `scoring/review/` |", "| `scoring/pair/` |").replace("| `scoring/PAIR/` |",
+                                                                "| `scoring/review/` |")
+    assert any("contract" in p for p in _rooms_problems(swapped))

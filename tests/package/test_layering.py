@@ -27,7 +27,7 @@ def _lint(project: Path) -> subprocess.CompletedProcess[str]:
 def test_no_import_runs_back_up() -> None:
     result = _lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
@@ -42,6 +42,23 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     result = _lint(project)
     assert result.returncode != 0
     assert "BROKEN" in result.stdout and "termgrade.records.trial" in result.stdout
+
+
+def test_a_room_of_scoring_importing_a_later_one_breaks_the_rooms_contract(
+        tmp_path: Path) -> None:
+    """The review (which decides what reaches B) must not lean on the verifier run."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", project)
+    shutil.copytree(ROOT / "termgrade", project / "termgrade",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    low = project / "termgrade" / "scoring" / "review" / "integrity.py"
+    low.write_text(low.read_text() + "\n\ndef _up() -> None:\n"
+                   "    from termgrade.scoring.verifier import run  # noqa: F401\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "scoring/'s rooms" in result.stdout and "BROKEN" in result.stdout
+    assert "termgrade.scoring.review.integrity" in result.stdout
 
 
 def test_no_module_imports_the_package_root() -> None:

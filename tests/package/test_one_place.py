@@ -33,7 +33,7 @@ from termgrade.records.near_miss import NEAR_MISS_MIN_PASSED, is_near_miss, near
 from termgrade.records.run import RunRecord
 from termgrade.records.verdict import FAILED_OUTCOMES, Outcome, TestVerdict, count_outcomes
 from termgrade.records.version import RecordFormat, record_format
-from termgrade.scoring import verdict_parsers
+from termgrade.scoring.verifier import verdict_parsers
 from termgrade.selection.io import read_splits
 from termgrade.trialsets import iter_trial_records, read_trials
 from termgrade.trialsets.fastpath import fast_read, nonblank_lines

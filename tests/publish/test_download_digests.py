@@ -23,7 +23,7 @@ from termgrade.grade.reuse import plan_reuse
 from termgrade.publish import PublishOptions, RetryPolicy, ValidationOutcome, publish
 from termgrade.records.trial import TrialRecord
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.task.digest import MODES_FILE, restore_modes, task_digest
 from termgrade.validate import validate_repo
 from tests.support.hub_fixtures import hf_home, hub  # noqa: F401

@@ -28,7 +28,7 @@ from termgrade.records.journal import TORN_SUFFIX, JsonlJournal, read_journal
 from termgrade.records.trial import TrialRecord
 from termgrade.records.version import RecordFormat
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.verify import Journal, Verdict, VerifyRecord
 from tests.support.labels import trial
 from tests.support.task_dirs import MakeTask

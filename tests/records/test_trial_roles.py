@@ -27,7 +27,7 @@ from termgrade.records.roles import Role, declared_roles, fields_with, fields_wi
 from termgrade.records.trial import TrialRecord
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.view.api import INDEX_FIELDS, TRIAL_FIELDS
 
 # The hand-kept lists as they were before the roles (commit dad62d7).

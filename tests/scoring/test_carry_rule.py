@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import integrity, lookups, standins
-from termgrade.scoring.integrity import LayerReview, review_layer
-from termgrade.scoring.transfer import ACCOUNT_FILES, TransferRoot, TransferSet
+from termgrade.scoring.review import integrity, lookups, standins
+from termgrade.scoring.review.integrity import LayerReview, review_layer
+from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
 
 SET = TransferSet((TransferRoot("/app", "workdir"),
@@ -262,7 +262,7 @@ def test_the_rebuilt_loader_cache_is_compared_per_soname_hwcaps_included() -> No
     """A glibc-hwcaps line for an image soname is one the loader prefers on a CPU that
     has it: a new path for the soname, whatever its ABI text (a line-by-line comparison
     keyed by the whole name missed it); a new soname of the agent's is no finding."""
-    from termgrade.scoring.loader import parse_listing, shadowed_sonames
+    from termgrade.scoring.verifier.loader import parse_listing, shadowed_sonames
 
     after = LDCONFIG_BEFORE + (
         '\tlibz.so.1 (libc6,x86-64, hwcap: "x86-64-v3") => '
@@ -360,7 +360,7 @@ def test_a_gitconfig_the_instruction_names_is_carried(lower: Path, tmp_path: Pat
 
 
 def test_named_paths_reads_home_spellings_and_stops_at_a_comma() -> None:
-    from termgrade.scoring.transfer import named_paths
+    from termgrade.scoring.review.transfer import named_paths
 
     text = "Append to $HOME/.bashrc, `${HOME}/.gitconfig`, ~root/x.txt; /etc/cron.d/backup,and"
     assert named_paths(text) == ["/root/.bashrc", "/root/.gitconfig", "/root/x.txt",

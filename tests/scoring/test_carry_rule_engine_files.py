@@ -14,7 +14,7 @@ import pytest
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring import score
-from termgrade.scoring.engine_files import NOT_ASKED
+from termgrade.scoring.review.engine_files import NOT_ASKED
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from tests.support.grading import transfer_off

@@ -19,11 +19,11 @@ from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring import trial
-from termgrade.scoring.integrity import LayerReview, review_layer
-from termgrade.scoring.policy import GradingPolicy
-from termgrade.scoring.toolenv import ToolEnv
-from termgrade.scoring.transfer import TransferRoot, TransferSet
-from termgrade.scoring.verifier import tool_env_of
+from termgrade.scoring.review.integrity import LayerReview, review_layer
+from termgrade.scoring.review.policy import GradingPolicy
+from termgrade.scoring.review.toolenv import ToolEnv
+from termgrade.scoring.review.transfer import TransferRoot, TransferSet
+from termgrade.scoring.verifier.command import tool_env_of
 from termgrade.task import load_task
 from tests.support.overlay_layers import CLOSURE, put
 from tests.support.task_dirs import task_toml, write_task

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import transfer as transfer_mod
-from termgrade.scoring.engine_files import NOT_ASKED, sort_engine_files
-from termgrade.scoring.integrity import LayerReview, review_layer
-from termgrade.scoring.transfer import (
+from termgrade.scoring.review import transfer as transfer_mod
+from termgrade.scoring.review.engine_files import NOT_ASKED, sort_engine_files
+from termgrade.scoring.review.integrity import LayerReview, review_layer
+from termgrade.scoring.review.transfer import (
     ACCOUNT_FILES,
     CLOSURE_HINT,
     TransferRoot,

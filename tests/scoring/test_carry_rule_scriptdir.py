@@ -19,9 +19,9 @@ import pytest
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import integrity, lookups, standins
-from termgrade.scoring.integrity import LayerReview, review_layer
-from termgrade.scoring.transfer import TransferRoot, TransferSet
+from termgrade.scoring.review import integrity, lookups, standins
+from termgrade.scoring.review.integrity import LayerReview, review_layer
+from termgrade.scoring.review.transfer import TransferRoot, TransferSet
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
 from tests.support.overlay_layers import POLICY, put

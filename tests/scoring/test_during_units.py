@@ -1,5 +1,5 @@
 """What B's layer shows of the image's files changed while the tests ran
-(:mod:`termgrade.scoring.during`) and of the loader's cache, on overlay-shaped layers (no
+(:mod:`termgrade.scoring.verifier.during`) and of the loader's cache, on overlay-shaped layers (no
 engine). The sixth cold attack changed a login shell in ``/etc/passwd``, planted bytecode
 in an image ``__pycache__`` and poisoned ``/etc/ld.so.cache`` and put it back, each from
 agent code a test ran."""
@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import score
-from termgrade.scoring.during import Trust, image_changes
-from termgrade.scoring.loader import cache_digest
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.transfer import TransferRoot, TransferSet
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.review.transfer import TransferRoot, TransferSet
+from termgrade.scoring.verifier.decision import judge_changes
+from termgrade.scoring.verifier.during import Trust, image_changes
+from termgrade.scoring.verifier.loader import cache_digest
+from termgrade.scoring.verifier.result import VerifierResult
 from tests.support.overlay_layers import put
 
 PASSWD = "root:x:0:0:root:/root:/bin/bash\napp:x:1000:1000::/home/app:/bin/bash\n"
@@ -88,7 +88,7 @@ def _judged(changed: list[tuple[str, Trust]], standins: list[tuple[str, str]],
     result = VerifierResult(reward=None)
     record = None if reference is None else ReferenceRecord(task_digest="d",
                                                            verifier_changes=reference)
-    score._judge_changes(result, changed, standins, record, reference_run=reference_run)
+    judge_changes(result, changed, standins, record, reference_run=reference_run)
     return result.tampered, result.output
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from termgrade.sandbox.channel import ChannelLines, LineChannel
-from termgrade.scoring.attestation import (
+from termgrade.scoring.verifier.attestation import (
     PREFIX,
     Attestation,
     derive,
@@ -17,7 +17,8 @@ from termgrade.scoring.attestation import (
     new_key,
     read_attestation,
 )
-from termgrade.scoring.verifier import VerifierResult, credit, decide
+from termgrade.scoring.verifier.decision import credit, decide
+from termgrade.scoring.verifier.result import VerifierResult
 
 MASTER = new_key()
 Event = dict[str, object]

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring import carry
-from termgrade.scoring.carry import LayerWriter, carry_work
 from termgrade.scoring.errors import CarryError
-from termgrade.scoring.integrity import review_layer
+from termgrade.scoring.review import carry
+from termgrade.scoring.review.carry import LayerWriter, carry_work
+from termgrade.scoring.review.integrity import review_layer
 from tests.support.overlay_layers import POLICY, put, review, whiteout
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.verifier import VerifierResult, decide
+from termgrade.scoring.verifier.decision import decide
+from termgrade.scoring.verifier.result import VerifierResult
 from tests.scoring.test_grading_attestation import CLOSE, OPEN, PASS_A, START, Event, attest, run
 
 FINISH = {"e": "finish", "exitstatus": 0}

@@ -23,9 +23,9 @@ import pytest
 
 from termgrade.agent.kinds import AgentName, ScriptAgent
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import attestation
 from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import attestation
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify import Verdict, verify_task

@@ -22,9 +22,10 @@ import pytest
 
 from termgrade.agent.kinds import AgentName, ScriptAgent
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import score, standins
 from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.review import standins
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import run as verifier_run
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.runner import record_reference
@@ -115,7 +116,7 @@ def test_rewriting_the_images_expected_answer_while_the_tests_run_scores_0(
 def test_control_the_judgement_patched_out_the_attack_forges_a_pass(
         victim: Path, reference: ReferenceRecord, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(score, "_judge_changes", lambda *args, **kwargs: None)
+    monkeypatch.setattr(verifier_run, "judge_changes", lambda *args, **kwargs: None)
     outcome = _play(victim, ATTACK, tmp_path, reference)
     assert outcome.reward == 1.0 and outcome.attested, outcome.verifier
 
@@ -183,7 +184,7 @@ def test_rewriting_an_image_checker_scores_0_even_without_a_reference(
     assert named.reward == 0.0, named.verifier
     # the control: this judgement and the stand-in rule that also sees a rewritten module
     # beside an image script (the file is one) patched out
-    monkeypatch.setattr(score, "_judge_changes", lambda *args, **kwargs: None)
+    monkeypatch.setattr(verifier_run, "judge_changes", lambda *args, **kwargs: None)
     monkeypatch.setattr(standins, "beside_image_script", lambda *a: None)
     control = _play(checker_victim, CHECKER_ATTACK, tmp_path, None)
     assert control.reward == 1.0 and control.attested, control.verifier

@@ -38,11 +38,11 @@ from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.docker_sandbox import DockerSandbox
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.attestation import broker_source, watch_source
-from termgrade.scoring.closure import find_closure
-from termgrade.scoring.grader_procs import PAUSE, grader_procs
+from termgrade.scoring.review.closure import find_closure
 from termgrade.scoring.trial import RunOutcome, run_task
-from termgrade.scoring.verifier import verifier_env
+from termgrade.scoring.verifier.attestation import broker_source, watch_source
+from termgrade.scoring.verifier.command import verifier_env
+from termgrade.scoring.verifier.grader_procs import PAUSE, grader_procs
 from termgrade.task import load_task
 from tests.support.grading import transfer_off
 from tests.support.task_dirs import task_toml, write_task
@@ -347,7 +347,7 @@ def test_a_pyvenv_cfg_gives_the_broker_no_stdlib_of_the_agents(tmp_path: Path,
 
 
 def _isolated_broker(monkeypatch: pytest.MonkeyPatch) -> None:
-    import termgrade.scoring.score as score
+    import termgrade.scoring.verifier.run as score
 
     home_set = score.verifier_command
 
@@ -361,14 +361,14 @@ def _isolated_broker(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _init_by_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from termgrade.scoring.grader_procs import GraderProcs
+    from termgrade.scoring.verifier.grader_procs import GraderProcs
 
     monkeypatch.setattr(GraderProcs, "init_command", lambda self: ["sleep", "infinity"])
 
 
 def _nss_asking_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    import termgrade.scoring.score as score
-    from termgrade.scoring.grader_procs import GraderProcs
+    import termgrade.scoring.verifier.run as score
+    from termgrade.scoring.verifier.grader_procs import GraderProcs
 
     fixed = score.verifier_env
 
@@ -384,7 +384,7 @@ def _nss_asking_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ancestor_maps_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from termgrade.scoring import attestation
+    from termgrade.scoring.verifier import attestation
 
     source = attestation.broker_source()
     check = b"mapped = foreign_mappings(str(parent), config)"
@@ -484,7 +484,7 @@ def test_a_repointed_lib64_runs_the_images_loader_and_raises_the_alarm(
 
 def test_without_the_loader_mount_the_scoring_container_cannot_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from termgrade.scoring.grader_procs import GraderProcs
+    from termgrade.scoring.verifier.grader_procs import GraderProcs
 
     transfer_off(monkeypatch)
     monkeypatch.setattr(GraderProcs, "mounts", lambda self, view: {})

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, walk_upper
-from termgrade.scoring.integrity import review_layer
+from termgrade.scoring.review.integrity import review_layer
 from tests.support.overlay_layers import POLICY, put, review, whiteout
 
 

@@ -127,8 +127,8 @@ def test_with_autoload_on_the_editable_attack_earns_one(victims: dict[str, Path]
     editable install's path loads before the attestation plugin and the wrong answer earns
     a full, attested reward. (The working-directory variant is closed a second time: the
     grader's ``sitecustomize`` drops an agent ``cwd`` from a pytest's ``sys.path``.)"""
-    import termgrade.scoring.score as score
-    from termgrade.scoring.verifier import verifier_env as fixed
+    import termgrade.scoring.verifier.run as score
+    from termgrade.scoring.verifier.command import verifier_env as fixed
 
 
     def autoloading(*args: object, **kwargs: object) -> dict[str, str]:

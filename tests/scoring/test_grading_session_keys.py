@@ -22,9 +22,9 @@ import pytest
 
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import attestation
-from termgrade.scoring.attestation import broker_source
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import attestation
+from termgrade.scoring.verifier.attestation import broker_source
 from termgrade.task import load_task
 from tests.support.task_dirs import task_toml, write_task
 

@@ -16,8 +16,8 @@ import pytest
 
 from termgrade.agent.kinds import AgentName
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import attestation
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import attestation
 from termgrade.task import load_task
 from tests.support.task_dirs import MakeTask
 

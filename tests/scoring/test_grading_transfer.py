@@ -13,10 +13,15 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.carry import carry_work
-from termgrade.scoring.integrity import review_layer
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.transfer import TransferRoot, TransferSet, derive_transfer_set, named_paths
+from termgrade.scoring.review.carry import carry_work
+from termgrade.scoring.review.integrity import review_layer
+from termgrade.scoring.review.transfer import (
+    TransferRoot,
+    TransferSet,
+    derive_transfer_set,
+    named_paths,
+)
 from termgrade.task import load_task
 from tests.support.overlay_layers import POLICY, put, whiteout
 from tests.support.task_dirs import write_task

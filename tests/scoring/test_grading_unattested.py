@@ -20,8 +20,8 @@ from termgrade.agent.kinds import AgentName
 from termgrade.audit.attestable import attestability
 from termgrade.grade.record import graded_record
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.attestable import ATTESTED, Attestability
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier.attestable import ATTESTED, Attestability
 from termgrade.task import Task, load_task
 from tests.support.task_dirs import MakeTask
 

@@ -10,7 +10,11 @@ from termgrade.records.verdict import Outcome
 from termgrade.sandbox import OutputCap
 from termgrade.scoring import parse_reward
 from termgrade.scoring.errors import VerifierError
-from termgrade.scoring.verdict_parsers import parse_ctrf, parse_junit, parse_pytest_summary
+from termgrade.scoring.verifier.verdict_parsers import (
+    parse_ctrf,
+    parse_junit,
+    parse_pytest_summary,
+)
 from tests.support.task_dirs import MakeTask
 
 TXT = PurePosixPath("/logs/verifier/reward.txt")
@@ -87,7 +91,7 @@ def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
 def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) -> None:
     import shutil
 
-    from termgrade.scoring.scoring_box import stage_grader
+    from termgrade.scoring.pair.scoring_box import stage_grader
     from termgrade.task import load_task
 
     task = load_task(make_task())
@@ -103,8 +107,8 @@ def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) ->
 
 
 def test_no_secret_appears_in_the_verifier_command_or_environment(make_task: MakeTask) -> None:
-    from termgrade.scoring.attestation import end_marker, new_key
-    from termgrade.scoring.verifier import verifier_command, verifier_env
+    from termgrade.scoring.verifier.attestation import end_marker, new_key
+    from termgrade.scoring.verifier.command import verifier_command, verifier_env
     from termgrade.task import load_task
 
     task = load_task(make_task())

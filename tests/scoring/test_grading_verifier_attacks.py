@@ -455,7 +455,8 @@ def test_each_defence_is_load_bearing(victims: dict[str, Path], tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch, name: str,
                                       defence: str) -> None:
     """Without its defence, the attack earns a full reward: the attacks are real."""
-    from termgrade.scoring import attestation, closure
+    from termgrade.scoring.review import closure
+    from termgrade.scoring.verifier import attestation
 
     source = attestation.plugin_source()
     if defence == "read-only closure":

@@ -26,9 +26,9 @@ from termgrade.core.errors import TermGradeError
 from termgrade.core.settings import SETTINGS
 from termgrade.sandbox.engine import build_image
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import verifier
-from termgrade.scoring.attestation import watch_source
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import command as verifier
+from termgrade.scoring.verifier.attestation import watch_source
 from termgrade.task import load_task
 from tests.support.docker_engine import image_from_pypi
 from tests.support.task_dirs import MakeTask
@@ -176,7 +176,7 @@ def unwatched_installs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raw["install_dirs"] = []
         return json.dumps(raw).encode() + b"\n"
 
-    monkeypatch.setattr("termgrade.scoring.score.attest_config", config)
+    monkeypatch.setattr("termgrade.scoring.verifier.run.attest_config", config)
     yield
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from termgrade.records.kept_work import KeptEntry
 from termgrade.sandbox.overlay_diff import walk_upper
-from termgrade.scoring.carry import OPAQUE_XATTR
 from termgrade.scoring.errors import KeptWorkError
 from termgrade.scoring.kept import WorkStore, materialize, snapshot
+from termgrade.scoring.review.carry import OPAQUE_XATTR
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="whiteouts and owners need root")
 

@@ -36,8 +36,8 @@ import pytest
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.docker_sandbox import KEPT_CAPABILITIES
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring import attestation
 from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.verifier import attestation
 from termgrade.task import load_task
 from tests.support.task_dirs import write_task
 
@@ -313,7 +313,7 @@ CHECK = textwrap.dedent("""\
 
 
 def exposed(how: str, tmp_path: Path) -> str | None:
-    from termgrade.scoring.attestation import broker_source, watch_source
+    from termgrade.scoring.verifier.attestation import broker_source, watch_source
 
     grader = tmp_path / "grader"
     grader.mkdir()

@@ -35,8 +35,8 @@ import pytest
 
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
-from termgrade.scoring.attestation import plugin_source
 from termgrade.scoring.trial import run_task
+from termgrade.scoring.verifier.attestation import plugin_source
 from termgrade.task import load_task
 from tests.support.task_dirs import write_task
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from termgrade.core.settings import SETTINGS
 from termgrade.scoring.outcome import RunOutcome
 from termgrade.scoring.reference import ReferenceRecord, reference_for, save_reference
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
 from termgrade.verify.runner import record_reference

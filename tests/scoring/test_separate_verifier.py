@@ -20,7 +20,7 @@ import pytest
 from termgrade.agent.kinds import AgentName, ScriptAgent
 from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image, build_verifier_image
-from termgrade.scoring.closure import find_closure
+from termgrade.scoring.review.closure import find_closure
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_image
 from termgrade.task import load_task
 from termgrade.verify.runner import verify_task

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from termgrade.scoring import attestation
-from termgrade.scoring.attestation import Attestation, Session
+from termgrade.scoring.verifier import attestation
+from termgrade.scoring.verifier.attestation import Attestation, Session
 
-PLUGIN_DIR = Path(attestation.__file__).parent / "incontainer"
+PLUGIN_DIR = Path(attestation.__file__).parents[1] / "incontainer"
 
 TESTS = '''
 def test_ok():

@@ -13,8 +13,8 @@ from termgrade.agent.kinds import AgentName
 from termgrade.sandbox.engine import docker_client
 from termgrade.sandbox.images import build_task_image
 from termgrade.sandbox.ownership import OWNER_LABEL, owner_id
+from termgrade.scoring.pair.warm import WARM, WarmPool
 from termgrade.scoring.trial import make_ahead, run_task
-from termgrade.scoring.warm import WARM, WarmPool
 from termgrade.task import Task, load_task
 from tests.support.task_dirs import write_task
 
@@ -76,7 +76,7 @@ def test_the_pool_is_bounded_and_drained(task: tuple[Task, str]) -> None:
     pool = WarmPool(limit=1)
 
     def make() -> object:
-        from termgrade.scoring.pair import make_pair
+        from termgrade.scoring.pair.containers import make_pair
         from termgrade.scoring.trial import scoring_setup
 
         spec, closure, procs = scoring_setup(loaded, image)

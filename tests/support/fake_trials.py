@@ -3,7 +3,7 @@
 :class:`ScriptedTrials` runs nothing: called as ``run_trial(task, image, agent)`` (the
 signature of :func:`termgrade.scoring.trial.run_task`), it returns the
 :class:`~termgrade.scoring.trial.RunOutcome` (with its
-:class:`~termgrade.scoring.verifier.VerifierResult`) scripted for that task and agent, or
+:class:`~termgrade.scoring.verifier.result.VerifierResult`) scripted for that task and agent, or
 raises what was scripted. :class:`FakeImages` stands in for
 :func:`termgrade.sandbox.images.build_task_image`: it builds nothing and returns a made-up tag, or
 raises the scripted :class:`~termgrade.sandbox.errors.ImageBuildError`. Pass them to
@@ -37,7 +37,7 @@ from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.sandbox.engine import BuiltImage
 from termgrade.sandbox.errors import ImageBuildError
 from termgrade.scoring.trial import RunOutcome
-from termgrade.scoring.verifier import VerifierResult
+from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.task import Task
 from termgrade.verify import Journal
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import pytest
 
 from termgrade.scoring import trial
-from termgrade.scoring.transfer import TransferRoot, TransferSet
+from termgrade.scoring.review.transfer import TransferRoot, TransferSet
 
 EVERYTHING = TransferSet((TransferRoot("/", "declared"),))
 
 
 def transfer_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every change in the set, asked for, and no stand-in finding inside it."""
-    from termgrade.scoring import integrity
+    from termgrade.scoring.review import integrity
 
     monkeypatch.setattr(trial, "transfer_set_for", lambda *args, **kwargs: EVERYTHING)
     monkeypatch.setattr(integrity, "stands_in", lambda *args, **kwargs: None)

@@ -3,7 +3,7 @@
 A test builds an image layer (``lower``) and a writable layer (``upper``) the way the
 kernel's overlayfs leaves them: :func:`put` writes a file or directory, :func:`whiteout`
 a deletion (a 0/0 character device, which needs ``mknod``); :func:`review` runs
-:func:`termgrade.scoring.integrity.review_layer` on them under :data:`POLICY`.
+:func:`termgrade.scoring.review.integrity.review_layer` on them under :data:`POLICY`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import stat
 from pathlib import Path
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.integrity import review_layer
-from termgrade.scoring.policy import GradingPolicy
+from termgrade.scoring.review.integrity import review_layer
+from termgrade.scoring.review.policy import GradingPolicy
 
 CLOSURE = ("/opt/venv", "/usr/lib/python3.11", "/usr/lib/python3/dist-packages",
            "/usr/bin/bash", "/usr/bin/timeout", "/usr/bin/python3.11", "/etc/ld.so.cache",
            "/etc/ld.so.preload", "/etc/python3.11/sitecustomize.py")
-"""As :func:`termgrade.scoring.closure.find_closure` finds it for the base image."""
+"""As :func:`termgrade.scoring.review.closure.find_closure` finds it for the base image."""
 POLICY = GradingPolicy(closure=CLOSURE)
 
 

@@ -23,7 +23,7 @@ it:
 5. says for every skip, xfail and deselection what caused it (a marker written in the
    tests' source, pytest's own ``-k``/``-m``/``--deselect``, or something at run time),
    and every module that skipped at import and every collected test (the host's decision
-   rule, ``termgrade.scoring.attestation``, judges them).
+   rule, ``termgrade.scoring.verifier.attestation``, judges them).
 
 Every event is one numbered line signed with the session's key, written to
 ``/proc/1/fd/1``: a pipe the host reads as it is written, which nothing inside can take
@@ -35,8 +35,6 @@ from __future__ import annotations
 import ast
 import atexit
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import signal
@@ -45,8 +43,8 @@ import struct
 import sys
 from typing import Any
 
-CHANNEL = "/proc/1/fd/1"
-PREFIX = "TERMGRADE-ATTEST"
+from signed_line import Signer  # type: ignore[import-not-found]  # staged inline
+
 SOCKET_FILE = "broker-socket"
 """Beside this file in the grader's read-only directory: the broker's random socket name."""
 MAX_FIELD = 1000
@@ -137,24 +135,6 @@ def _bye() -> None:
             _CONN.close()
 
 
-class _Channel:
-    # The broker's Signer again, on purpose: this plugin runs inside the tests' process and
-    # imports nothing by a name the agent could predict (termgrade_broker's is fixed).
-    def __init__(self, key: bytes, session: int) -> None:
-        self.key = key
-        self.session = session
-        self.seq = 0
-        self.fd = os.open(CHANNEL, os.O_WRONLY | os.O_CLOEXEC)
-
-    def emit(self, event: dict[str, Any]) -> None:
-        payload = json.dumps(event, sort_keys=True, separators=(",", ":"))
-        tag = f"{self.session}.{self.seq}"
-        self.seq += 1
-        mac = hmac.new(self.key, (f"{tag} {payload}").encode(), hashlib.sha256).hexdigest()
-        # One write below PIPE_BUF: lines from different writers never interleave.
-        os.write(self.fd, (f"{PREFIX} {tag} {mac} {payload}\n").encode())
-
-
 def _text(value: object) -> str:
     text = os.fsdecode(value) if isinstance(value, bytes) else str(value)
     return text[:MAX_FIELD]
@@ -163,7 +143,7 @@ def _text(value: object) -> str:
 _GRANT = _ask_broker()
 # done already when the broker asked (a grant needs it); a refused one stays as it was
 _DUMPABLE_OFF = _no_dump() if _GRANT is not None else False
-_CHANNEL: _Channel | None = None
+_CHANNEL: Signer | None = None
 _TRUSTED: tuple[str, ...] = ()
 _KEEP: set[int] = set()
 """Processes never killed: this one, its parents, the broker, the services."""
@@ -184,7 +164,7 @@ _TEST_TEXT = ""
 _IN_TEST = False
 if _GRANT is not None:
     try:
-        _CHANNEL = _Channel(bytes.fromhex(str(_GRANT["key"])), int(_GRANT["n"]))
+        _CHANNEL = Signer(bytes.fromhex(str(_GRANT["key"])), int(_GRANT["n"]))
         _TRUSTED = tuple(str(p).rstrip("/") for p in _GRANT.get("trusted", []))
         _SERVICE_PIDS = {int(p) for p in _GRANT.get("services", [])}
     except (OSError, KeyError, ValueError):
@@ -543,7 +523,7 @@ def _check_mappings() -> None:
 
 def _own_prefixes() -> tuple[str, ...]:
     """Where the verifier's closure keeps this interpreter's packages (the rule of
-    ``termgrade.scoring.closure``): its own prefixes and ``/usr``; a path a ``.pth`` or
+    ``termgrade.scoring.review.closure``): its own prefixes and ``/usr``; a path a ``.pth`` or
     the working directory put on ``sys.path`` is the agent's."""
     return tuple(dict.fromkeys(os.path.realpath(p).rstrip("/") for p in (
         sys.prefix, sys.base_prefix, "/usr") if p))

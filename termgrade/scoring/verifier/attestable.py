@@ -1,7 +1,7 @@
 """Attested and unattested tasks: whether the grader can attest a task's verifier.
 
 A task is *attestable* when every decision its ``test.sh`` makes is covered by a pytest
-session the grader signs (:mod:`termgrade.scoring.attestation`): the reward is then
+session the grader signs (:mod:`termgrade.scoring.verifier.attestation`): the reward is then
 computed from the signed per-test record, and ``test.sh``'s own number can only lower
 it. A task is *unattestable* when its verifier decides where no attested session looks:
 it runs no pytest (a bash check writing ``reward.txt``, ``python -m unittest``, C tests

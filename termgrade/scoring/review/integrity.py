@@ -2,15 +2,15 @@
 findings.
 
 One pass over the container's writable layer (linear in its entries). With the task's
-transfer set (:mod:`termgrade.scoring.transfer`), an entry outside it stays in the agent's
+transfer set (:mod:`termgrade.scoring.review.transfer`), an entry outside it stays in the agent's
 layer and is counted as left out (no finding: it never reaches the verifier); a
 directory the set only passes through is made in the scoring container with the image's
 metadata. An entry inside the set is the agent's work and is carried, unless it would
-stand in for the verifier (:mod:`termgrade.scoring.standins`) or changes the verifier's
+stand in for the verifier (:mod:`termgrade.scoring.review.standins`) or changes the verifier's
 closure or the grader's paths: a finding, whether the agent added, modified, deleted or
 retyped it. Only a directory the kernel copied up unchanged (its mode and owner equal the
 image's) is no change at all, and the loader cache and bytecode caches are never
-carried and no finding (see :data:`~termgrade.scoring.policy.KEPT_PRISTINE`). The
+carried and no finding (see :data:`~termgrade.scoring.review.policy.KEPT_PRISTINE`). The
 closure is also mounted read-only in the scoring container, so a finding missed here
 still cannot change the verifier while it runs. The walk also keeps the run's footprint:
 the top-most paths the agent changed (``verify`` records the reference solution's).
@@ -27,18 +27,18 @@ from dataclasses import dataclass, field
 
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
-from termgrade.scoring.accounts import merge_account_file
 from termgrade.scoring.errors import IntegrityBudgetError
-from termgrade.scoring.pathset import MarkedDirs, PathSet
-from termgrade.scoring.policy import KEPT_PRISTINE, GradingPolicy
-from termgrade.scoring.standins import (
+from termgrade.scoring.review.accounts import merge_account_file
+from termgrade.scoring.review.pathset import MarkedDirs, PathSet
+from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
+from termgrade.scoring.review.standins import (
     TRANSIENT_PREFIXES,
     carried_link,
     link_target_in_b,
     stands_in,
     suspect_name,
 )
-from termgrade.scoring.transfer import ACCOUNT_FILES, TransferSet
+from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferSet
 
 RUNTIME_TREES = ("/dev/", "/proc/", "/sys/")
 """What the engine and the kernel provide in every container at its start (a link to
@@ -335,7 +335,7 @@ def _through_link(link: str, final: str, present: dict[str, UpperEntry],
 
 def _merge_accounts(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
     """The carried account databases, merged into the image's (new users and groups
-    only, :mod:`termgrade.scoring.accounts`); one that cannot be merged stays out."""
+    only, :mod:`termgrade.scoring.review.accounts`); one that cannot be merged stays out."""
     new_users: frozenset[str] = frozenset()
     entries = sorted((e for e in review.carried if e.path in ACCOUNT_FILES),
                      key=lambda e: e.path != "/etc/passwd")  # its new users first

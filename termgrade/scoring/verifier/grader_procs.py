@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from termgrade.sandbox import pristine
-from termgrade.scoring.closure import PYTHON_NAME, Closure
+from termgrade.scoring.review.closure import PYTHON_NAME, Closure
 
 PAUSE = "read -r _ <> <(:)"
 """B's first process under the engine's init: the image's bash, blocked for good reading

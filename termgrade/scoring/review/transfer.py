@@ -4,7 +4,7 @@ The scoring container B is the image's own bytes plus the agent's work, and the 
 "the agent's work" follows what a change *is*, not where a text happened to name it:
 
 1. **Created** (a path the image did not have): carried wherever it lies, under the
-   stand-in review (:mod:`termgrade.scoring.standins`: a created file that would change
+   stand-in review (:mod:`termgrade.scoring.review.standins`: a created file that would change
    what an image tool, the loader, pytest or Python computes is left out and said).
    Scratch and caches (``/tmp``, ``/var/tmp``, ``/run``, ``/var/cache``, ``~/.cache``) are
    not carried unless the task's text names the path; the verifier's closure and the
@@ -18,7 +18,7 @@ The scoring container B is the image's own bytes plus the agent's work, and the 
 3. **Accounts**: the users and groups the agent created are carried (merged line by line
    into the image's ``/etc/passwd``, ``group``, ``shadow``, ``gshadow``; a new user's login
    shell must be one the image lists); a change to the image's own entries only where the
-   instruction or a declaration names the file (:mod:`termgrade.scoring.accounts`).
+   instruction or a declaration names the file (:mod:`termgrade.scoring.review.accounts`).
 
 In Harbor's separate mode the declared artifacts are the whole set, nothing else. Roots
 are resolved through the image's own symlinks (``/bin/x`` is ``/usr/bin/x`` on a
@@ -41,8 +41,8 @@ from fnmatch import fnmatch
 from functools import cached_property
 from pathlib import Path
 
-from termgrade.scoring.pathset import PathSet
 from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.review.pathset import PathSet
 from termgrade.task import CONTAINER, Task
 
 __all__ = ["ACCOUNT_FILES", "CLOSURE_HINT", "SCRATCH", "TransferRoot", "TransferSet",

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from termgrade.sandbox import pristine
 from termgrade.sandbox.errors import SandboxError
-from termgrade.scoring.pathset import PathSet
+from termgrade.scoring.review.pathset import PathSet
 
 VERIFIER_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 VERIFIER_TOOLS = ("bash", "sh", "dash", "env", "timeout", "tee", "head", "cat", "pytest",
@@ -43,7 +43,7 @@ LOADER_FILES = ("/etc/ld.so.preload", "/etc/ld.so.conf")
 LOADER_DIRS: tuple[str, ...] = ()
 """``/etc/ld.so.conf.d`` and the cache are not the closure: an entry the task asks for
 (``make install`` + ``ldconfig``) is carried, and the grader rebuilds the cache in the
-scoring container with the image's ``ldconfig`` (see :mod:`termgrade.scoring.loader`)."""
+scoring container with the image's ``ldconfig`` (see :mod:`termgrade.scoring.verifier.loader`)."""
 SYSTEM_PREFIXES = ("/usr",)
 PROBE = (
     "import importlib.util, json, site, sys\n"

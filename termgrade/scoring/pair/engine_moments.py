@@ -1,6 +1,6 @@
 """When the engine is best left alone: this process's trials say when their scoring
 container B has started (the last engine call on a trial's critical path), and the warm
-pool (:mod:`termgrade.scoring.warm`) makes its next pair after such a moment, while that
+pool (:mod:`termgrade.scoring.pair.warm`) makes its next pair after such a moment, while that
 trial's test.sh runs. A pair made while a trial starts its B slows that start: both are
 engine work (dockerd, containerd, runc) on the same cores; measured here, B's start takes
 0.15 s alone and 0.22 s beside a pair being made.

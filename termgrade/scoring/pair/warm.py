@@ -3,10 +3,10 @@
 Creating A and B (and staging B's grader) costs about 0.2 s of engine time a trial. A
 runner that knows a trial of a task is coming (``grade`` has the next attempt queued,
 ``verify`` runs the oracle and the nop of one task) asks :data:`WARM` to make that
-trial's :class:`~termgrade.scoring.pair.Pair` ahead, on one background thread, while
+trial's :class:`~termgrade.scoring.pair.containers.Pair` ahead, on one background thread, while
 other trials run; the trial then takes it (:meth:`WarmPool.take`) instead of making its
 own. Nothing else changes: a warm pair is exactly the pair the trial would have made
-(:mod:`termgrade.scoring.pair`), and a pair whose spec differs from the trial's is
+(:mod:`termgrade.scoring.pair.containers`), and a pair whose spec differs from the trial's is
 removed, never used.
 
 Bounded and reaped: at most :attr:`WarmPool.limit` pairs are ready or being made; the
@@ -26,14 +26,14 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from termgrade.sandbox.ownership import current_run, run_scope
-from termgrade.scoring import engine_moments as moments
-from termgrade.scoring.pair import Pair, PairSpec
+from termgrade.scoring.pair import engine_moments as moments
+from termgrade.scoring.pair.containers import Pair, PairSpec
 
 DEFAULT_LIMIT = 2
 """Pairs ready or being made at once (each holds a started A: memory, no CPU)."""
 MOMENT_WAIT_S = 1.0
 """How long a pair to make waits for a trial's B to start first
-(:mod:`termgrade.scoring.engine_moments`): a trial's start of B then has the engine to
+(:mod:`termgrade.scoring.pair.engine_moments`): a trial's start of B then has the engine to
 itself. Past it (agent phases of minutes, no trial running), the pair is made anyway."""
 
 

@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from enum import IntEnum
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
-from termgrade.scoring.standins import is_shared_object, startup_or_config
-from termgrade.scoring.transfer import ACCOUNT_FILES, SCRATCH, TransferSet
+from termgrade.scoring.review.standins import is_shared_object, startup_or_config
+from termgrade.scoring.review.transfer import ACCOUNT_FILES, SCRATCH, TransferSet
 
 __all__ = ["NOT_JUDGED", "Trust", "image_changes", "trust", "unexplained"]
 

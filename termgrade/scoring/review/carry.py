@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 from termgrade.sandbox.overlay_diff import OPAQUE_XATTRS, LowerView, UpperEntry
 from termgrade.scoring.errors import CarryError
-from termgrade.scoring.integrity import LayerReview
-from termgrade.scoring.pathset import MarkedDirs
+from termgrade.scoring.review.integrity import LayerReview
+from termgrade.scoring.review.pathset import MarkedDirs
 
 OPAQUE_XATTR = OPAQUE_XATTRS[0]
 """The mark the engine's overlay reads (``trusted.``: the agent, without CAP_SYS_ADMIN,

@@ -1,13 +1,13 @@
 """What the scoring container's environment makes the image's tools read unasked.
 
 test.sh runs with the image's ``ENV`` under the grader's fixed variables
-(:func:`termgrade.scoring.verifier.verifier_env`). Besides ``PATH``, an image may set
+(:func:`termgrade.scoring.verifier.command.verifier_env`). Besides ``PATH``, an image may set
 variables that add directories to a tool's search path (``PERL5LIB``, ``NODE_PATH``,
 ``CPATH``, ``PKG_CONFIG_PATH``, ``RUBYLIB``, ``LIBRARY_PATH``) or name a file or directory a
 tool reads on every start (``GIT_CONFIG_GLOBAL``, ``XDG_CONFIG_HOME``, ``MAGIC``,
 ``NODE_OPTIONS=--require /opt/hook.js``). A file the agent makes there changes what an image
 tool computes for every test that runs it: the stand-in review
-(:mod:`termgrade.scoring.standins`) judges such a file by what the variable makes of it:
+(:mod:`termgrade.scoring.review.standins`) judges such a file by what the variable makes of it:
 in a search directory, one with the relative name of an image file the tool would
 otherwise find later (the same rule as the tool's built-in search path); at a named
 configuration path, any file the task did not ask for.

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from termgrade.sandbox.etc_files import MAX_ENGINE_FILE
-from termgrade.scoring.integrity import MAX_FOOTPRINT, MAX_LISTED_LEFT_OUT, LayerReview
-from termgrade.scoring.transfer import TransferSet
+from termgrade.scoring.review.integrity import MAX_FOOTPRINT, MAX_LISTED_LEFT_OUT, LayerReview
+from termgrade.scoring.review.transfer import TransferSet
 
 __all__ = ["NOT_ASKED", "sort_engine_files"]
 

@@ -1,9 +1,9 @@
 """Where the image's tools look files up by name, and what a created file there shadows.
 
-The rules :mod:`termgrade.scoring.standins` applies to a created file by its kind and
+The rules :mod:`termgrade.scoring.review.standins` applies to a created file by its kind and
 place: a tool's search path (Perl's ``@INC``, the C include path, pkg-config's, Node's
 and Ruby's, and the directories test.sh's environment puts first:
-:mod:`termgrade.scoring.toolenv`), a toolchain's own directories (a compiler's target
+:mod:`termgrade.scoring.review.toolenv`), a toolchain's own directories (a compiler's target
 ``bin``, the linker's directories, a header's path below ``include``), and the directory
 of an image Python script (Python puts it first on ``sys.path``). Each answers why a
 created file there changes what an image tool computes, or None.
@@ -21,7 +21,7 @@ from fnmatch import fnmatch
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
-from termgrade.scoring.toolenv import ToolEnv
+from termgrade.scoring.review.toolenv import ToolEnv
 
 __all__ = ["NO_ENV", "SEARCH_PATHS", "SYSTEM_PREFIXES", "beside_image_script",
            "shadowed_in_search_path", "toolchain_shadow"]
@@ -258,7 +258,7 @@ def shadowed_in_search_path(path: str, lower: LowerView,
                              env: ToolEnv = NO_ENV) -> str | None:
     """Why ``path`` shadows an image file in a tool's search path (see
     :data:`SEARCH_PATHS`, and the directories the environment adds:
-    :mod:`termgrade.scoring.toolenv`), or None."""
+    :mod:`termgrade.scoring.review.toolenv`), or None."""
     for kind, (order, judged) in _search_orders(env).items():
         for index, pattern in enumerate(order[:judged]):
             depth = pattern.count("/")

@@ -2,7 +2,7 @@
 
 Nothing in a :class:`Pair` depends on the agent, the trial's key or anything the trial
 decides later: the same pair is made whether the trial makes it itself (the ``create``
-phase) or the warm pool (:mod:`termgrade.scoring.warm`) made it ahead, while another trial
+phase) or the warm pool (:mod:`termgrade.scoring.pair.warm`) made it ahead, while another trial
 ran. A's container runs ``sleep infinity`` and nothing else until the agent phase starts;
 B is created, never started, with an empty writable layer; the staged grader holds the
 task's tests copied when the pair was made and a plugin module name no one else knows.
@@ -20,16 +20,16 @@ from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
-from termgrade.scoring.closure import Closure
-from termgrade.scoring.grader_procs import GraderProcs
-from termgrade.scoring.policy import GRADER_DIR
-from termgrade.scoring.scoring_box import (
+from termgrade.scoring.pair.scoring_box import (
     TESTS_TMPFS_BYTES,
     scoring_environment,
     stage_grader,
     task_limits,
 )
-from termgrade.scoring.verifier import install_roots
+from termgrade.scoring.review.closure import Closure
+from termgrade.scoring.review.policy import GRADER_DIR
+from termgrade.scoring.verifier.command import install_roots
+from termgrade.scoring.verifier.grader_procs import GraderProcs
 from termgrade.task import CONTAINER, Task
 from termgrade.task.digest import IGNORED_NAMES
 

@@ -17,7 +17,7 @@ import re
 import stat
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
-from termgrade.scoring.lookups import (
+from termgrade.scoring.review.lookups import (
     NO_ENV,
     SEARCH_PATHS,
     SYSTEM_PREFIXES,
@@ -25,7 +25,7 @@ from termgrade.scoring.lookups import (
     shadowed_in_search_path,
     toolchain_shadow,
 )
-from termgrade.scoring.policy import GradingPolicy
+from termgrade.scoring.review.policy import GradingPolicy
 from termgrade.task import CONTAINER
 
 __all__ = [
@@ -254,7 +254,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if image is not None and path.startswith(_LOADER_PREFIXES):
             # where the loader searches by name; a bundle elsewhere (a PyInstaller or conda
             # tree in /app) takes an image soname only through ld.so.conf.d, which the
-            # grader's ldconfig then shows (termgrade.scoring.loader: a finding)
+            # grader's ldconfig then shows (termgrade.scoring.verifier.loader: a finding)
             return f"has the name of the image's shared library {image}"
     if name == "pyvenv.cfg" and (parent in policy.path_dirs or any(
             posixpath.dirname(d) == parent for d in policy.path_dirs)):

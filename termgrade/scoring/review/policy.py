@@ -2,7 +2,7 @@
 
 The one statement of the trust boundary in code (``docs/grading.md`` says it in words).
 The agent may change anything in its container except the **verifier's closure** (what
-the verifier runs: see :mod:`termgrade.scoring.closure`) and the grader's own paths.
+the verifier runs: see :mod:`termgrade.scoring.review.closure`) and the grader's own paths.
 Every other change is its work and is carried, wherever the task put its deliverable
 (``/app``, ``/opt``, ``/etc``, ``/var``, ``/usr/local``, ``/solution``). A change to the
 closure, to the grader's paths, or an entry that would shadow what the verifier runs (a
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from functools import cached_property
 
-from termgrade.scoring.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
-from termgrade.scoring.pathset import PathSet
-from termgrade.scoring.toolenv import ToolEnv
+from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
+from termgrade.scoring.review.pathset import PathSet
+from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
 
 __all__ = [

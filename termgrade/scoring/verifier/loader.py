@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from termgrade.sandbox.base import Sandbox
 from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.overlay_diff import UpperEntry
-from termgrade.scoring.standins import is_shared_object
+from termgrade.scoring.review.standins import is_shared_object
 
 __all__ = ["CACHE", "LDCONFIGS", "CacheRebuild", "cache_digest", "needs_ldconfig",
            "parse_listing", "rebuild_cache", "shadowed_sonames"]

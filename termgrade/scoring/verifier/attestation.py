@@ -24,7 +24,6 @@ reference's run (by node id) missing from the trial's are never a pass.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
 import json
 import re
@@ -34,8 +33,10 @@ from importlib import resources
 
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.sandbox.channel import ChannelLines
+from termgrade.scoring.incontainer import signed_line
+from termgrade.scoring.incontainer.signed_line import derive, line_mac
 
-PREFIX = b"TERMGRADE-ATTEST"
+PREFIX = signed_line.PREFIX.encode()
 PLUGIN_STEM = "termgrade_attest"
 BROKER_MODULE = "termgrade_broker"
 WATCH_MODULE = "termgrade_watch"
@@ -61,8 +62,20 @@ def sitecustomize_source() -> bytes:
     return _source("sitecustomize")
 
 
+SIGNED_LINE = re.compile(rb"^from signed_line import [^\n]*$", re.MULTILINE)
+"""The line of an in-container file that staging fills with :mod:`signed_line`'s text."""
+
+
 def _source(stem: str) -> bytes:
-    return (resources.files("termgrade.scoring.incontainer") / f"{stem}.py").read_bytes()
+    """An in-container file as staged: one file, with the signed line's definitions written
+    in place of its import of them (B holds no module of that name to import)."""
+    here = resources.files("termgrade.scoring.incontainer")
+    text = (here / f"{stem}.py").read_bytes()
+    if not SIGNED_LINE.search(text):
+        return text
+    shared = (here / "signed_line.py").read_bytes().replace(
+        b"from __future__ import annotations\n", b"")
+    return SIGNED_LINE.sub(lambda _: b"# signed_line.py, staged inline:\n" + shared, text, 1)
 
 
 def plugin_module() -> str:
@@ -72,10 +85,6 @@ def plugin_module() -> str:
 
 def new_key() -> bytes:
     return secrets.token_bytes(32)
-
-
-def derive(master: bytes, label: str) -> bytes:
-    return hmac.new(master, label.encode(), hashlib.sha256).digest()
 
 
 def end_marker(master: bytes) -> bytes:
@@ -342,7 +351,7 @@ def read_attestation(channel: ChannelLines, master: bytes) -> Attestation:
             continue
         stream, seq = int(stream_text), int(seq_text)
         key = keys.setdefault(stream, derive(master, f"session {stream}"))
-        good = hmac.new(key, tag + b" " + payload, hashlib.sha256).hexdigest().encode()
+        good = line_mac(key, tag, payload)
         if not hmac.compare_digest(good, mac):
             att.problems.append("an attestation line not signed by the grader's plugin")
             continue

@@ -10,11 +10,11 @@ import tempfile
 from pathlib import Path
 
 from termgrade.sandbox.base import Limits
-from termgrade.scoring import attestation as attest
-from termgrade.scoring.closure import Closure
-from termgrade.scoring.grader_procs import GraderProcs, image_openssl_config
-from termgrade.scoring.policy import TESTS_SOURCE
-from termgrade.scoring.verifier import OPENSSL_FILE
+from termgrade.scoring.review.closure import Closure
+from termgrade.scoring.review.policy import TESTS_SOURCE
+from termgrade.scoring.verifier import attestation as attest
+from termgrade.scoring.verifier.command import OPENSSL_FILE
+from termgrade.scoring.verifier.grader_procs import GraderProcs, image_openssl_config
 from termgrade.task import Task
 from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
