@@ -114,8 +114,10 @@ class DockerSandbox(Sandbox):
                                "directory, termgrade/sandbox/etc_files.py's ROOT, must be "
                                "a writable directory on this host)") from exc
         mounts += [Mount(target, source, type="bind") for target, source in etc.items()]
-        mounts += [Mount(target, None, type="tmpfs", tmpfs_size=size, tmpfs_mode=0o755)
-                   for target, size in (options.get("tmpfs") or {}).items()]
+        # exec: a test.sh may run /tests/run_tests.sh by its path, as Harbor lets it (the
+        # engine's tmpfs is noexec by default); the files there are the tests' own.
+        tmpfs = {target: f"size={size},mode=755,exec"
+                 for target, size in (options.get("tmpfs") or {}).items()}
         quota = {"storage_opt": {"size": f"{limits.storage_mb}M"}} if _ENGINE_QUOTA else {}
         try:
             container = docker_client().containers.create(
@@ -141,6 +143,7 @@ class DockerSandbox(Sandbox):
                 labels=container_labels(label),
                 log_config={"type": "none", "config": {}},
                 mounts=mounts,
+                tmpfs=tmpfs,
             )
         except DockerException as exc:
             forget(name)

@@ -513,3 +513,22 @@ def test_control_the_cli_task_is_not_passed_by_doing_nothing(make_task: MakeTask
     outcome = grade(make_task, "idiom-cli", AgentName.NOP)
     assert outcome.error is None and outcome.reward == 0.0, (
         outcome.failure, outcome.verifier and outcome.verifier.output[-3000:])
+
+
+# A runner script shipped with the tests, run by its path (Harbor runs it so): /tests is
+# mounted exec (the engine's tmpfs default is noexec: "Permission denied" scored it 0), and
+# the runner's pytest is the task's, keyed and attested.
+RUNNER_TEST_SH = HEAD + "/tests/run_tests.sh\n" + REWARD_FROM_STATUS
+RUNNER = f"#!/bin/bash\nexec {PYTEST} -rA /tests/test_outputs.py\n"
+
+
+def test_a_runner_in_the_tests_run_by_its_path_scores_exactly_one(make_task: MakeTask) -> None:
+    root = make_task("idiom-runner-by-path", toml=TOML, test_sh=RUNNER_TEST_SH,
+                     extra_test_files={"run_tests.sh": RUNNER})
+    (root / "tests" / "run_tests.sh").chmod(0o755)
+    task = load_task(root)
+    outcome = run_task(task, build_task_image(task).tag, AgentName.ORACLE)
+    assert outcome.reward == 1.0, (outcome.failure,
+                                   outcome.verifier and outcome.verifier.output[-3000:])
+    assert outcome.verifier is not None and outcome.verifier.attested
+    assert outcome.verifier.tests, "per-test evidence from the runner's attested session"
