@@ -48,6 +48,9 @@ class AuditDoc:
     """``task.toml``'s ``[environment]`` table (Harbor; empty for Terminal-Bench)."""
     problems: tuple[str, ...] = ()
     """What could not be read (a missing file, malformed TOML/YAML): the reason, per item."""
+    test_scripts: tuple[SourceFile, ...] = ()
+    """Scripts under ``tests/`` that are not Python (``*.sh``, ``*.bash``, or text starting
+    with ``#!``; the verifier script included), sorted by path: runners test.sh may run."""
 
     @property
     def test_code(self) -> str:
@@ -84,6 +87,29 @@ def text_files(directory: Path) -> tuple[SourceFile, ...]:
     return tuple(found)
 
 
+SCRIPT_SUFFIXES = (".sh", ".bash")
+MAX_SCRIPT_BYTES = 256 * 1024
+"""Larger files under ``tests/`` are data, not a runner script."""
+
+
+def shell_scripts(tests_dir: Path) -> tuple[SourceFile, ...]:
+    """The scripts under ``tests_dir`` that are not Python (:attr:`AuditDoc.test_scripts`)."""
+    if not tests_dir.is_dir():
+        return ()
+    root = tests_dir.parent
+    found = []
+    for path in sorted(p for p in tests_dir.rglob("*") if p.is_file() and p.suffix != ".py"):
+        if path.stat().st_size > MAX_SCRIPT_BYTES:
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:4096] or not (path.suffix in SCRIPT_SUFFIXES
+                                          or data.startswith(b"#!")):
+            continue
+        found.append(SourceFile(path.relative_to(root).as_posix(),
+                                data.decode("utf-8", errors="replace")))
+    return tuple(found)
+
+
 def read_harbor(directory: Path) -> AuditDoc:
     """Read a Harbor task; unreadable parts become ``problems``, never exceptions."""
     paths = TaskPaths(directory)
@@ -109,6 +135,7 @@ def read_harbor(directory: Path) -> AuditDoc:
         solution=text_files(paths.solution_dir),
         dockerfile=read_text(paths.dockerfile),
         metadata=metadata, environment=environment, problems=tuple(problems),
+        test_scripts=shell_scripts(paths.tests_dir),
     )
 
 

@@ -153,7 +153,9 @@ def runs_offline(doc: AuditDoc, options: CheckOptions) -> str | None:
 def verifier_attested(doc: AuditDoc, options: CheckOptions) -> str | None:
     if doc.test_script is None:
         return None  # task_loads reports the missing file
-    return verifier_steps_reason(doc.test_script)
+    tests = {source.path.removeprefix("tests/"): source.text
+             for source in (*doc.test_sources, *doc.test_scripts)}
+    return verifier_steps_reason(doc.test_script, tests)
 
 
 def hidden_tests_exposed(doc: AuditDoc, options: CheckOptions) -> str | None:
