@@ -97,7 +97,8 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                              ldconfig=needs_ldconfig(review.carried), durations=durations,
                              carried=frozenset([*(e.path for e in review.carried),
                                                 *review.deleted]),
-                             reference_run=reference_run)
+                             reference_run=reference_run,
+                             watched_links=review.watched_links)
     except Exception as exc:  # every way scoring can break once the agent ran
         if not _engine_alive():
             return RunOutcome(label, None, durations=durations, kept=seen.kept,

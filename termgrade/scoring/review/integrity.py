@@ -102,6 +102,10 @@ class LayerReview:
     configuration is a stand-in only where nothing asks for it, and is not listed here."""
     links: dict[str, str] = field(default_factory=dict)
     """Carried symlinks: container path -> host path (judged once the walk is done)."""
+    watched_links: dict[str, str] = field(default_factory=dict)
+    """Links the agent created at a path only the tests name, carried: link -> the file it
+    resolves to in B, which must not change while the tests run (a write through the link
+    would land in it: :mod:`termgrade.scoring.verifier.during`)."""
     transient: set[str] = field(default_factory=set)
     """Carried entries in transient directories (a symlink there is not dangling)."""
 
@@ -264,11 +268,18 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
         if why:
             bad[path] = why
             continue
-        if transfer.tests_only(path) and lower.lstat(path) is None:
-            out[path] = ("a link the agent made at a path only the tests name: what they "
-                         "write there would land where it points")
-            continue
         final = link_target_in_b(path, host, lower, review.links)
+        if transfer.tests_only(path) and lower.lstat(path) is None:
+            # carried when it resolves to a file B has at its start (a unit's `.wants`
+            # link, a tool linked into PATH), watched: a write of the tests through it
+            # changes that file, a finding; to a directory, or to nothing, left out
+            kind = _kind_in_b(final, review, lower)
+            if kind != "file":
+                out[path] = ("a link the agent made at a path only the tests name, to "
+                             f"{'a directory' if kind == 'dir' else 'nothing B has'}: what "
+                             "they write there would land where it points")
+                continue
+            review.watched_links[path] = str(final)
         if final is None or final in review.links or final.startswith(RUNTIME_TREES):
             continue  # the engine's and the kernel's
         if present is None:
@@ -297,6 +308,22 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
     if gone:
         review.carried = [e for e in review.carried if e.path not in gone]
         review.replay = [(v, e) for v, e in review.replay if e.path not in gone]
+
+
+def _kind_in_b(final: str | None, review: LayerReview, lower: LowerView) -> str | None:
+    """What ``final`` is in B at its start: ``file`` (anything but a directory), ``dir``,
+    or None (B lacks it, or the link loops)."""
+    if final is None or final in review.links:
+        return None
+    entry = next((e for e in review.carried if e.path == final), None)
+    if entry is not None:
+        return "dir" if entry.is_dir else "file"
+    if final in review.deleted:
+        return None
+    found = lower.lstat(final)
+    if found is None:
+        return None
+    return "dir" if stat.S_ISDIR(found.st_mode) else "file"
 
 
 MAX_THROUGH_LINK = 20_000

@@ -35,7 +35,8 @@ from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.review.standins import is_shared_object, startup_or_config
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, SCRATCH, TransferSet
 
-__all__ = ["NOT_JUDGED", "Trust", "image_changes", "trust", "unexplained"]
+__all__ = ["NOT_JUDGED", "Trust", "identities", "image_changes", "trust", "unexplained",
+           "written_through"]
 
 NOT_JUDGED = (*SCRATCH, "/var/log", "/var/lib/systemd", "/etc/ld.so.cache", "/etc/mtab",
               "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/root/.bash_history",
@@ -164,3 +165,34 @@ def unexplained(changed: list[str], reference: Iterable[str]) -> list[str]:
     known = set(reference)
     return [p for p in changed
             if p not in known and not any(p.startswith(f"{k.rstrip('/')}/") for k in known)]
+
+
+Identity = tuple[int, int, int, int] | None
+"""A file of B's layer as the host sees it: inode, size, modification and change times
+(no process can set a change time back); None: not in the layer (the image's, or gone)."""
+
+
+def identities(upper: str, paths: Iterable[str]) -> dict[str, Identity]:
+    """The identity of each of ``paths`` in B's writable layer ``upper``."""
+    found: dict[str, Identity] = {}
+    for path in paths:
+        try:
+            st = os.lstat(os.path.join(upper, path.lstrip("/")))
+        except OSError:
+            found[path] = None
+            continue
+        found[path] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return found
+
+
+def written_through(upper: str, links: dict[str, str],
+                    before: dict[str, Identity]) -> list[str]:
+    """Findings for the agent's links at paths only the tests name (``links``: link ->
+    the file it resolves to) whose file changed while the tests ran: a write of the tests
+    through the link landed in the agent's file (their expected value as its answer)."""
+    after = identities(upper, before)
+    return [f"M {target}: written through {link} while the tests ran (a link the agent "
+            "made at a path only the tests name: what they wrote there landed in the file "
+            "it points to)" for link, target in sorted(links.items())
+            if target in before and after.get(target) != before[target]]
+

@@ -6,6 +6,7 @@ scoring path (:mod:`termgrade.scoring.score`) makes once B has started on the ca
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from termgrade.records.verdict import TestVerdict
 from termgrade.sandbox.base import ExecResult, Sandbox
@@ -27,7 +28,7 @@ from termgrade.scoring.verifier.command import (
     verifier_env,
 )
 from termgrade.scoring.verifier.decision import decide, decide_unattested, judge_changes
-from termgrade.scoring.verifier.during import Trust, image_changes
+from termgrade.scoring.verifier.during import Trust, identities, image_changes, written_through
 from termgrade.scoring.verifier.loader import CACHE, cache_digest, rebuild_cache
 from termgrade.scoring.verifier.result import VerifierResult, read_reward, read_tests, read_weights
 from termgrade.scoring.verifier.setup import Scoring
@@ -37,7 +38,8 @@ from termgrade.task import CONTAINER, Task
 def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring,
                  result: VerifierResult, limit: int, roots: list[str] | None = None, *,
                  ldconfig: bool = False, durations: dict[str, float] | None = None,
-                 carried: frozenset[str] = frozenset(), reference_run: bool = False) -> None:
+                 carried: frozenset[str] = frozenset(), reference_run: bool = False,
+                 watched_links: Mapping[str, str] | None = None) -> None:
     """The verifier's run in the started scoring container ``box`` and its decision, into
     ``result`` (docs/grading.md, steps 6 to 8 and "The decision"): the loader cache rebuilt
     when ``ldconfig`` (the carried work holds a library or loader configuration), the
@@ -45,14 +47,18 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
     processes changed judged, the reward. ``roots``: where B holds the agent's files (the
     broker refuses a key to a process that maps one); ``carried``: the carried paths;
     ``reference_run``: the agent is the task's reference solution (what its tests change
-    is recorded, not judged)."""
+    is recorded, not judged); ``watched_links``: the agent's links at paths only the tests
+    name (link -> its file), whose file must not change while the tests run."""
     key = attest.new_key()
+    links = dict(watched_links or {})
     durations = {} if durations is None else durations
     with timed(durations, "broker"):
         prepared = _before_tests(box, scoring, key, result, limit, ldconfig)
     if prepared is None:
         return
     channel, watch, cache = prepared
+    layer = box.writable_layer()
+    before = identities(layer[0], links.values()) if layer and links else {}
     procs = scoring.procs
     if procs is None:
         return
@@ -72,6 +78,8 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
     result.duration_s = time.monotonic() - began
     durations["verify"] = result.duration_s
     with timed(durations, "decision"):
+        if layer and before:  # before the decision: a finding scores 0
+            result.tampered += written_through(layer[0], links, before)
         _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
                 carried, reference_run)
 
