@@ -50,7 +50,7 @@ from termgrade.scoring.review.closure import Closure, find_closure
 from termgrade.scoring.review.transfer import TransferSet, derive_transfer_set
 from termgrade.scoring.score import NO_LAYERS, score_layer
 from termgrade.scoring.verifier.attestable import Attestability, from_reference
-from termgrade.scoring.verifier.command import tool_env_of, verifier_path
+from termgrade.scoring.verifier.command import image_pythonpath, tool_env_of, verifier_path
 from termgrade.scoring.verifier.grader_procs import (
     GraderProcs,
     ImageFacts,
@@ -187,7 +187,8 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
         return act(pair, durations, started, Scoring(pair.closure, pair.module, attestable,
                                                      transfer, reference, pair.procs,
                                                      spec.path, keep_work,
-                                                     tool_env_of(task, facts.env)))
+                                                     tool_env_of(task, facts.env),
+                                                     image_pythonpath(facts.env)))
     finally:
         if pair is not None and keep:
             pair.agent_box.halt(kill=True)  # kept stopped, for inspection

@@ -41,10 +41,20 @@ def verifier_path(image_env: list[str] | None = None) -> str:
     return ":".join([*dirs, *(d for d in VERIFIER_PATH.split(":") if d not in dirs)])
 
 
+def image_pythonpath(image_env: list[str] | None) -> str:
+    """The image's own ``PYTHONPATH`` (its absolute directories), which test.sh's follows
+    the grader's directory with, as Harbor would run it with the image's."""
+    value = next((e.split("=", 1)[1] for e in image_env or [] if e.startswith("PYTHONPATH=")),
+                 "")
+    return ":".join(d for d in value.split(":") if d.startswith("/"))
+
+
 def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
-                 shell: str = "/bin/bash") -> dict[str, str]:
+                 shell: str = "/bin/bash", pythonpath: str = "") -> dict[str, str]:
     """The environment test.sh sees: the image's ``ENV`` (the engine's exec inherits it),
-    under these fixed variables, under the task's ``[verifier] env``.
+    under these fixed variables, under the task's ``[verifier] env``. ``pythonpath``: the
+    image's own (:func:`image_pythonpath`), after the grader's directory; its directories
+    are search paths the review knows (:func:`tool_env_of`).
 
     ``USER``, ``LOGNAME``, ``SHELL`` and ``HOME`` are set so that neither bash nor
     Python's ``getpass`` asks NSS who runs them (that would load the modules
@@ -71,7 +81,7 @@ def verifier_env(task: Task, plugin: str, *, path: str = VERIFIER_PATH,
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PIP_COMPILE": "0",  # pip writes no bytecode (PIP_NO_COMPILE=1 means the opposite)
-        "PYTHONPATH": GRADER_DIR,
+        "PYTHONPATH": ":".join(filter(None, (GRADER_DIR, pythonpath))),
         "PYTHONSTARTUP": "",
         "PYTEST_ADDOPTS": "",
         "PYTEST_PLUGINS": plugin,
@@ -90,8 +100,10 @@ def tool_env_of(task: Task, image_env: list[str] | None) -> ToolEnv:
     variables) adds to the image's tools' search paths and start-up reads."""
     fixed = verifier_env(task, "")  # the grader's variables replace the image's
     image = dict(e.split("=", 1) for e in image_env or [] if "=" in e)
-    return ToolEnv.from_env({k: v for k, v in image.items() if k not in fixed}
-                            | dict(task.config.verifier.env))
+    kept = {k: v for k, v in image.items() if k not in fixed}
+    if image_pythonpath(image_env):  # test.sh's follows the grader's directory with it
+        kept["PYTHONPATH"] = image_pythonpath(image_env)
+    return ToolEnv.from_env(kept | dict(task.config.verifier.env))
 
 
 def verifier_command(task: Task, python: str, bash: str = "/bin/bash",

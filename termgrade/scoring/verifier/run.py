@@ -72,7 +72,8 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
         run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
                        timeout_s=timeout,
                        env=verifier_env(task, scoring.plugin, path=scoring.path,
-                                        shell=procs.bash), stdin=config)
+                                        shell=procs.bash, pythonpath=scoring.pythonpath),
+                       stdin=config)
     finally:
         exceeded = watch.stop() if watch else None
     result.duration_s = time.monotonic() - began

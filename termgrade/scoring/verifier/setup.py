@@ -36,6 +36,8 @@ class Scoring:
     keep_work: WorkStore | None = None
     """Where the carried work is kept (``grade --keep-work``); None: not kept."""
     tool_env: ToolEnv = field(default=ToolEnv())
+    pythonpath: str = ""
+    """The image's own ``PYTHONPATH``, after the grader's directory in test.sh's."""
     """What test.sh's environment (the image's ``ENV`` under the grader's) adds to the
     image's tools' search paths and start-up reads."""
 
