@@ -15,6 +15,7 @@ import os
 import posixpath
 import re
 import stat
+import sys
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.review.lookups import (
@@ -35,6 +36,7 @@ __all__ = [
     "carried_link",
     "is_shared_object",
     "link_target_in_b",
+    "site_startup",
     "stands_in",
     "startup_or_config",
     "suspect_name",
@@ -103,6 +105,28 @@ _USER_SITE = re.compile(r"/\.local/lib/python[^/]*/site-packages/"
                         r"(?:[^/]+\.pth|usercustomize\.py|sitecustomize\.py)$")
 """Start-up code Python runs from a user's site directory when ``PYTHONNOUSERSITE`` is
 unset (a login shell's environment)."""
+PYTHON_READS = ("/etc/mime.types", "/etc/httpd/mime.types", "/etc/httpd/conf/mime.types",
+                "/etc/apache/mime.types", "/etc/apache2/mime.types",
+                "/usr/local/etc/httpd/conf/mime.types", "/usr/local/lib/netscape/mime.types",
+                "/usr/local/etc/mime.types")
+"""Files the image's Python standard library reads whenever they exist, the task's asking
+or not (``mimetypes.knownfiles``: each later one overrides the earlier ones in every
+``mimetypes`` lookup, the tests' own pytest process included)."""
+TRUST_PATHS = ("/etc/ssl/certs/", "/usr/lib/ssl/certs/", "/usr/local/ssl/certs/",
+               "/etc/ssl/cert.pem", "/usr/lib/ssl/cert.pem", "/usr/local/ssl/cert.pem",
+               "/usr/local/share/ca-certificates/", "/usr/share/ca-certificates/",
+               "/etc/ca-certificates.conf", "/etc/ca-certificates/", "/etc/pki/tls/",
+               "/etc/pki/ca-trust/")
+"""OpenSSL's trust configuration (its default CA directory, where ``<hash>.0`` names a
+trusted CA, the CA bundle files) and what ``update-ca-certificates`` builds them from: a
+certificate the agent adds there is trusted by every ``openssl verify`` and TLS client the
+tests run (a path or a directory ending in ``/``)."""
+_SITE_DIR = re.compile(r"^(/.+?/(?:site|dist)-packages)/([^/]+)(/.*)?$")
+_SITE_STARTUP = frozenset({"sitecustomize", "usercustomize"})
+_STREAM = re.compile(r"^/dev/(?:stdin|stdout|stderr|tty|fd/\d+)$"
+                     r"|^/proc/(?:self|thread-self|\d+)/fd/\d+$")
+"""A reader's own standard streams or open files: a link there reads (or writes) what the
+process that opens it has open, in a test what the test printed (pytest's capture)."""
 _STANDARD_STREAMS = frozenset({"/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
                                "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
 """A log written to the reader's standard streams (``/dev/stdout``) is no read of anyone's
@@ -115,6 +139,7 @@ def startup_or_config(path: str) -> bool:
     name = posixpath.basename(path)
     return (name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
+            or path in PYTHON_READS or path.startswith(TRUST_PATHS)
             or any(d in path for d in _CONFIG_DIRS))
 
 
@@ -132,6 +157,8 @@ def suspect_name(path: str) -> bool:
             or name in STARTUP_NAMES or path.startswith(STARTUP_PATHS)
             or name in TOOL_CONFIG_NAMES or path.startswith(TOOL_CONFIG_PATHS)
             or path.startswith(SYSTEM_PREFIXES)
+            or path in PYTHON_READS or path.startswith(TRUST_PATHS)
+            or "-packages/" in path
             or name.endswith(("._pth", ".py", ".pyc", ".pth")) or name == "pybuilddir.txt"
             or any(d in path for d in _CONFIG_DIRS)
             or name in (".git", ".hg", "node_modules", ".node_modules", ".node_libraries")
@@ -198,6 +225,22 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         return f"Node's per-user module folder ({path}): a require finds it unasked"
     if entry.is_dir:
         return None
+    if stat.S_ISLNK(entry.mode) and (asked or named):
+        stream = _stream_link(entry)
+        if stream:
+            return (f"a symlink to {stream}, at a path the task names: what the reader has "
+                    "open there (in a test, what it printed) would be the answer")
+    if not (asked or named) and (path in PYTHON_READS or path.startswith(TRUST_PATHS)):
+        return ("read unasked by the image's own tools: "
+                + ("Python's `mimetypes` reads it in every lookup (mimetypes.knownfiles), "
+                   if path in PYTHON_READS else
+                   "OpenSSL's trust configuration (a certificate here is trusted by "
+                   "`openssl verify` and every TLS client), ")
+                + "which the task did not ask for")
+    if not (asked or changes):
+        site = site_startup(path, lower)
+        if site:
+            return site
     if parent in MAKE_INCLUDE_DIRS and posixpath.splitext(name)[1] not in _HEADER_SUFFIXES \
             and not asked:
         return (f"not a header, in {parent}, where make finds a makefile the tests "
@@ -288,6 +331,61 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
 
 
 
+
+
+def site_startup(path: str, lower: LowerView) -> str | None:
+    """Why a created file in a site directory of one of the image's Pythons (any
+    ``site-packages`` or ``dist-packages`` the image has, a virtual environment's included,
+    whether PATH reaches its interpreter or a ``#!`` line does) would run or replace code
+    that Python runs, or None: a ``.pth`` (``site`` executes its ``import`` lines on every
+    start), a ``sitecustomize`` or ``usercustomize``, or a new top-level module named like
+    one of the standard library or one the image's site directory already has."""
+    match = _SITE_DIR.match(path)
+    if match is None:
+        return None
+    site, top, below = match.group(1), match.group(2), match.group(3)
+    if lower.lstat(site) is None or lower.lstat(f"{site}/{top}") is not None:
+        return None  # the agent's own environment, or inside an image package
+    module = top.split(".", 1)[0]
+    if below is None and top.endswith(".pth"):
+        return (f"a .pth file in the image's Python site directory {site}: `site` runs its "
+                "import lines on every start of that Python")
+    if not module.isidentifier() or (below is None and not top.endswith((".py", ".pyc", ".so"))):
+        return None
+    if module in _SITE_STARTUP:
+        return (f"Python's start-up module `{module}` in the image's site directory {site}: "
+                "every start of that Python imports it")
+    image = {n.split(".", 1)[0] for n in lower.listdir(site)}
+    if module in sys.stdlib_module_names or module in image:
+        whose = "the standard library's" if module in sys.stdlib_module_names else \
+            f"the image's (in {site})"
+        return (f"a Python module named like {whose} `{module}`, in the image's site "
+                f"directory {site}: it may be imported in its place")
+    return None
+
+
+def _stream_link(entry: UpperEntry) -> str | None:
+    """The standard stream or open file the symlink ``entry`` resolves to (through the
+    image's links and the agent's own in its layer), or None."""
+    root = entry.host_path[:len(entry.host_path) - len(entry.path)]
+    try:
+        target = os.readlink(entry.host_path)
+    except OSError:
+        return None
+    step, hops = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), target)), 0
+    while hops < MAX_LINK_HOPS:
+        if _STREAM.match(step):
+            return step
+        host = f"{root}{step}"
+        if not os.path.islink(host):
+            return None
+        try:
+            target = os.readlink(host)
+        except OSError:
+            return None
+        step = posixpath.normpath(posixpath.join(posixpath.dirname(step), target))
+        hops += 1
+    return None
 
 
 def _image_tool_path(path: str, lower: LowerView) -> bool:
