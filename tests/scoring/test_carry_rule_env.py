@@ -147,7 +147,8 @@ def test_the_graders_variables_replace_the_images_and_the_tasks_come_last(
                              "LD_LIBRARY_PATH=/opt/l", "NODE_PATH=/opt/image-node",
                              "BROKEN"])
     assert env.search_dirs("Perl module") == ("/opt/perl5",)
-    assert env.search_dirs("Python module") == ()  # the grader sets PYTHONPATH
+    # test.sh's PYTHONPATH is the grader's directory, then the image's own
+    assert env.search_dirs("Python module") == ("/opt/py",)
     assert env.search_dirs("Node module") == ("/opt/task-node",)
 
 

@@ -96,6 +96,8 @@ class TransferRoot:
     """Where it comes from: ``declared``, ``workdir``, ``instruction``, ``reference`` (the
     task asks for changes here), ``tests`` (named only by the tests: what the agent
     created there is carried, even in scratch; the image's file stays the image's),
+    ``input`` (an image file the instruction names that the recorded reference solution
+    left as it was: an input or a checker, read, not asked for, like ``tests``),
     ``accounts`` (merged: new users and groups only)."""
 
     @property
@@ -317,14 +319,15 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         instruction = task.paths.instruction
         if instruction.is_file():
             text = instruction.read_text(errors="replace")
-            candidates += [(p, "instruction") for p in instruction_paths(text, homes, regular)]
+            named = instruction_paths(text, homes, regular)
+            candidates += [(p, _instruction_why(p, reference, view, resolve)) for p in named]
             mentioned |= set(_CODE_WORD.findall(text))
         candidates += [(p, "reference") for p in (reference.footprint if reference else [])]
         for _name, text in _test_texts(task.paths.tests_dir):
             candidates += [(p, "tests") for p in named_paths(text, homes)]
         candidates += [(p, "accounts") for p in ACCOUNT_FILES]
         mentioned |= {posixpath.basename(p) for p, why in candidates
-                      if why in ("instruction", "tests") and _keep(p)}
+                      if why in ("instruction", "input", "tests") and _keep(p)}
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)
@@ -342,7 +345,25 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
                        mentioned=frozenset(mentioned))
 
 
-_RANK = {"tests": 0, "accounts": 1, "workdir": 2, "reference": 3, "instruction": 4,
+def _instruction_why(path: str, reference: ReferenceRecord | None, view: str | None,
+                     resolve: ResolveFn | None) -> str:
+    """``instruction``, or ``input`` where a recorded reference run shows the named path
+    is an image file the task does not ask to change: an image regular file that the
+    reference left as it was (neither it nor a directory above it in its footprint).
+    Without a footprint nothing tells (a named file stays asked for)."""
+    footprint = reference.footprint if reference is not None else []
+    if not footprint or view is None:
+        return "instruction"
+    path = posixpath.normpath(path)
+    forms = {path, (resolve(path) if resolve else None) or path}
+    host = view.rstrip("/") + max(forms, key=len)
+    if not os.path.isfile(host) or os.path.islink(host):
+        return "instruction"  # a directory, a link, or a file the image lacks: asked
+    changed = PathSet(tuple(posixpath.normpath(p) for p in footprint))
+    return "instruction" if any(f in changed for f in forms) else "input"
+
+
+_RANK = {"tests": 0, "input": 0, "accounts": 1, "workdir": 2, "reference": 3, "instruction": 4,
          "declared": 5}
 """Of two reasons for one root, the stronger (an asked-for path over one only read)."""
 
