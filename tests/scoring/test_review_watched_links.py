@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.trial import RunOutcome
 from termgrade.scoring.verifier import run as verifier_run
 from termgrade.task import load_task
+from tests.support.grading import play_script
 from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -71,10 +71,7 @@ def _task(parent: Path, name: str, tests: str, instruction: str) -> Path:
 
 
 def _play(root: Path, body: str, tmp_path: Path) -> RunOutcome:
-    script = tmp_path / "agent.sh"
-    script.write_text("#!/usr/bin/env bash\n" + body)
-    task = load_task(root)
-    return run_task(task, task.image_tag, ScriptAgent("agent", script), reference=NO_REFERENCE)
+    return play_script(root, body, tmp_path, reference=ReferenceRecord(task_digest="none"))
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.reference import ReferenceRecord
-from termgrade.scoring.trial import RunOutcome, run_task
+from termgrade.scoring.trial import RunOutcome
 from termgrade.scoring.verifier import command
 from termgrade.task import load_task
+from tests.support.grading import play_script
 from tests.support.task_dirs import IMAGE_CHECKER, task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -74,11 +74,7 @@ def task_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _play(root: Path, body: str, tmp_path: Path) -> RunOutcome:
-    script = tmp_path / "agent.sh"
-    script.write_text("#!/usr/bin/env bash\n" + body)
-    task = load_task(root)
-    return run_task(task, task.image_tag, ScriptAgent("agent", script),
-                    reference=ReferenceRecord(task_digest="none"))
+    return play_script(root, body, tmp_path, reference=ReferenceRecord(task_digest="none"))
 
 
 def test_an_agent_program_finds_the_images_pythonpath(task_root: Path, tmp_path: Path,

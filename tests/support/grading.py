@@ -10,10 +10,16 @@ carried all of it outside the closure.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from termgrade.agent.kinds import ScriptAgent
 from termgrade.scoring import trial
+from termgrade.scoring.outcome import RunOutcome
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.review.transfer import TransferRoot, TransferSet
+from termgrade.task import load_task
 
 EVERYTHING = TransferSet((TransferRoot("/", "declared"),))
 
@@ -27,3 +33,14 @@ def transfer_off(monkeypatch: pytest.MonkeyPatch) -> None:
     # links judged where they resolve are the first layer too (a /lib64 repointed at the
     # agent's loader is caught there, before the loader mount this switch shows)
     monkeypatch.setattr(integrity, "_judge_links", lambda *args, **kwargs: None)
+
+
+def play_script(root: Path, body: str, tmp_path: Path, *, name: str = "agent",
+                reference: ReferenceRecord | None = None) -> RunOutcome:
+    """Grade the task at ``root`` (its image built) with ``body`` as a bash agent script
+    named ``name``; ``reference``: the record to judge against (default: the recorded one,
+    if any; ``ReferenceRecord(task_digest="none")`` for none)."""
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/usr/bin/env bash\n" + body)
+    task = load_task(root)
+    return trial.run_task(task, task.image_tag, ScriptAgent(name, script), reference=reference)
