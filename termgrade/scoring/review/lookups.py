@@ -5,8 +5,12 @@ place: a tool's search path (Perl's ``@INC``, the C include path, pkg-config's, 
 and Ruby's, and the directories test.sh's environment puts first:
 :mod:`termgrade.scoring.review.toolenv`), a toolchain's own directories (a compiler's target
 ``bin``, the linker's directories, a header's path below ``include``), and the directory
-of an image Python script (Python puts it first on ``sys.path``). Each answers why a
-created file there changes what an image tool computes, or None.
+of an image Python script (Python puts it first on ``sys.path``), an image ELF file's own
+``DT_RUNPATH``/``DT_RPATH`` directories, and the names image shell scripts ``source`` by a
+bare name (looked up on PATH first). Each answers why a created file there changes what an
+image tool computes, or None. What needs the image's files read (ELF dynamic sections,
+shell scripts) comes from one bounded walk per image (:func:`image_lookups`, cached), made
+only when a created file needs it.
 """
 
 from __future__ import annotations
@@ -17,14 +21,18 @@ import posixpath
 import re
 import stat
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from fnmatch import fnmatch
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
+from termgrade.scoring.review.elf import read_dynamic
 from termgrade.scoring.review.toolenv import ToolEnv
 
-__all__ = ["NO_ENV", "SEARCH_PATHS", "SYSTEM_PREFIXES", "beside_image_script",
-           "shadowed_in_search_path", "toolchain_shadow"]
+__all__ = ["NO_ENV", "SEARCH_PATHS", "SYSTEM_PREFIXES", "ImageLookups", "beside_image_script",
+           "forget_images", "image_lookups", "runpath_shadow", "shadowed_in_search_path",
+           "sourced_on_path", "toolchain_shadow"]
 
 SEARCH_PATHS: dict[str, tuple[str, ...]] = {
     "Perl module": ("/etc/perl", "/usr/local/lib/*/perl/*", "/usr/local/share/perl/*",
@@ -277,3 +285,275 @@ def shadowed_in_search_path(path: str, lower: LowerView,
                         return (f"shadows the image's {kind} {directory}{relative}, which "
                                 f"{head} comes before")
     return None
+
+
+# --- what the image's own binaries and shell scripts look up by name -----------------
+
+_SHARED_NAME = re.compile(r"\.so(\.\d+)*$")
+_TOOL_TREES = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+_LIBRARY_TREES = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                  "/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib",
+                  "/usr/lib64", "/usr/local/lib", "/lib", "/lib64")
+_WALKED = ("/opt", "/usr/local", "/srv", "/app", "/usr/libexec", "/etc", "/home", "/root",
+           "/usr/lib")
+"""Trees walked (after the PATH, tool and library directories themselves), in order, until
+the walk's budget runs out: where an image keeps its own programs, checkers and scripts."""
+MAX_WALKED = 300_000
+"""Directory entries an image walk looks at, at most."""
+MAX_READ = 40_000
+"""Files read as ELF, at most."""
+MAX_SCRIPTS = 4_000
+"""Shell scripts read, at most."""
+MAX_SCRIPT_BYTES = 1 << 19
+"""Bytes of a script read (an executable larger than this is no script read)."""
+_HEAD = 64
+_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "zsh", "mksh", "ash", "busybox"})
+_SOURCE = re.compile(
+    r"""(?:^|[;&|({`])[ \t]*(?:(?:then|do|else|if|elif|while|until|builtin|command|!)"""
+    r"""[ \t]+)*(?:source|\.)[ \t]+(["']?)([^\s;&|()<>"'`$/\\#=]+)\1(?=[\s;&|)<>`]|$)""")
+"""``source NAME`` or ``. NAME`` as a command, with a literal NAME holding no ``/``."""
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+_HEREDOC = re.compile(r"<<-?[ \t]*([\"']?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_LEGACY_HWCAPS = frozenset({"tls", "x86_64", "haswell", "avx512_1", "i686", "sse2",
+                            "aarch64", "atomics", "asimd"})
+
+
+@dataclass(frozen=True)
+class ImageLookups:
+    """What the image's own programs look up by name outside the known search paths."""
+
+    runpaths: dict[str, tuple[str, ...]]
+    """Each ``DT_RUNPATH``/``DT_RPATH`` directory of an image ELF file (``$ORIGIN``
+    expanded), and some of the image's files that search it."""
+    shared_names: frozenset[str]
+    """The file names of the image's shared objects (``libm.so.6``) the walk saw."""
+    sourced: dict[str, str]
+    """Each name an image shell script sources by a bare name (``source common.sh``: bash
+    and dash look it up on PATH first), and one such script."""
+
+
+def image_lookups(lower: LowerView, path_dirs: tuple[str, ...] = ()) -> ImageLookups:
+    """The image's :class:`ImageLookups`, each part computed once per image and PATH (the
+    rules ask only for the part they need: the walk lists, the ELF files and the scripts
+    are read only when a created file calls for them)."""
+    key = (tuple(lower.lower_dirs), tuple(path_dirs))
+    return ImageLookups(_image_runpaths(*key), _image_listing(*key)[1], _image_sourced(*key))
+
+
+def forget_images() -> None:
+    """Drop what was read of the images (a test's fresh layers)."""
+    for cached in (_image_listing, _image_runpaths, _image_sourced):
+        cached.cache_clear()
+
+
+_Candidate = tuple[str, str, int, int]
+"""(image path, host path, mode, size) of an image file that may be ELF or a script."""
+
+
+@lru_cache(maxsize=8)
+def _image_listing(layers: tuple[str, ...], path_dirs: tuple[str, ...]
+                   ) -> tuple[tuple[_Candidate, ...], frozenset[str]]:
+    """One bounded walk of the image, reading no file: the regular files that may be ELF
+    (a shared object's name, or executable) or shell scripts (``.sh``, or executable),
+    and the names of its shared objects."""
+    candidates: list[_Candidate] = []
+    shared: set[str] = set()
+    budget = {"walked": MAX_WALKED}
+    seen: set[str] = set()
+    flat = tuple(dict.fromkeys((*path_dirs, *_TOOL_TREES, *_LIBRARY_TREES)))
+    for top, deep in [*((d, False) for d in flat), *((d, True) for d in _WALKED)]:
+        for path, host, mode, size in _image_files(layers, top, deep, seen, budget):
+            name = posixpath.basename(path)
+            shared_name = bool(_SHARED_NAME.search(name))
+            if shared_name:
+                shared.add(name)
+            if stat.S_ISREG(mode) and (shared_name or mode & 0o111
+                                       or name.endswith((".sh", ".bash"))):
+                candidates.append((path, host, mode, size))
+    return tuple(candidates), frozenset(shared)
+
+
+@lru_cache(maxsize=8)
+def _image_runpaths(layers: tuple[str, ...], path_dirs: tuple[str, ...]
+                    ) -> dict[str, tuple[str, ...]]:
+    """Each RUNPATH/RPATH directory of the image's ELF files, and some files searching it."""
+    runpaths: dict[str, list[str]] = {}
+    for path, host, _mode, _size in _image_listing(layers, path_dirs)[0][:MAX_READ]:
+        _note_elf(path, host, runpaths)
+    return {d: tuple(f) for d, f in runpaths.items()}
+
+
+@lru_cache(maxsize=8)
+def _image_sourced(layers: tuple[str, ...], path_dirs: tuple[str, ...]) -> dict[str, str]:
+    """Each name an image shell script sources by a bare name, and one such script."""
+    sourced: dict[str, str] = {}
+    scripts = 0
+    for path, host, mode, size in _image_listing(layers, path_dirs)[0]:
+        if scripts >= MAX_SCRIPTS:
+            break
+        if not path.endswith((".sh", ".bash")):
+            if not mode & 0o111 or size > MAX_SCRIPT_BYTES:
+                continue
+            try:
+                with open(host, "rb") as handle:
+                    if not _shell_line(handle.read(_HEAD)):
+                        continue
+            except OSError:
+                continue
+        scripts += 1
+        for each in _sourced_names(host):
+            sourced.setdefault(each, path)
+    return sourced
+
+
+def _image_files(layers: tuple[str, ...], top: str, deep: bool, seen: set[str],
+                 budget: dict[str, int]) -> Iterator[tuple[str, str, int, int]]:
+    """(image path, host path, mode, size) of each file below ``top`` (all of its tree when
+    ``deep``), top layer first, each path once (``seen``: files, and the directories a
+    deep walk entered); symlinked directories not followed."""
+    top = top.rstrip("/") or "/"
+    if deep:
+        if f"{top}/" in seen:
+            return
+        seen.add(f"{top}/")
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        for layer in layers:
+            try:
+                entries = list(os.scandir(f"{layer}{directory}"))
+            except OSError:
+                continue
+            for entry in entries:
+                budget["walked"] -= 1
+                if budget["walked"] < 0:
+                    return
+                path = f"{directory.rstrip('/')}/{entry.name}"
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    if deep and f"{path}/" not in seen:
+                        seen.add(f"{path}/")
+                        stack.append(path)
+                    continue
+                if path in seen:
+                    continue
+                seen.add(path)
+                try:
+                    seen_stat = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                yield path, entry.path, seen_stat.st_mode, seen_stat.st_size
+
+
+def _note_elf(path: str, host: str, runpaths: dict[str, list[str]]) -> None:
+    dynamic = read_dynamic(host)
+    if dynamic is None:
+        return
+    origin = posixpath.dirname(path)
+    for entry in (*dynamic.runpath, *dynamic.rpath):
+        for directory in _expand_dst(entry, origin):
+            users = runpaths.setdefault(directory, [])
+            if len(users) < 4:
+                users.append(path)
+
+
+def _expand_dst(entry: str, origin: str) -> list[str]:
+    """The directories a RUNPATH/RPATH entry names (the loader's ``$ORIGIN``, ``$LIB``,
+    ``$PLATFORM``); a relative entry (the working directory's) is none the review knows."""
+    variants = [entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)]
+    for token, values in (("LIB", ("lib", "lib64", "lib/x86_64-linux-gnu",
+                                   "lib/aarch64-linux-gnu")),
+                          ("PLATFORM", ("x86_64", "aarch64", "haswell", "xeon_phi"))):
+        if f"${token}" in variants[0] or f"${{{token}}}" in variants[0]:
+            variants = [v.replace(f"${{{token}}}", value).replace(f"${token}", value)
+                        for v in variants for value in values]
+    return [posixpath.normpath(v) for v in variants if v.startswith("/") and "$" not in v]
+
+
+def _shell_line(head: bytes) -> bool:
+    """Does ``head`` start with a ``#!`` line naming a shell (``/bin/sh``, ``env bash``)?"""
+    if not head.startswith(b"#!"):
+        return False
+    words = head[2:].split(b"\n", 1)[0].decode("latin-1").split()
+    if not words:
+        return False
+    program = posixpath.basename(words[0])
+    if program == "env":
+        program = next((w for w in words[1:] if not w.startswith("-")), "")
+    return posixpath.basename(program) in _SHELLS
+
+
+def _sourced_names(host: str) -> set[str]:
+    """The literal, slash-less names a shell script sources (``source common.sh``, ``.
+    lib.sh``, after ``;``, ``&&``, ``then``...), read line by line by a pattern: comments
+    and here-documents' text are no commands."""
+    try:
+        with open(host, "rb") as handle:
+            text = handle.read(MAX_SCRIPT_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return set()
+    if "source" not in text and ". " not in text and ".\t" not in text:
+        return set()
+    found: set[str] = set()
+    ending: str | None = None
+    for line in text.splitlines():
+        if ending is not None:
+            if line.strip() == ending:
+                ending = None
+            continue
+        code = _COMMENT.sub("", line)
+        found.update(m.group(2) for m in _SOURCE.finditer(code))
+        heredoc = _HEREDOC.search(code)
+        if heredoc:
+            ending = heredoc.group(2)
+    return found
+
+
+def runpath_shadow(path: str, lower: LowerView, path_dirs: tuple[str, ...] = ()) -> str | None:
+    """Why a new file with a shared object's name in a directory an image ELF file
+    searches first (its ``DT_RUNPATH``/``DT_RPATH``, or their ``glibc-hwcaps`` and legacy
+    hardware-capability subdirectories) stands in for a library the image provides
+    elsewhere, or None. The image's own binaries only: a program the agent builds with
+    an RPATH into its own directory is its work."""
+    directory, name = posixpath.split(path)
+    if not _SHARED_NAME.search(name) or lower.lstat(path) is not None:
+        return None
+    candidates = [directory]
+    parent, last = posixpath.split(directory)
+    if posixpath.basename(parent) == "glibc-hwcaps":
+        candidates.append(posixpath.dirname(parent))
+    for _ in range(2):
+        if last in _LEGACY_HWCAPS:
+            candidates.append(parent)
+            parent, last = posixpath.split(parent)
+        else:
+            break
+    key = (tuple(lower.lower_dirs), tuple(path_dirs))
+    if name not in _image_listing(*key)[1]:
+        return None  # a name the image has nowhere: its own library (no file is read)
+    runpaths = _image_runpaths(*key)
+    for searched in candidates:
+        if searched in _LIBRARY_TREES:
+            continue  # the loader's own directories: judged by the image's names there
+        users = runpaths.get(searched)
+        if users:
+            return (f"has the name of the image's shared library `{name}`, in {searched}, "
+                    f"which the image's {users[0]} searches first (its RUNPATH/RPATH)")
+    return None
+
+
+def sourced_on_path(path: str, lower: LowerView, path_dirs: tuple[str, ...]) -> str | None:
+    """Why a new file in a directory of test.sh's PATH stands in for what an image shell
+    script sources by a bare name, or None: bash's ``source NAME`` and dash's ``. NAME``
+    look NAME up on PATH before (dash: instead of) the working directory."""
+    directory, name = posixpath.split(path)
+    if directory not in path_dirs or lower.lstat(path) is not None:
+        return None
+    script = _image_sourced(tuple(lower.lower_dirs), tuple(path_dirs)).get(name)
+    if script is None:
+        return None
+    return (f"named like what the image's {script} sources by a bare name (`source {name}`), "
+            f"on PATH, where the shell looks before the script's working directory")

@@ -23,7 +23,9 @@ from termgrade.scoring.review.lookups import (
     SEARCH_PATHS,
     SYSTEM_PREFIXES,
     beside_image_script,
+    runpath_shadow,
     shadowed_in_search_path,
+    sourced_on_path,
     toolchain_shadow,
 )
 from termgrade.scoring.review.policy import GradingPolicy
@@ -279,6 +281,10 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if parent in policy.path_dirs and name in policy.tests_files and not asked:
         return (f"named like the tests' own {name}, on PATH, where bash's `source {name}` "
                 "looks before the tests' working directory")
+    if parent in policy.path_dirs and not asked:
+        sourced = sourced_on_path(path, lower, policy.path_dirs)
+        if sourced:
+            return sourced
     if not asked and _USER_SITE.search(path):
         return ("Python's per-user start-up (a .pth or usercustomize in a user site "
                 "directory: `su - user -c python3` runs it)")
@@ -299,6 +305,11 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             # tree in /app) takes an image soname only through ld.so.conf.d, which the
             # grader's ldconfig then shows (termgrade.scoring.verifier.loader: a finding)
             return f"has the name of the image's shared library {image}"
+        if not (asked or changes):
+            # an image ELF file's own RUNPATH/RPATH directory: searched before the above
+            shadowed = runpath_shadow(path, lower, policy.path_dirs)
+            if shadowed:
+                return shadowed
     if name == "pyvenv.cfg" and (parent in policy.path_dirs or any(
             posixpath.dirname(d) == parent for d in policy.path_dirs)):
         return "a Python start-up file beside the verifier's interpreters"
