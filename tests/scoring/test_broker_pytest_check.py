@@ -12,7 +12,8 @@ from types import ModuleType
 
 import pytest
 
-WHERE = Path(__file__).parents[2] / "termgrade/scoring/incontainer/termgrade_broker.py"
+WHERE = Path(__file__).parents[2] / "termgrade/scoring/incontainer/broker_pytest_check.py"
+"""The broker's check of who gets a key (staged into ``termgrade_broker`` as one file)."""
 CONFIG = {"trusted": ["/opt/venv", "/usr/lib/python3.11", "/usr/bin/python3.11",
                       "/root/.local/share/uv/tools/pytest", "/tests", str(WHERE.parent)],
           "tests_dir": "/tests"}
@@ -20,9 +21,9 @@ CONFIG = {"trusted": ["/opt/venv", "/usr/lib/python3.11", "/usr/bin/python3.11",
 
 @pytest.fixture(scope="module")
 def broker() -> ModuleType:
-    sys.path.insert(0, str(WHERE.parent))  # it imports termgrade_watch from beside it
+    sys.path.insert(0, str(WHERE.parent))  # it imports broker_proc from beside it
     try:
-        spec = importlib.util.spec_from_file_location("termgrade_broker_under_test", WHERE)
+        spec = importlib.util.spec_from_file_location("broker_pytest_check_under_test", WHERE)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

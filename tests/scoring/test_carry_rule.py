@@ -374,7 +374,7 @@ def test_every_carried_file_counts_as_the_agents_when_mapped(lower: Path,
     ``data.bin``, mode 0644) is refused. The roots the broker gets cover it; the
     image's own files beside it are not the agent's."""
     from termgrade.scoring import score
-    from termgrade.scoring.incontainer.termgrade_broker import foreign_in_maps
+    from termgrade.scoring.incontainer.broker_proc import foreign_in_maps
 
     upper = tmp_path / "upper"
     put(upper, "/app/data.bin", "\x7fELF", mode=0o644)

@@ -46,6 +46,7 @@ class Signer:
         self.fd = os.open(CHANNEL, os.O_WRONLY | os.O_CLOEXEC)
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Sign ``event`` as this session's next line and write it to the channel."""
         payload = json.dumps(event, sort_keys=True, separators=(",", ":")).encode()
         tag = f"{self.session}.{self.seq}".encode()
         self.seq += 1

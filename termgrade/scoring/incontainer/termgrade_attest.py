@@ -32,7 +32,6 @@ back. Kept free of TermGrade imports and of syntax newer than Python 3.8.
 
 from __future__ import annotations
 
-import ast
 import atexit
 import contextlib
 import json
@@ -43,43 +42,37 @@ import struct
 import sys
 from typing import Any
 
+from attest_alarms import (  # type: ignore[import-not-found]  # staged inline
+    CODE_GENERATORS,
+    LOADER_FRAMES,
+    NOT_FILES,
+    SPAWNS,
+    TIMEIT_CALLS,
+    WATCHED,
+    WRITE_FLAGS,
+    _below_any,
+    _normal_lines,
+    _own_prefixes,
+    _pickle_safe,
+    _runs_tests_helper,
+)
+from attest_evidence import MAX_EVENT, MAX_IDS_JSON, _evidence, _text  # type: ignore[import-not-found]  # staged inline
+from attest_marks import _fixed_conditions, _marked_by_source, _stash_get  # type: ignore[import-not-found]  # staged inline
+from attest_proc import (  # type: ignore[import-not-found]  # staged inline
+    _chain,
+    _cmdline,
+    _frozen,
+    _no_dump,
+    _parents,
+    _pids,
+    _start_time,
+    _stat,
+    _state,
+)
 from signed_line import Signer  # type: ignore[import-not-found]  # staged inline
 
 SOCKET_FILE = "broker-socket"
 """Beside this file in the grader's read-only directory: the broker's random socket name."""
-MAX_FIELD = 1000
-LOADER_FRAMES = ("<frozen importlib._bootstrap_external>", "<frozen importlib._bootstrap>",
-                 "<frozen zipimport>", "<frozen runpy>")
-CODE_GENERATORS = ("/dataclasses.py", "/collections/__init__.py", "/typing.py", "/enum.py",
-                   "/functools.py", "/string.py", "/_pytest/", "/attr/", "/pydantic/",
-                   "/numpy/", "/pandas/", "/pluggy/")
-"""Library code that compiles and runs generated source (dataclasses, namedtuple, ...).
-Not ``doctest`` or ``timeit``: they run the text they are given (see :func:`_generated`)."""
-TIMEIT_CALLS = ("pass", "_stmt()", "_setup()")
-"""What ``timeit.Timer`` compiles for callables (and its default ``pass``): nothing else."""
-MAX_IDS_JSON = 2500
-"""Bytes of node ids in one ``deselected`` line (each line stays below PIPE_BUF)."""
-SAFE_PICKLE_MODULES = ("collections", "datetime", "decimal", "fractions", "uuid", "array",
-                       "numpy", "numpy.core.multiarray", "numpy._core.multiarray",
-                       "numpy.core.numeric", "numpy._core.numeric", "pathlib", "re",
-                       "ipaddress", "zoneinfo", "enum")
-UNSAFE_BUILTINS = ("eval", "exec", "compile", "open", "getattr", "setattr", "delattr",
-                   "__import__", "globals", "locals", "vars", "input", "breakpoint",
-                   "memoryview", "help", "exit", "quit")
-SPAWNS = ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.fork",
-          "os.forkpty")
-WATCHED = ("open", "exec", "ctypes.dlopen", "pickle.find_class", *SPAWNS)
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-
-
-def _no_dump() -> bool:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(4, 0, 0, 0, 0)) == 0  # PR_SET_DUMPABLE, 0
-    except Exception:
-        return False
 
 
 def _socket_name() -> str:
@@ -135,11 +128,6 @@ def _bye() -> None:
             _CONN.close()
 
 
-def _text(value: object) -> str:
-    text = os.fsdecode(value) if isinstance(value, bytes) else str(value)
-    return text[:MAX_FIELD]
-
-
 _GRANT = _ask_broker()
 # done already when the broker asked (a grant needs it); a refused one stays as it was
 _DUMPABLE_OFF = _no_dump() if _GRANT is not None else False
@@ -159,7 +147,6 @@ MAX_WROTE = 10000
 _READ_AGENTS = [False, False]
 """Has this process opened a file of the agent's for reading [this session outside any
 test, during the current test]? After that, what the tests write may carry its bytes."""
-NOT_FILES = ("/proc/", "/sys/", "/dev/")
 _TEST_TEXT = ""
 _IN_TEST = False
 if _GRANT is not None:
@@ -180,10 +167,6 @@ def _trusted(path: str) -> bool:
     return any(path == root or path.startswith(root + "/") for root in _TRUSTED)
 
 
-def _normal_lines(text: str) -> str:
-    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
-
-
 def _tests_text() -> str:
     global _TEST_TEXT
     if not _TEST_TEXT:
@@ -195,35 +178,6 @@ def _tests_text() -> str:
                     parts.append(_normal_lines(handle.read(1 << 20)))
         _TEST_TEXT = "\n\x00\n".join(parts) or "\x00"
     return _TEST_TEXT
-
-
-def _chain(pid: int) -> list[int]:
-    """``pid`` and its parents, nearest first, up to a process whose parent is outside."""
-    out: list[int] = []
-    while pid > 1 and pid not in out:
-        out.append(pid)
-        info = _stat(pid)
-        if info is None:
-            break
-        pid = info[0]
-    return out
-
-
-def _start_time(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        return int(raw[raw.rindex(b")") + 2:].split()[19])
-    except (OSError, ValueError, IndexError):
-        return -1
-
-
-def _cmdline(pid: int) -> list[bytes]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read(4096).split(b"\0")
-    except OSError:
-        return []
 
 
 def _grader_pids() -> set[int]:
@@ -389,18 +343,6 @@ def _generated(caller: str, frame: Any = None) -> bool:
     return any(part in caller for part in CODE_GENERATORS)
 
 
-def _pickle_safe(module: str, name: str) -> bool:
-    if module == "builtins":
-        return name not in UNSAFE_BUILTINS
-    if module == "copyreg" and name in ("_reconstructor", "__newobj__", "__newobj_ex__"):
-        return True
-    if module in SAFE_PICKLE_MODULES or module.split(".")[0] in ("pandas",):
-        return True
-    loaded = sys.modules.get(module)
-    where = getattr(loaded, "__file__", None) or ""
-    return where.startswith("/tests/")  # a class the tests themselves define
-
-
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     global _IN_HOOK
     if _IN_HOOK or event not in WATCHED:
@@ -473,34 +415,6 @@ class _AgentCodeFinder:
         return spec
 
 
-def _strings(value: object) -> list[str]:
-    if isinstance(value, (str, bytes, os.PathLike)):
-        return [os.fsdecode(value)]
-    if isinstance(value, (list, tuple)):
-        return [text for item in value for text in _strings(item)]
-    return []
-
-
-def _runs_tests_helper(args: tuple[Any, ...]) -> bool:
-    """Does this spawn run a program of the tests (a path under /tests)?"""
-    texts = _strings(args)
-    if any("/tests/" in text for text in texts):
-        return True
-    cwd = os.path.realpath(os.getcwd())
-    return (cwd == "/tests" or cwd.startswith("/tests/")) and any(
-        not text.startswith("-") and "/" not in text and os.path.isfile(text)
-        for text in texts)
-
-
-def _below_any(path: str, roots: frozenset[str]) -> bool:
-    here = path
-    while here not in ("", "/"):
-        if here in roots:
-            return True
-        here = here.rpartition("/")[0]
-    return False
-
-
 def _check_mappings() -> None:
     """At the end: an alarm for every file this process maps that the agent may have
     written (deleted or memfd files, files under the transfer roots outside the
@@ -519,14 +433,6 @@ def _check_mappings() -> None:
         if path.endswith(" (deleted)") or path.startswith("/memfd:") or (
                 _below_any(path, roots) and not _trusted(path)):
             _alarm("mapping", path)
-
-
-def _own_prefixes() -> tuple[str, ...]:
-    """Where the verifier's closure keeps this interpreter's packages (the rule of
-    ``termgrade.scoring.review.closure``): its own prefixes and ``/usr``; a path a ``.pth`` or
-    the working directory put on ``sys.path`` is the agent's."""
-    return tuple(dict.fromkeys(os.path.realpath(p).rstrip("/") for p in (
-        sys.prefix, sys.base_prefix, "/usr") if p))
 
 
 def _closure_plugins() -> list[tuple[str, Any]]:
@@ -578,52 +484,12 @@ def pytest_addhooks(pluginmanager: Any) -> None:
         pluginmanager.register(plugin, name=name)
 
 
-def _parents(pid: int) -> set[int]:
-    return set(_chain(pid))
-
-
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(ppid, pgid) of ``pid``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        fields = raw[raw.rindex(b")") + 2:].split()
-        return int(fields[1]), int(fields[2])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _pids() -> set[int]:
-    return {int(name) for name in os.listdir("/proc") if name.isdigit()}
-
-
 _FREEZE_ALL = _CHANNEL is not None
 """Only in a keyed session (the scoring container): ``kill(-1)`` anywhere else would stop
 every process the caller may signal."""
 REAP_CAP_S = 5.0
 """How long the reaper may take to freeze what it kills; past it, an alarm (processes that
 cannot be stopped are agent code's doing)."""
-FROZEN = frozenset("TtZX")
-"""Task states that run no code: stopped, traced-stopped, dead."""
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        return raw[raw.rindex(b")") + 2:][:1].decode()
-    except (OSError, ValueError):
-        return ""
-
-
-def _frozen(pid: int) -> bool:
-    """Every thread of ``pid`` stopped or dead (a zombie leader's threads may still run,
-    and a process in the middle of a fork is not stopped yet): gone counts as frozen."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return True
-    return all(_state(int(tid)) in FROZEN or not _state(int(tid)) for tid in tids)
 
 
 def _reap(before: set[int], why: str, cap: float = REAP_CAP_S,
@@ -773,36 +639,6 @@ def pytest_collection_finish(session: Any) -> None:
     _emit({"e": "collected", "n": len(session.items), "seen": _SEEN})
 
 
-def _source_marks(item: Any) -> list[Any]:
-    """The marks written in the tests' source: decorators, ``pytestmark`` of the module and
-    classes, ``pytest.param(marks=...)``; never one a hook or fixture added at run time."""
-    owners = [getattr(item, "obj", None), getattr(item, "module", None)]
-    owners += list(getattr(getattr(item, "cls", None), "__mro__", ()))
-    found: list[Any] = []
-    for owner in owners:
-        marks = (getattr(owner, "__dict__", {}) or {}).get("pytestmark", []) \
-            if isinstance(owner, type) else getattr(owner, "pytestmark", [])
-        found += marks if isinstance(marks, list) else [marks]
-    found += list(getattr(getattr(item, "callspec", None), "marks", []) or [])
-    return [getattr(mark, "mark", mark) for mark in found]
-
-
-def _marked_by_source(item: Any, names: tuple[str, ...]) -> bool:
-    """Every ``names`` mark the item carries is written in the tests' source."""
-    carried = [m for name in names for m in item.iter_markers(name=name)]
-    source = _source_marks(item)
-    return bool(carried) and all(mark in source for mark in carried)
-
-
-def _stash_get(item: Any, module: str, key: str) -> Any:
-    try:
-        found = getattr(__import__(module, fromlist=[key]), key)
-        store = getattr(item, "stash", None) or getattr(item, "_store", None)
-        return store.get(found, None) if store is not None else None
-    except (ImportError, AttributeError, TypeError):
-        return None
-
-
 def _cause(item: Any, call: Any, report: Any) -> str:
     """What made this phase skip or xfail: ``marker`` (a mark written in the tests'
     source, evaluated by pytest), ``empty`` (a parameter list with nothing in it) or
@@ -824,93 +660,6 @@ def _cause(item: Any, call: Any, report: Any) -> str:
     return "runtime"
 
 
-FIXED_ROOTS = ("sys", "platform")
-"""Modules a skipif/xfail condition may read and still be fixed by the platform: the
-interpreter and the machine, never a file, a command or the environment."""
-
-
-def _fixed(node: Any) -> bool:
-    """Is this condition expression decided by the platform alone (constants, ``sys``,
-    ``platform``, ``os.name``), never by a file, a program or a variable the agent set?"""
-    if isinstance(node, ast.Constant):  # a value (a string here is data, not code)
-        return True
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return all(_fixed(e) for e in node.elts)
-    if isinstance(node, ast.Name):
-        return node.id in FIXED_ROOTS
-    if isinstance(node, ast.Attribute):
-        if isinstance(node.value, ast.Name) and node.value.id == "os":
-            return node.attr == "name"
-        return _fixed(node.value)
-    if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Attribute) and _fixed(node.func) \
-            and all(_fixed(a) for a in node.args) and all(_fixed(k.value) for k in node.keywords)
-    if isinstance(node, ast.Subscript):
-        index = getattr(node.slice, "value", node.slice)  # Python 3.8 wraps it in Index
-        return _fixed(node.value) and _fixed(index)
-    if isinstance(node, ast.Compare):
-        return _fixed(node.left) and all(_fixed(c) for c in node.comparators)
-    if isinstance(node, ast.BoolOp):
-        return all(_fixed(v) for v in node.values)
-    if isinstance(node, ast.UnaryOp):
-        return _fixed(node.operand)
-    return False
-
-
-def _fixed_text(text: str) -> bool:
-    """A string condition (pytest evaluates it at run time): fixed when its expression is."""
-    try:
-        return _fixed(ast.parse(text.strip(), mode="eval").body)
-    except (SyntaxError, ValueError, RecursionError):
-        return False
-
-
-def _mark_calls(item: Any, name: str) -> list[Any]:
-    """Every ``<...>.name(...)`` call written in the item's test module (decorators,
-    ``pytestmark``, ``pytest.param(marks=...)``, a mark kept in a variable)."""
-    where = str(getattr(getattr(item, "module", None), "__file__", "") or "")
-    if (where, name) not in _MARK_CALLS:
-        try:
-            with open(where, encoding="utf-8") as handle:
-                tree: Any = ast.parse(handle.read())
-        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-            tree = None
-        _MARK_CALLS[(where, name)] = [] if tree is None else [
-            node for node in ast.walk(tree) if isinstance(node, ast.Call) and (
-                getattr(node.func, "attr", None) == name
-                or getattr(node.func, "id", None) == name)]
-    return _MARK_CALLS[(where, name)]
-
-
-_MARK_CALLS: dict[tuple[str, str], list[Any]] = {}
-"""(test module, mark name) -> its calls, parsed once per session."""
-
-
-def _fixed_conditions(item: Any, name: str) -> bool:
-    """Every ``name`` (skipif, xfail) mark the item carries has a condition the agent's
-    state cannot decide: none, a string whose expression is fixed (:func:`_fixed`), or a
-    value computed in the source, judged by that source. The mark is found in the test
-    module by its ``reason``; one not found there (imported from elsewhere, a reason
-    built at run time) is not fixed."""
-    for mark in item.iter_markers(name=name):
-        conditions = list(mark.args) + ([mark.kwargs["condition"]]
-                                        if "condition" in mark.kwargs else [])
-        if all(isinstance(c, str) for c in conditions):
-            if all(_fixed_text(c) for c in conditions):
-                continue
-            return False
-        reason = mark.kwargs.get("reason")
-        calls = [c for c in _mark_calls(item, name) if any(
-            k.arg == "reason" and isinstance(k.value, ast.Constant) and k.value.value == reason
-            for k in c.keywords)]
-        written = [a for c in calls
-                   for a in [*c.args, *(k.value for k in c.keywords if k.arg == "condition")]]
-        if not calls or not all(_fixed_text(a.value) if isinstance(a, ast.Constant)
-                                and isinstance(a.value, str) else _fixed(a) for a in written):
-            return False
-    return True
-
-
 def _raised_by_marks(call: Any) -> bool:
     """The skip was raised where pytest evaluates skip marks (``_pytest/skipping.py``), not
     by ``pytest.skip()`` in a fixture, a test or a hook."""
@@ -923,31 +672,6 @@ def _raised_by_marks(call: Any) -> bool:
             last = name
         trace = trace.tb_next
     return last.endswith("/_pytest/skipping.py") and _trusted(last)
-
-
-MAX_MESSAGE = 300
-MAX_REPR = 1200
-MAX_OUTPUT = 600
-MAX_EVENT = 3600
-"""Evidence bounds: a report line stays below PIPE_BUF (4096) whatever the test printed."""
-
-
-def _evidence(report: Any) -> dict[str, Any]:
-    """Display evidence of one failed phase: duration, the failure message (pytest's
-    ``reprcrash``), the short repr and what the test printed; bounded here, again on the host."""
-    out: dict[str, Any] = {"dur": round(float(getattr(report, "duration", 0.0) or 0.0), 4)}
-    if not report.failed:
-        return out
-    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
-    message = getattr(crash, "message", None)
-    out["msg"] = str(message if message is not None else report.longrepr)[:MAX_MESSAGE]
-    with contextlib.suppress(AttributeError, TypeError, ValueError):
-        out["repr"] = str(report.longreprtext)[-MAX_REPR:]
-    printed = "".join(text for _, text in getattr(report, "sections", ()) or ()
-                      if isinstance(text, str))
-    if printed:
-        out["out"] = printed[-MAX_OUTPUT:]
-    return out
 
 
 def pytest_runtest_logreport(report: Any) -> None:

@@ -33,7 +33,8 @@ Every line it writes is signed with a key derived from the master key and number
 Kept free of TermGrade imports and of syntax newer than Python 3.8.
 """
 
-import contextlib
+from __future__ import annotations
+
 import json
 import os
 import select
@@ -47,23 +48,20 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the grader's read-only dir
+from broker_memory import key_exposed  # type: ignore[import-not-found]  # staged inline
+from broker_proc import argv_of, foreign_mappings  # type: ignore[import-not-found]  # staged inline
+from broker_pytest_check import Started, why_refused  # type: ignore[import-not-found]  # staged inline
 from signed_line import Signer, derive  # type: ignore[import-not-found]  # staged inline
 from termgrade_watch import Writable  # type: ignore[import-not-found]  # beside this file
 
-SHELLS = ("bash", "sh", "dash")
-MAKES = ("make", "gmake")
-PYTEST_SCRIPTS = ("pytest", "py.test", "pytest-3", "py.test-3")
-"""Names of pytest's entry scripts (Debian's python3-pytest adds ``pytest-3``)."""
-VALUED_FLAGS = "cmWX"
 REGISTER_SUFFIX = ".started"
 """The registration socket's name is the key socket's plus this (the sitecustomize's)."""
-MAX_STARTED = 1 << 20
-"""CPython's short options that take a value (``-c`` and ``-m`` end the options)."""
 MAX_CONFIG = 64 << 20
 MAX_FIELD = 1000
 
 
 def no_dump() -> bool:
+    """Make the broker non-dumpable (``PR_SET_DUMPABLE`` 0); False when that failed."""
     try:
         import ctypes
 
@@ -87,480 +85,6 @@ def take_config() -> dict[str, Any]:
     return config
 
 
-def _under(path: str, roots: "list[str] | frozenset[str]") -> bool:
-    """Is ``path`` one of ``roots`` or below one? (Walks up ``path``'s parents: cheap for
-    the many carried files the grader names.)"""
-    wanted = roots if isinstance(roots, frozenset) else frozenset(r.rstrip("/") or "/"
-                                                                  for r in roots)
-    here = path
-    while True:
-        if here in wanted:
-            return True
-        if here in ("/", ""):
-            return False
-        here = here.rpartition("/")[0] or "/"
-
-
-def foreign_mappings(pid: str, config: dict[str, Any]) -> list[str] | None:
-    """Files mapped by ``pid`` that the agent may have written: deleted or memfd files,
-    and files under the transfer roots that are not the closure's. None: unreadable."""
-    try:
-        with open(f"/proc/{pid}/maps", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    return foreign_in_maps(raw.decode("utf-8", "replace"), config)
-
-
-def foreign_in_maps(text: str, config: dict[str, Any]) -> list[str]:
-    trusted = frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or [])
-    roots = frozenset(r.rstrip("/") or "/" for r in config.get("transfer_roots") or [])
-    found: list[str] = []
-    for line in text.splitlines():
-        fields = line.split(None, 5)
-        if len(fields) < 6:
-            continue
-        path = fields[5]
-        if path.startswith("[") or path.startswith("anon_inode:"):
-            continue
-        if path.endswith(" (deleted)") or path.startswith("/memfd:") or not path.startswith("/"):
-            bad = True
-        else:
-            bad = _under(path, roots) and not _under(path, trusted)
-        if bad and path not in found:
-            found.append(path)
-    return found
-
-def proc_stat(pid: int) -> tuple[int, str] | None:
-    """(ppid, exe) of ``pid``, or None when it is gone or unreadable."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        ppid = int(raw[raw.rindex(b")") + 2:].split()[1])
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except (OSError, ValueError, IndexError):
-        return None
-    return ppid, exe
-
-
-def argv_of(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return [a.decode("utf-8", "replace") for a in handle.read().split(b"\0") if a]
-    except OSError:
-        return []
-
-
-class Started:
-    """What each Python of the container ran when it started, as the kernel showed it
-    then: the grader's sitecustomize connects to the registration socket before any
-    code but the closure's and the grader's has run in that process, and waits until the
-    broker has read its command line and working directory. A process can rewrite its
-    own command line in memory later (as ``setproctitle`` does), never this record. A
-    process that ever started anything but the task's pytest (an exec keeps the pid)
-    stays marked."""
-
-    def __init__(self) -> None:
-        self.seen: dict[int, tuple[int, list[str], str, bool]] = {}
-
-    def record(self, pid: int, config: dict[str, Any]) -> None:
-        begun = start_time(pid)
-        if begun is None or len(self.seen) >= MAX_STARTED:
-            return
-        argv, cwd = argv_of(pid), cwd_of(pid)
-        earlier = self.seen.get(pid)
-        other = not_pytest(argv, cwd, config) is not None
-        if earlier is not None and earlier[0] == begun:
-            other = other or earlier[3]
-        self.seen[pid] = (begun, argv, cwd, other)
-
-    def of(self, pid: int) -> tuple[list[str], str, bool] | None:
-        """(command line, working directory, ran anything but pytest) at its start, or
-        None when this very process never registered."""
-        entry = self.seen.get(pid)
-        if entry is None or entry[0] != start_time(pid):
-            return None
-        return entry[1], entry[2], entry[3]
-
-    def serve(self, listener: socket.socket, config: dict[str, Any]) -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            with conn:
-                creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                        struct.calcsize("3i"))
-                self.record(struct.unpack("3i", creds)[0], config)
-                with contextlib.suppress(OSError):
-                    conn.sendall(b"1")
-
-    def start(self, listener: socket.socket, config: dict[str, Any]) -> None:
-        threading.Thread(target=self.serve, args=(listener, config), daemon=True).start()
-
-
-def start_time(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks since boot): with the pid, names one process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        return int(raw[raw.rindex(b")") + 2:].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def shell_runs_tests(pid: int, argv: list[str]) -> bool:
-    """A shell running ``-c`` text or a script under /tests (test.sh, a subshell of it)."""
-    for arg in argv[1:]:
-        if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg):
-            return True
-        if arg.startswith("-") or arg.startswith("+"):
-            continue
-        path = arg if arg.startswith("/") else os.path.join(cwd_of(pid), arg)
-        return os.path.realpath(path).startswith("/tests/")
-    return False
-
-
-def cwd_of(pid: int) -> str:
-    try:
-        return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return "/"
-
-
-def python_target(argv: list[str]) -> tuple[str, str]:
-    """What a Python command line runs, parsed as CPython parses its options: ("module",
-    name) for ``-m``, ("code", text) for ``-c``, ("script", path), or ("stdin", "-") for
-    ``-``, no script or an unknown shape (the interactive interpreter reads stdin)."""
-    at = 1
-    while at < len(argv):
-        arg = argv[at]
-        if arg == "--":
-            return ("script", argv[at + 1]) if at + 1 < len(argv) else ("stdin", "-")
-        if arg.startswith("--"):  # --check-hash-based-pycs MODE, --help, --version
-            at += 2 if arg == "--check-hash-based-pycs" else 1
-            continue
-        if not arg.startswith("-") or arg == "-":
-            return ("script", arg) if arg != "-" else ("stdin", "-")
-        for offset, flag in enumerate(arg[1:], 2):
-            if flag in VALUED_FLAGS:
-                rest = arg[offset:]
-                value = rest or (argv[at + 1] if at + 1 < len(argv) else "")
-                if flag == "c":
-                    return ("code", value)
-                if flag == "m":
-                    return ("module", value)
-                at += 0 if rest else 1  # -W/-X take their value from the next word
-                break
-        at += 1
-    return ("stdin", "-")
-
-
-def closure_roots(config: dict[str, Any]) -> frozenset[str]:
-    """The verifier's closure: what the broker trusts, less /tests and the grader's dir."""
-    others = {str(config.get("tests_dir", "/tests")).rstrip("/"),
-              os.path.dirname(os.path.abspath(__file__))}
-    return frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or []
-                     if (r.rstrip("/") or "/") not in others)
-
-
-def not_pytest(argv: list[str], cwd: str, config: dict[str, Any]) -> str | None:
-    """None when a Python started as ``argv`` in ``cwd`` runs a pytest session of the
-    task's own: ``-m pytest`` (the sitecustomize makes that the closure's module), the
-    closure's ``pytest`` entry script (as its shebang runs it: ``bash``, ``uv run`` and
-    ``uvx`` all do), or a runner script of the tests (in ``/tests``, which no agent code
-    can write before the first key: it may call ``pytest.main``). Any other script, ``-c``
-    text or stdin: why not."""
-    kind, what = python_target(argv)
-    if kind == "module":
-        return None if what == "pytest" else f"runs the module {what[:200]}, not pytest"
-    if kind != "script":
-        return f"runs {kind} text, not pytest"
-    given = os.path.normpath(what if what.startswith("/") else os.path.join(cwd, what))
-    real = os.path.realpath(given)
-    if os.path.basename(given) in PYTEST_SCRIPTS and os.path.basename(real) in PYTEST_SCRIPTS:
-        closure = closure_roots(config)
-        if _under(given, closure) and _under(real, closure):
-            return None
-    tests = [str(config.get("tests_dir", "/tests")).rstrip("/")]
-    if _under(given, tests) and _under(real, tests):
-        return None
-    return f"runs {given[:300]}, not the closure's pytest"
-
-
-def not_started_as_pytest(pid: int, config: dict[str, Any], started: Started) -> str | None:
-    """None when ``pid`` started as the task's pytest (:func:`not_pytest`, on what it
-    registered at its start), never started as anything else under this pid, and still
-    shows the same command line; else why not."""
-    began = started.of(pid)
-    if began is None:
-        return "it never told the broker what it started as (the grader's sitecustomize " \
-            "did not run in it)"
-    argv, cwd, other = began
-    why = not_pytest(argv, cwd, config)
-    if why is not None:
-        return why
-    if other:
-        return "this process ran something other than pytest before (an exec keeps its pid)"
-    if argv_of(pid) != argv:
-        return "its command line changed since it started: " + " ".join(argv_of(pid))[:300]
-    return None
-
-
-def why_refused(pid: int, root: int, config: dict[str, Any], started: Started) -> str | None:
-    """None when ``pid`` is a pytest session of test.sh's own: the closure's Python running
-    the closure's pytest (or a runner in /tests), whose every parent up to test.sh runs the
-    image's launchers, a script of the tests or ``-c`` text of a shell, and maps no file
-    the agent wrote; else why not."""
-    here = proc_stat(pid)
-    if here is None:
-        return "unreadable"
-    if here[1] not in config["pythons"]:
-        return f"not the image's Python: {here[1]}"
-    why = not_started_as_pytest(pid, config, started)
-    if why is not None:
-        return why
-    roots = frozenset(r.rstrip("/") or "/" for r in config.get("transfer_roots") or [])
-    trusted = frozenset(r.rstrip("/") or "/" for r in config.get("trusted") or [])
-    parent = here[0]
-    hops = 0
-    while parent != root:
-        hops += 1
-        if parent <= 1 or hops > 64:
-            return "not started by test.sh"
-        step = proc_stat(parent)
-        if step is None:
-            return "a parent vanished"
-        name = os.path.basename(step[1])
-        mapped = foreign_mappings(str(parent), config)
-        if mapped is None or mapped:
-            return f"started by {step[1]}, which maps a file the agent wrote: " + \
-                ", ".join((mapped or ["(unreadable)"])[:3])
-        if step[1] in config["pythons"]:
-            known = started.of(parent)
-            if not python_runs_tests(*((known[0], known[1]) if known else
-                                       (argv_of(parent), cwd_of(parent)))) or (
-                    known is not None and argv_of(parent) != known[0]):
-                return "started by a Python running agent code"
-        elif step[1] not in config["tools"] or (
-                _under(step[1], roots) and not _under(step[1], trusted)):
-            return f"started by {step[1]}"
-        elif name in SHELLS and not shell_runs_tests(parent, argv_of(parent)):
-            return "started by a shell running agent code"
-        elif name in MAKES and not make_runs_tests(parent, argv_of(parent)):
-            return "started by make running a Makefile outside /tests"
-        parent = step[0]
-    return None
-
-
-def make_runs_tests(pid: int, argv: list[str]) -> bool:
-    """make reading a Makefile of the tests: ``-f`` one under /tests, or (``-C``, which
-    make has already entered) its working directory is under /tests."""
-    for at, arg in enumerate(argv):
-        named = argv[at + 1] if arg in ("-f", "--file", "--makefile") and at + 1 < len(argv) \
-            else arg[2:] if arg.startswith("-f") and len(arg) > 2 else None
-        if named is not None:
-            path = named if named.startswith("/") else os.path.join(cwd_of(pid), named)
-            return os.path.realpath(path).startswith("/tests/")
-    cwd = os.path.realpath(cwd_of(pid))
-    return cwd == "/tests" or cwd.startswith("/tests/")
-
-
-def python_runs_tests(argv: list[str], cwd: str) -> bool:
-    """The image's Python running a script of the tests (a runner in /tests)."""
-    for arg in argv[1:]:
-        if arg in ("-c", "-m") or (arg.startswith("-") and arg[-1:] in ("c", "m")
-                                   and not arg.startswith("--")):
-            return False
-        if arg.startswith("-"):
-            continue
-        path = arg if arg.startswith("/") else os.path.join(cwd, arg)
-        return os.path.realpath(path).startswith("/tests/")
-    return False
-
-
-def _libc() -> Any:
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def ids_of(pid: int) -> tuple[list[int], list[int], int] | None:
-    """(uids, gids, TracerPid) of ``pid`` from ``/proc/PID/status`` (readable by anyone),
-    or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
-        return None
-    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-    try:
-        uids = [int(v) for v in fields["Uid"].split()]
-        gids = [int(v) for v in fields["Gid"].split()]
-        return uids, gids, int(fields["TracerPid"].strip())
-    except (KeyError, ValueError):
-        return None
-
-
-def as_owner(pid: int, look: Any) -> Any:
-    """``look()`` with this thread's filesystem uid and gid set to ``pid``'s, so the kernel's
-    access check on ``/proc/PID`` (PTRACE_MODE_READ_FSCREDS) compares like with like: it
-    then passes exactly when ``pid`` is dumpable. Raises PermissionError when ``pid``'s
-    uids (or gids) differ among themselves: no filesystem identity matches it."""
-    ids = ids_of(pid)
-    if ids is None:
-        raise ProcessLookupError(pid)
-    uids, gids, _ = ids
-    if len(set(uids[:3])) != 1 or len(set(gids[:3])) != 1:
-        raise PermissionError(f"pid {pid} has mixed uids {uids} or gids {gids}")
-    if uids[0] == os.geteuid() and gids[0] == os.getegid():
-        return look()
-    libc = _libc()
-    libc.setfsgid(gids[0])
-    libc.setfsuid(uids[0])
-    try:
-        return look()
-    finally:
-        libc.setfsuid(os.geteuid())
-        libc.setfsgid(os.getegid())
-
-
-def dumpable(pid: int) -> bool:
-    """Can a process of ``pid``'s own user open its memory (``/proc/PID/environ`` takes
-    the same check as ``mem``, for reading)? False once it made itself non-dumpable."""
-    def look() -> bool:
-        try:
-            os.close(os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC))
-            return True
-        except PermissionError:
-            return False
-    try:
-        return bool(as_owner(pid, look))
-    except PermissionError:
-        return False
-
-
-IO_URING = "anon_inode:[io_uring]"
-
-
-def io_uring_files(fdinfo: str) -> list[str]:
-    """The files registered with an io_uring instance (its ``UserFiles`` in fdinfo: a
-    handle no file table shows); one that cannot be read counts as a handle on
-    anything (``/proc/?``)."""
-    try:
-        with open(fdinfo, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1 << 20)
-    except OSError:
-        return ["/proc/?/io_uring"]
-    files: list[str] = []
-    inside, count = False, 0
-    for line in text.splitlines():
-        if line.startswith("UserFiles:"):
-            inside = True
-            with contextlib.suppress(ValueError):
-                count = int(line.split(":", 1)[1])
-        elif inside and line[:1].isspace() and ":" in line:
-            files.append(line.split(":", 1)[1].strip())
-        elif inside:
-            inside = False
-    return files if len(files) >= count else ["/proc/?/io_uring"]
-
-
-def open_files(pid: int) -> list[str] | None:
-    """What the file descriptors of ``pid`` and of each of its threads name (a thread
-    cloned without ``CLONE_FILES`` has a table of its own, which ``/proc/PID/fd`` does
-    not show); None when the kernel hides one from the broker (non-dumpable, or a thread
-    of other credentials). Raises ProcessLookupError when ``pid`` is gone."""
-    def look() -> list[str]:
-        links = []
-        for table in [f"/proc/{pid}/fd", *(f"/proc/{pid}/task/{t}/fd"
-                                           for t in os.listdir(f"/proc/{pid}/task"))]:
-            try:
-                names = os.listdir(table)
-            except FileNotFoundError:
-                continue  # a thread that just ended
-            for name in names:
-                with contextlib.suppress(FileNotFoundError):
-                    link = os.readlink(f"{table}/{name}")
-                    links.append(link)
-                    if link == IO_URING:  # its registered files are in no table: named here
-                        links += io_uring_files(f"{table[:-2]}fdinfo/{name}")
-        return links
-    try:
-        return list(as_owner(pid, look))
-    except PermissionError:
-        return None
-    except FileNotFoundError as exc:
-        raise ProcessLookupError(pid) from exc
-
-
-def zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-        return raw[raw.rindex(b")") + 2:][:1] in (b"Z", b"X")
-    except (OSError, ValueError):
-        return True  # gone
-
-
-def comm_of(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm", "rb") as handle:
-            return handle.read().decode("utf-8", "replace").strip()
-    except OSError:
-        return "?"
-
-
-def key_exposed(pid: int, keep: "set[int]") -> str | None:
-    """None when no other process can read ``pid``'s memory once it holds a key; else why
-    it could. ``pid`` must already be non-dumpable (then no process of the container,
-    which has no CAP_SYS_PTRACE, can open its ``/proc/PID/mem``, ``ptrace`` it or
-    ``process_vm_readv`` it) and untraced, and no process but those in ``keep`` (the
-    broker, the sessions already keyed) may hold a file of ``/proc/PID`` or of one of its
-    threads open: such a handle, opened while ``pid`` was still dumpable, reads its memory
-    later. A process whose open files the kernel hides from the broker (non-dumpable, or
-    of mixed uids) could hold one, so it too refuses the key."""
-    ids = ids_of(pid)
-    if ids is None:
-        return "it vanished"
-    if ids[2] != 0:
-        return f"it is traced by pid {ids[2]}"
-    if dumpable(pid):
-        return "it is still dumpable (the plugin makes it non-dumpable before it asks): " \
-            "another process could open its memory"
-    try:
-        mine = {pid, *(int(t) for t in os.listdir(f"/proc/{pid}/task") if t.isdigit())}
-    except OSError:
-        return "its threads are unreadable"
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in keep or int(name) in mine:
-            continue
-        other = int(name)
-        if zombie(other):
-            continue  # a zombie holds no files
-        try:
-            links = open_files(other)
-        except ProcessLookupError:
-            continue
-        if links is None:
-            return f"process {other} ({comm_of(other)}) hides its open files from the " \
-                "broker (it is non-dumpable or has mixed uids): it may hold a handle on " \
-                "the pytest process's memory"
-        for link in links:
-            if link == "/proc/?/io_uring":
-                return f"process {other} ({comm_of(other)}) holds an io_uring instance " \
-                    "whose registered files the broker cannot read: it may hold a handle " \
-                    "on the pytest process's memory"
-            parts = link.split("/")
-            if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and (
-                    int(parts[2]) in mine or (len(parts) > 4 and parts[3] == "task"
-                                              and parts[4].isdigit()
-                                              and int(parts[4]) in mine)):
-                return f"process {other} ({comm_of(other)}) holds {link} open: it could " \
-                    "read the pytest process's memory"
-    return None
-
-
 def prepare_tests(config: dict[str, Any]) -> None:
     """The private writable copy of the tests, from the grader's read-only staging."""
     import shutil
@@ -574,6 +98,8 @@ def prepare_tests(config: dict[str, Any]) -> None:
 
 
 def start_services(config: dict[str, Any], signer: Signer) -> list[int]:
+    """Start the task's declared services, each in its own session with its log in
+    ``/logs/verifier``, and wait until each is ready; signed ``service`` events. Their pids."""
     pids: list[int] = []
     for number, service in enumerate(config.get("services", [])):
         log = open(f"/logs/verifier/service-{number}.log", "ab")  # noqa: SIM115
@@ -647,7 +173,7 @@ class Keyed:
     def fds(self) -> list[int]:
         return list(self.conns)
 
-    def read(self, fds: "list[int]") -> None:
+    def read(self, fds: list[int]) -> None:
         for fd in fds:
             if fd not in self.conns:
                 continue
@@ -677,6 +203,8 @@ class Keyed:
 
 def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.socket,
           signer: Signer, services: list[int], writable: Writable, started: Started) -> None:
+    """The broker's loop: key or refuse each asker, note each keyed session's end, and
+    on the grader's SIGUSR1 write the end marker and return."""
     sessions = 0
     keyed = Keyed(signer)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
@@ -743,6 +271,8 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
 
 
 def main() -> None:
+    """Read the configuration, bind the sockets, start the services, then fork into the
+    background (the parent prints the child's pid and exits) and serve."""
     config = take_config()
     master = bytes.fromhex(config.pop("key"))
     no_dump()

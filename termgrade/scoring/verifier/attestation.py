@@ -30,6 +30,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 from termgrade.records.verdict import Outcome, TestVerdict
 from termgrade.sandbox.channel import ChannelLines
@@ -62,20 +63,58 @@ def sitecustomize_source() -> bytes:
     return _source("sitecustomize")
 
 
-SIGNED_LINE = re.compile(rb"^from signed_line import [^\n]*$", re.MULTILINE)
-"""The line of an in-container file that staging fills with :mod:`signed_line`'s text."""
+STAGED_INLINE = re.compile(
+    rb"^from ([A-Za-z_]\w*) import (?:\([^)\n]*#[^\n]*\bstaged inline\b[^\n]*\n[^)]*\)"
+    rb"|[^(\n]*#[^\n]*\bstaged inline\b[^\n]*)$", re.MULTILINE)
+"""An import of an in-container file that staging replaces with the named sibling's text:
+``from signed_line import Signer  # type: ignore[import-not-found]  # staged inline``, or
+the parenthesized form with the comment after ``(``."""
+FUTURE = b"from __future__ import annotations\n"
 
 
 def _source(stem: str) -> bytes:
-    """An in-container file as staged: one file, with the signed line's definitions written
-    in place of its import of them (B holds no module of that name to import)."""
-    here = resources.files("termgrade.scoring.incontainer")
+    """An in-container file as staged (:func:`_assemble` of the installed package's)."""
+    return _assemble(resources.files("termgrade.scoring.incontainer"), stem)
+
+
+def _assemble(here: Traversable, stem: str) -> bytes:
+    """``here/stem.py`` as one file: each sibling it imports ``# staged inline`` written in
+    place of that import (B holds no module of that name to import, and the plugin must
+    import nothing by a name the agent could predict).
+
+    Recursive (a sibling's own staged-inline imports are filled the same way), each sibling
+    at most once per staged file (a later import of it is dropped: its names are defined
+    above), a sibling's ``from __future__ import annotations`` dropped: the staged file's own
+    must then be there (or the sibling's annotations would be evaluated, which Python 3.8
+    cannot do), else ValueError. FileNotFoundError names a sibling that is not in ``here``."""
     text = (here / f"{stem}.py").read_bytes()
-    if not SIGNED_LINE.search(text):
-        return text
-    shared = (here / "signed_line.py").read_bytes().replace(
-        b"from __future__ import annotations\n", b"")
-    return SIGNED_LINE.sub(lambda _: b"# signed_line.py, staged inline:\n" + shared, text, 1)
+    return _inline(here, stem, text, {stem}, future=FUTURE in text)
+
+
+def _inline(here: Traversable, stem: str, text: bytes, done: set[str], *,
+            future: bool) -> bytes:
+    """``text`` (of ``stem``) with its staged-inline imports filled; ``done``: the siblings
+    written already (updated)."""
+
+    def fill(match: re.Match[bytes]) -> bytes:
+        name = match.group(1).decode()
+        if name in done:
+            return f"# {name}.py: staged inline above".encode()
+        sibling = here / f"{name}.py"
+        if not sibling.is_file():
+            raise FileNotFoundError(
+                f"{stem}.py imports {name} '# staged inline', but there is no {name}.py "
+                f"beside it ({here}) to write in its place")
+        done.add(name)
+        body = sibling.read_bytes()
+        if FUTURE in body and not future:
+            raise ValueError(f"{name}.py, staged inline, has 'from __future__ import "
+                             f"annotations' and the file it is staged into does not")
+        body = _inline(here, name, body.replace(FUTURE, b"", 1), done, future=future)
+        return f"# {name}.py, staged inline:\n".encode() + body.rstrip(b"\n") + \
+            f"\n# end of {name}.py".encode()
+
+    return STAGED_INLINE.sub(fill, text)
 
 
 def plugin_module() -> str:
