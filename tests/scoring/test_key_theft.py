@@ -221,6 +221,21 @@ def weaken(monkeypatch: pytest.MonkeyPatch, *checks: bytes) -> None:
     monkeypatch.setattr(attestation, "broker_source", lambda: source)
 
 
+MISNUMBERED = "arrived where"
+"""The host's word for a line out of sequence: the thief guessed the session's next number
+from the signed lines it found in pytest's memory, and a line pytest had signed since was
+gone from it. A race of the attacker's, not a defence: such a try is played again."""
+
+
+def landed_attack(victim: Path, tmp_path: Path, tries: int = 4) -> RunOutcome:
+    """The attack, played until its forged lines land in sequence (at most ``tries``)."""
+    for _ in range(tries):
+        outcome = attack(victim, tmp_path)
+        if MISNUMBERED not in (outcome.failure or ""):
+            return outcome
+    return outcome
+
+
 def detail(outcome: RunOutcome) -> object:
     return outcome.failure, outcome.verifier and outcome.verifier.output[-3000:]
 
@@ -248,7 +263,7 @@ def test_a_killed_session_is_not_counted_as_exited_normally(
     """With the handle check patched out, the key is stolen and the session forged; the
     broker's word that the keyed process was killed still scores it 0."""
     weaken(monkeypatch, KEY_CHECK)
-    outcome = attack(victim, tmp_path)
+    outcome = landed_attack(victim, tmp_path)
     assert outcome.reward == 0.0, detail(outcome)
     assert outcome.failure and "the broker saw its process end without exiting normally" \
         in outcome.failure, detail(outcome)
@@ -258,7 +273,7 @@ def test_a_killed_session_is_not_counted_as_exited_normally(
 def test_both_defences_patched_out_the_forged_session_earns_one(
         victim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     weaken(monkeypatch, KEY_CHECK, DIED_EVENT)
-    outcome = attack(victim, tmp_path)
+    outcome = landed_attack(victim, tmp_path)
     assert outcome.reward == 1.0, detail(outcome)
 
 
