@@ -700,22 +700,31 @@ def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
         _reap_orphans("orphans")
 
 
+_FIXTURE_PROCS: dict[int, set[int]] = {}
+"""A wider-scoped fixture (module, class, package, session) -> the processes its setup
+made: a daemon of agent code such a fixture started (the agent's ``start.sh`` that puts
+its server in the background) lives until that fixture is finalized, not only until the
+first test that asked for it ends. It is still reaped before a program of /tests runs."""
+
+
 def _reap_orphans(why: str) -> None:
     """Kill processes made since the session started whose parent is gone (daemons), and
-    every process below one (a fork chain's next link, whose parent is still alive)."""
+    every process below one (a fork chain's next link, whose parent is still alive). At a
+    test's end (``orphans``) a live wider-scoped fixture's processes are spared."""
     now = _pids()
-    if any((_stat(p) or (-1, -1))[0] in (0, 1) for p in now - _SESSION_PIDS - _KEEP):
-        _reap(set(), why, pick=_orphans_and_below)
+    spared = set().union(*_FIXTURE_PROCS.values()) if why == "orphans" else set()
+    if any((_stat(p) or (-1, -1))[0] in (0, 1) for p in now - _SESSION_PIDS - _KEEP - spared):
+        _reap(set(), why, pick=lambda pids: _orphans_and_below(pids, spared))
 
 
-def _orphans_and_below(now: set[int]) -> set[int]:
+def _orphans_and_below(now: set[int], spared: set[int] | None = None) -> set[int]:
     parents = {pid: (_stat(pid) or (-1, -1))[0] for pid in now - _SESSION_PIDS}
     found: set[int] = set()
     for pid in parents:
         here, hops = pid, 0
         while here in parents and hops < 4096:  # up through processes made since the start
             if parents[here] in (0, 1):
-                if here not in _KEEP:
+                if here not in _KEEP and (spared is None or here not in spared):
                     found.add(pid)
                 break
             here, hops = parents[here], hops + 1
@@ -731,6 +740,20 @@ try:
         report = made.get_result()
         if report.skipped or hasattr(report, "wasxfail"):
             _KINDS[(report.nodeid, report.when)] = _cause(item, call, report)
+
+    @_pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(fixturedef: Any, request: Any) -> Any:
+        wide = _CHANNEL is not None and getattr(fixturedef, "scope", "function") != "function"
+        before = _pids() if wide else set()
+        yield
+        if wide:
+            made = _pids() - before - _KEEP
+            if made:
+                _FIXTURE_PROCS[id(fixturedef)] = made
+
+    def pytest_fixture_post_finalizer(fixturedef: Any, request: Any) -> None:
+        # its daemons are orphans like any other from here: reaped when this test ends
+        _FIXTURE_PROCS.pop(id(fixturedef), None)
 
     @_pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(item: Any) -> Any:
