@@ -1,6 +1,6 @@
 """Honest tasks score exactly 1: the grader's defences leave ordinary idioms alone.
 
-The attack tests (``tests/scoring/test_grading_attacks.py``) show that every cheat scores 0. This
+The attack tests (``tests/scoring/test_trial_attacks.py``) show that every cheat scores 0. This
 module is the other half of that claim: the idioms honest task authors and agents use
 every day (probing pytest before the run, several sessions, a cwd in the agent's
 directory, reward.json, unittest classes, skip/xfail markers, agent CLIs run by the

@@ -379,7 +379,7 @@ def _nss_asking_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(score, "verifier_env", asking)
     monkeypatch.setattr(GraderProcs, "container_env", lambda self: {})
     # and the broker's look at test.sh's own mappings, which refuses a key below a shell
-    # that loaded the module (test_grading_session_keys.py shows it standing alone)
+    # that loaded the module (test_verifier_session_keys.py shows it standing alone)
     ancestor_maps_off(monkeypatch)
 
 

@@ -4,7 +4,7 @@ what the tests trust is judged by what it would change, wherever it lies.
 
 Each attack has its honest twin and a control: the rule patched out, the attack's entry
 reaches B. The end-to-end proofs through real containers are in
-``test_grading_transfer_attacks.py`` and ``test_carry_rule_env.py`` (the image's ``ENV``).
+``test_review_transfer_attacks.py`` and ``test_review_carry_rule_env.py`` (the image's ``ENV``).
 """
 
 from __future__ import annotations

@@ -235,9 +235,9 @@ def test_uvx_pytest_stays_attested(tmp_path: Path) -> None:
 
     try:
         docker_client().images.get(image)
-    except Exception as exc:  # built by test_grading_verify_time_installs (needs PyPI)
+    except Exception as exc:  # built by test_verifier_verify_time_installs (needs PyPI)
         pytest.skip(f"{image} is not built here ({exc}); run "
-                    "tests/scoring/test_grading_verify_time_installs.py first")
+                    "tests/scoring/test_verifier_verify_time_installs.py first")
     test_sh = START + f"cd /tests\nuvx pytest {FLAGS} /tests/test_outputs.py\n" + REWARD
     task_dir = write_task(tmp_path, "keys-honest-uvx", toml=TOML, solve="true\n",
                           tests=PREIMAGE_TESTS, test_sh=test_sh,
@@ -250,7 +250,7 @@ def test_uvx_pytest_stays_attested(tmp_path: Path) -> None:
 
 def test_a_parent_that_maps_agent_code_keys_no_pytest_below_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The NSS attack of test_grading_grader_processes with the grader's fixed environment
+    """The NSS attack of test_verifier_grader_processes with the grader's fixed environment
     taken out (and the transfer set off): test.sh's bash loads the agent's NSS module. The
     broker's look at each parent's mappings alone refuses the pytest below it a key (with
     that look also off, the same attack earns 1 there: ``env-asks-nss``)."""
@@ -259,7 +259,7 @@ def test_a_parent_that_maps_agent_code_keys_no_pytest_below_it(
     from tests.support.grading import transfer_off
 
     # its attack and helpers, as they are there (by name: a test module, not a package)
-    procs = importlib.import_module("tests.scoring.test_grading_grader_processes")
+    procs = importlib.import_module("tests.scoring.test_verifier_grader_processes")
 
     transfer_off(monkeypatch)
     procs._nss_asking_env(monkeypatch)  # takes the parents' look out too: put it back

@@ -1,7 +1,7 @@
 """The transfer set: how it is derived, and how the review and the carry keep to it.
 
 On task directories and overlay-shaped layers on disk (no engine). The end-to-end
-proofs through real containers are in ``test_grading_transfer_attacks.py``.
+proofs through real containers are in ``test_review_transfer_attacks.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the broker reads from a command line before it keys a session (no Docker).
 
-The Docker half, attacks and honest shapes, is ``test_grading_session_keys.py``.
+The Docker half, attacks and honest shapes, is ``test_verifier_session_keys.py``.
 """
 
 from __future__ import annotations

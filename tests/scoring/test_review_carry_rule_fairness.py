@@ -1,7 +1,7 @@
 """Honest work a cold fairness round scored 0 (issue 42), on overlay-shaped layers and
 image views on disk (no engine): each honest twin is carried (or said with a hint), and
 each attack twin stays out. The engine's per-container files through real containers are
-in ``test_carry_rule_engine_files.py``.
+in ``test_review_carry_rule_engine_files.py``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ same outcome for the same test; without a reference, only one a marker written i
 tests' source caused (or test.sh's own ``-k``). A module that skipped at import, a
 collected test never reported, a session with fewer tests than the reference: 0.
 The same rule through real containers and a malicious ``solve.sh``:
-``tests/scoring/test_grading_decision_attacks.py``.
+``tests/scoring/test_verifier_decision_attacks.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.verifier.decision import decide
 from termgrade.scoring.verifier.result import VerifierResult
-from tests.scoring.test_grading_attestation import CLOSE, OPEN, PASS_A, START, Event, attest, run
+from tests.scoring.test_verifier_attestation import CLOSE, OPEN, PASS_A, START, Event, attest, run
 
 FINISH = {"e": "finish", "exitstatus": 0}
 

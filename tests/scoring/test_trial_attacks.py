@@ -198,7 +198,7 @@ def test_changes_to_the_verifier_outside_the_transfer_set_never_reach_it(
         victims: dict[str, Path], tmp_path: Path, name: str, body: str, left_out: str) -> None:
     """The victim's transfer set is /app and what its text names: each change is left in
     the agent's container and reported (the stand-in findings inside the set are in
-    ``test_grading_transfer_attacks.py``)."""
+    ``test_review_transfer_attacks.py``)."""
     outcome = play(victims["preimage"], name, script(tmp_path, body))
     assert outcome.error is None and outcome.reward == 0.0
     assert outcome.left_out is not None and left_out in outcome.left_out, outcome.left_out
