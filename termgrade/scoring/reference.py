@@ -25,6 +25,14 @@ from termgrade.task.digest import REFERENCE_FILE, task_digest
 from termgrade.task.paths import CONTAINER
 
 REFERENCE_FORMAT = "1.0"
+GRADER_RULES = 2
+"""The generation of the grader's rules a reference run is recorded under. What a record
+says (the footprint, which tests were attested, whether the task is attestable) depends
+on the rules that ran it: raise this when they change what a reference run records, and
+every record of an older generation is made anew (``grade`` and ``run`` run the
+reference once first; ``verify`` records it), never used. 1: records before the field
+(no ``grader_rules``); 2: runner scripts in ``/tests`` attested, ``/tests`` executable,
+the image's ``PYTHONPATH`` kept, named inputs."""
 
 
 class ReferenceRecord(BaseModel):
@@ -51,6 +59,9 @@ class ReferenceRecord(BaseModel):
                           "an attested pytest session)?")
     attest_reason: str | None = Field(
         None, description="Why the task is not attestable, when it is not.")
+    grader_rules: int = Field(
+        GRADER_RULES, description="The generation of the grader's rules the run was recorded under "
+                       "(a record of an older generation than the grader's is made anew).")
 
 
 def reference_dir() -> Path:
@@ -84,7 +95,10 @@ def reference_footprint(paths: Iterable[str]) -> list[str]:
 
 def _read(path: Path) -> ReferenceRecord | None:
     try:
-        return ReferenceRecord.model_validate(json.loads(path.read_text()))
+        raw = json.loads(path.read_text())
+        if isinstance(raw, dict):
+            raw.setdefault("grader_rules", 1)  # a record from before the field
+        return ReferenceRecord.model_validate(raw)
     except (OSError, ValueError):
         return None
 
@@ -101,9 +115,15 @@ def reference_for(task: Task) -> ReferenceRecord | None:
               *(old / f"{digest}.json" for old in SETTINGS.legacy_reference_dirs)]
     for path in places:
         found = _read(path)
-        if found is not None and found.task_digest == digest:
+        if found is not None and found.task_digest == digest and current(found):
             return found
     return None
+
+
+def current(record: ReferenceRecord) -> bool:
+    """Was ``record`` made under this grader's rules (:data:`GRADER_RULES`)? An older one
+    may say a task is unattested, or miss a footprint, that this grader would not."""
+    return record.grader_rules >= GRADER_RULES
 
 
 def write_reference_file(root: Path, record: ReferenceRecord) -> Path:

@@ -21,6 +21,7 @@ from termgrade.sandbox.errors import ImageBuildError
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.pair.warm import WARM
 from termgrade.scoring.reference import (
+    GRADER_RULES,
     ReferenceRecord,
     reference_footprint,
     reference_for,
@@ -268,7 +269,8 @@ def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRec
                              attested=run.verifier.attested,
                              attest_reason=None if run.verifier.attested else
                              (run.verifier.failure or "the reward did not come from attested "
-                                                      "pytest sessions"))
+                                                      "pytest sessions"),
+                             grader_rules=GRADER_RULES)
     save_reference(record)
     return record
 

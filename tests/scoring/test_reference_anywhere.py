@@ -20,7 +20,12 @@ from typer.testing import CliRunner
 
 from termgrade.core.settings import SETTINGS
 from termgrade.scoring.outcome import RunOutcome
-from termgrade.scoring.reference import ReferenceRecord, reference_for, save_reference
+from termgrade.scoring.reference import (
+    GRADER_RULES,
+    ReferenceRecord,
+    reference_for,
+    save_reference,
+)
 from termgrade.scoring.verifier.result import VerifierResult
 from termgrade.task import load_task
 from termgrade.task.digest import task_digest
@@ -73,6 +78,28 @@ def test_a_record_saved_in_one_folder_is_found_from_another(
     # a record of other content is never used
     (task_dir / "instruction.md").write_text("Write hello to /app/out.txt, now.\n")
     assert reference_for(load_task(task_dir)) is None
+
+
+def test_a_record_of_older_grader_rules_is_made_anew_not_used(
+        tmp_path: Path, cache: Path) -> None:
+    """A record an older grader made may call a task unattested (a runner script in /tests
+    it did not follow) or miss a footprint: one of an older rules generation, or from
+    before the field, is not used (``grade`` and ``run`` then run the reference again)."""
+    task_dir = write_task(tmp_path / "tasks", "older-rules")
+    digest = task_digest(task_dir)
+    old = ReferenceRecord(task_digest=digest, attested=False,
+                          attest_reason="verifier_attested: test.sh runs no pytest")
+    raw = json.loads(old.model_dump_json())
+    del raw["grader_rules"]  # as a record written before the field
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / f"{digest}.json").write_text(json.dumps(raw))
+    assert reference_for(load_task(task_dir)) is None
+    (cache / f"{digest}.json").write_text(old.model_copy(
+        update={"grader_rules": GRADER_RULES - 1}).model_dump_json())
+    assert reference_for(load_task(task_dir)) is None
+    save_reference(old.model_copy(update={"attested": True, "attest_reason": None}))
+    found = reference_for(load_task(task_dir))
+    assert found is not None and found.attested and found.grader_rules == GRADER_RULES
 
 
 def test_a_record_in_the_old_state_dir_is_still_read(
