@@ -14,7 +14,11 @@ The scoring container B is the image's own bytes plus the agent's work, and the 
    the exact paths ``instruction.md`` names (a named directory with what is in it, a named
    file alone, never its directory); the exact paths the reference solution changed, as
    ``verify`` recorded them (:mod:`termgrade.scoring.reference`). A path only the tests
-   name is read by them, not asked for: the image's file there stays the image's.
+   name is read by them, not asked for: the image's file there stays the image's. With a
+   recorded reference run, an image path the instruction or the tests name that the
+   reference left as it was is an **input** (read, not asked for): an image file changed
+   at or under it is not carried unless a deeper root asks for it (a declared artifact, a
+   path the reference changed), even inside the working directory or a named directory.
 3. **Accounts**: the users and groups the agent created are carried (merged line by line
    into the image's ``/etc/passwd``, ``group``, ``shadow``, ``gshadow``; a new user's login
    shell must be one the image lists); a change to the image's own entries only where the
@@ -35,7 +39,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from functools import cached_property
@@ -96,8 +101,9 @@ class TransferRoot:
     """Where it comes from: ``declared``, ``workdir``, ``instruction``, ``reference`` (the
     task asks for changes here), ``tests`` (named only by the tests: what the agent
     created there is carried, even in scratch; the image's file stays the image's),
-    ``input`` (an image file the instruction names that the recorded reference solution
-    left as it was: an input or a checker, read, not asked for, like ``tests``),
+    ``input`` (an image file or directory the instruction or the tests name that the
+    recorded reference solution left as it was: an input, a checker or ground truth,
+    read, not asked for; it wins over a wider root around it),
     ``accounts`` (merged: new users and groups only)."""
 
     @property
@@ -138,13 +144,55 @@ class TransferSet:
     def _scratch(self) -> PathSet:
         return PathSet(SCRATCH)
 
+    @cached_property
+    def _inputs(self) -> PathSet:
+        return PathSet(tuple(r.path for r in self.roots if r.why == "input"))
+
+    @cached_property
+    def _by_path(self) -> dict[str, TransferRoot]:
+        """Each root by its path (of two at one path, the stronger reason)."""
+        found: dict[str, TransferRoot] = {}
+        for root in self.roots:
+            key = root.path.rstrip("/") or "/"
+            known = found.get(key)
+            if known is None or _RANK.get(root.why, 0) > _RANK.get(known.why, 0):
+                found[key] = root
+        return found
+
+    def _covering(self, path: str) -> Iterator[TransferRoot]:
+        """The roots at ``path`` and above it, deepest first."""
+        where = path.rstrip("/") or "/"
+        while True:
+            root = self._by_path.get(where)
+            if root is not None:
+                yield root
+            if where == "/":
+                return
+            where = where.rpartition("/")[0] or "/"
+
+    def _deepest(self, path: str, wanted: Callable[[TransferRoot], bool]) -> bool:
+        """Is the deepest root around ``path`` that decides (an ``input``, or one that
+        ``wanted`` accepts) not an input? ``tests`` roots decide nothing."""
+        for root in self._covering(path):
+            if root.why == "input":
+                return False
+            if wanted(root):
+                return True
+        return False
+
     def __contains__(self, path: object) -> bool:
         """Is ``path`` inside a root (any change there may be the agent's work)?"""
         return path in self._all
 
     def carries_changes(self, path: str) -> bool:
-        """Is a change to an image file at ``path`` carried (a root that asks for changes)?"""
-        return path in self._changes
+        """Is a change to an image file at ``path`` carried? The deepest root around it
+        decides: one that asks for changes, not an ``input`` below it (a named input in
+        the working directory, an image file inside a named input directory), while a
+        deeper root inside an input (the reference's changed file, a declared artifact)
+        asks again. ``tests`` roots decide nothing."""
+        if path not in self._changes:
+            return False
+        return path not in self._inputs or self._deepest(path, lambda r: r.changes)
 
     def carries_created(self, path: str) -> bool:
         """Is an entry the agent created at ``path`` carried (subject to the stand-in
@@ -161,15 +209,18 @@ class TransferSet:
     def tests_only(self, path: str) -> bool:
         """Is ``path`` inside a root only the tests name (read or written by them, not
         asked for)?"""
-        return path in self._all and path not in self._changes
+        return path in self._all and not self.carries_changes(path)
 
     def names(self, path: str) -> bool:
         """Is ``path`` itself a root (a text of the task names this very path)?"""
         return path in self._all.exact
 
     def asked(self, path: str) -> bool:
-        """Is ``path`` inside a root the task asked for (not only one its tests read)?"""
-        return path in self._asked
+        """Is ``path`` inside a root the task asked for (not only one its tests read),
+        with no input root between it and that root?"""
+        if path not in self._asked:
+            return False
+        return path not in self._inputs or self._deepest(path, lambda r: r.asked)
 
     def accounts(self, path: str) -> bool:
         """Is ``path`` an account database merged entry by entry (new users and groups
@@ -324,7 +375,8 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             mentioned |= set(_CODE_WORD.findall(text))
         candidates += [(p, "reference") for p in (reference.footprint if reference else [])]
         for _name, text in _test_texts(task.paths.tests_dir):
-            candidates += [(p, "tests") for p in named_paths(text, homes)]
+            candidates += [(p, _tests_why(p, reference, view, resolve))
+                           for p in named_paths(text, homes)]
         candidates += [(p, "accounts") for p in ACCOUNT_FILES]
         mentioned |= {posixpath.basename(p) for p, why in candidates
                       if why in ("instruction", "input", "tests") and _keep(p)}
@@ -348,24 +400,76 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
 def _instruction_why(path: str, reference: ReferenceRecord | None, view: str | None,
                      resolve: ResolveFn | None) -> str:
     """``instruction``, or ``input`` where a recorded reference run shows the named path
-    is an image file the task does not ask to change: an image regular file that the
-    reference left as it was (neither it nor a directory above it in its footprint).
-    Without a footprint nothing tells (a named file stays asked for)."""
+    is an image path the task does not ask to change (:func:`_left_alone`: a file or a
+    directory). Without a footprint nothing tells (a named path stays asked for)."""
+    return "input" if _left_alone(path, reference, view, resolve, directories=True) \
+        else "instruction"
+
+
+def _tests_why(path: str, reference: ReferenceRecord | None, view: str | None,
+               resolve: ResolveFn | None) -> str:
+    """``tests``, or ``input`` where the tests name an image file (their ground truth, a
+    checker) the recorded reference run left as it was: inside the working directory too,
+    it stays the image's. A directory the tests name (to run or import from) stays
+    ``tests``: it decides nothing."""
+    return "input" if _left_alone(path, reference, view, resolve, directories=False) \
+        else "tests"
+
+
+def _left_alone(path: str, reference: ReferenceRecord | None, view: str | None,
+                resolve: ResolveFn | None, *, directories: bool) -> bool:
+    """Does a recorded reference run (a non-empty footprint) show that ``path`` names an
+    image regular file (or, with ``directories``, an image directory) that the reference
+    left as it was? The path is followed through the image's own links inside the view
+    (an absolute link resolves in the image, never on the host). Left as it was: no
+    path of the footprint at it, at a link on the way, or above it; for a directory, no
+    image entry below it that the reference changed (what the reference created there
+    changes no image file: the directory is still an input, and its files are carried
+    as created and as ``reference`` roots)."""
+    from termgrade.sandbox import pristine
+
     footprint = reference.footprint if reference is not None else []
     if not footprint or view is None:
-        return "instruction"
+        return False
     path = posixpath.normpath(path)
-    forms = {path, (resolve(path) if resolve else None) or path}
-    host = view.rstrip("/") + max(forms, key=len)
-    if not os.path.isfile(host) or os.path.islink(host):
-        return "instruction"  # a directory, a link, or a file the image lacks: asked
+    final = pristine.resolve(view, path)
+    if not final:
+        return False  # the image lacks it (an output), a dangling link, a loop
+    top = view.rstrip("/")
+    try:
+        mode = os.lstat(top + final).st_mode
+    except OSError:
+        return False
+    is_dir = stat.S_ISDIR(mode)
+    if not (stat.S_ISREG(mode) or (directories and is_dir)):
+        return False
+    forms = {path, (resolve(path) if resolve else None) or path, final}
     changed = PathSet(tuple(posixpath.normpath(p) for p in footprint))
-    return "instruction" if any(f in changed for f in forms) else "input"
+    if any(f in changed for f in forms):
+        return False  # the reference changed it, or a directory above it
+    if is_dir:
+        below = tuple(f.rstrip("/") + "/" for f in forms)
+        for each in changed.roots:
+            if each.startswith(below) and _in_image(view, each):
+                return False  # the reference changed an image entry inside: asked
+    return True
 
 
-_RANK = {"tests": 0, "input": 0, "accounts": 1, "workdir": 2, "reference": 3, "instruction": 4,
-         "declared": 5}
-"""Of two reasons for one root, the stronger (an asked-for path over one only read)."""
+def _in_image(view: str, path: str) -> bool:
+    """Does the image have an entry at ``path`` (its directories resolved in the view)?"""
+    from termgrade.sandbox import pristine
+
+    parent, name = posixpath.split(path)
+    where = pristine.resolve(view, parent) if parent != "/" else "/"
+    if not where or not name:
+        return False
+    return os.path.lexists(view.rstrip("/") + posixpath.join(where, name))
+
+
+_RANK = {"tests": 0, "input": 0.5, "accounts": 1, "workdir": 2, "reference": 3,
+         "instruction": 4, "declared": 5}
+"""Of two reasons for one root, the stronger (an asked-for path over one only read; an
+input over a path the tests name, which decides nothing)."""
 
 
 def image_link_target(view: str, path: str) -> str | None:
