@@ -96,32 +96,131 @@ def walk_upper(upper_dir: str, *, max_entries: int = MAX_ENTRIES) -> Iterator[Up
                     stack.append(relative)
 
 
+_ABSENT, _HIDDEN, _SHOWN, _ALONE = range(4)
+"""What one image layer has at a directory path (:meth:`LowerView._state`): nothing (the
+deeper layers decide), a deletion or a non-directory there or above (nothing below the
+path shows, from this layer or any deeper), a directory (deeper layers show through it),
+or a directory that is opaque or lies in one (it shows, the deeper layers do not)."""
+
+
 class LowerView:
-    """Lookups in the image's layers (top first), for the few entries that need them."""
+    """Lookups in the image's layers (top first), for the few entries that need them,
+    merged as the kernel merges them: a whiteout (a 0/0 character device) in a higher
+    layer deletes what the deeper layers have at its path, and an opaque directory or any
+    non-directory hides everything the deeper layers have below its path (an earlier
+    ``RUN rm`` of the Dockerfile leaves exactly that). What each layer has at a directory
+    is learnt once, when a lookup first passes it (one ``lstat`` and ``listxattr``), so a
+    layer without whiteouts costs what a plain lookup costs."""
 
     def __init__(self, lower_dirs: list[str]) -> None:
         self.lower_dirs = lower_dirs
+        self._states: list[dict[str, int]] = [{"": _SHOWN} for _ in lower_dirs]
 
-    def lstat(self, path: str) -> os.stat_result | None:
-        relative = path.lstrip("/")
-        for lower in self.lower_dirs:
+    def _state(self, index: int, relative: str) -> int:
+        """What layer ``index`` has at directory ``relative`` (no leading ``/``; ``""``
+        is the root), cached with the states of the directories above it."""
+        known = self._states[index]
+        state = known.get(relative)
+        if state is not None:
+            return state
+        chain = []
+        parent = relative
+        while parent not in known:
+            chain.append(parent)
+            parent = parent.rpartition("/")[0]
+        state = known[parent]
+        layer = self.lower_dirs[index]
+        for each in reversed(chain):  # top down: each one's parent is a real directory
+            if state in (_SHOWN, _ALONE):
+                state = _dir_state(os.path.join(layer, each), alone=state == _ALONE)
+            known[each] = state
+        return state
+
+    def _find(self, path: str) -> tuple[str, os.stat_result] | None:
+        relative = path.strip("/")
+        if not relative:
+            return (self.lower_dirs[0], os.lstat(self.lower_dirs[0])) if self.lower_dirs \
+                else None
+        parent = relative.rpartition("/")[0]
+        for index, lower in enumerate(self.lower_dirs):
+            state = self._state(index, parent)
+            if state == _ABSENT:
+                continue
+            if state == _HIDDEN:
+                return None
+            host = os.path.join(lower, relative)
             try:
-                return os.lstat(os.path.join(lower, relative))
+                info = os.lstat(host)
             except FileNotFoundError:
+                if state == _ALONE:
+                    return None
                 continue
             except OSError:
-                # ENAMETOOLONG, ENOTDIR: nothing of the image's is there.
+                # ENAMETOOLONG: nothing of the image's is there.
                 return None
+            if _is_whiteout(info):
+                return None  # deleted by this layer
+            return host, info
         return None
 
+    def lstat(self, path: str) -> os.stat_result | None:
+        """The image's entry at ``path`` (never following a symlink), or None where the
+        image has nothing there (never had, or a layer deleted it)."""
+        found = self._find(path)
+        return found[1] if found is not None else None
+
+    def host_path(self, path: str) -> str | None:
+        """The host path of the image's entry at ``path`` (in the top-most layer that
+        has it, and none that deleted it), or None; for reading an image file's bytes."""
+        found = self._find(path)
+        return found[0] if found is not None else None
+
     def listdir(self, path: str) -> set[str]:
-        relative = path.lstrip("/")
+        """The names the image's directory ``path`` holds (none where it has none)."""
+        relative = path.strip("/")
         names: set[str] = set()
-        for lower in self.lower_dirs:
-            with_dir = os.path.join(lower, relative)
-            if os.path.isdir(with_dir) and not os.path.islink(with_dir):
-                names.update(os.listdir(with_dir))
+        seen: set[str] = set()
+        for index, lower in enumerate(self.lower_dirs):
+            state = self._state(index, relative)
+            if state == _ABSENT:
+                continue
+            if state == _HIDDEN:
+                break
+            with os.scandir(os.path.join(lower, relative) if relative else lower) as found:
+                for entry in found:
+                    if entry.name in seen:
+                        continue
+                    seen.add(entry.name)
+                    if entry.is_dir(follow_symlinks=False) or \
+                            entry.is_file(follow_symlinks=False) or entry.is_symlink() \
+                            or not _is_whiteout(entry.stat(follow_symlinks=False)):
+                        names.add(entry.name)
+            if state == _ALONE:
+                break
         return names
+
+
+def _is_whiteout(info: os.stat_result) -> bool:
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
+
+
+def _dir_state(host: str, *, alone: bool) -> int:
+    """What one layer has at ``host``, whose parent is a directory in that layer (``alone``:
+    opaque, or inside an opaque directory)."""
+    try:
+        info = os.lstat(host)
+    except OSError:  # FileNotFoundError; ENAMETOOLONG: nothing there
+        return _HIDDEN if alone else _ABSENT
+    if not stat.S_ISDIR(info.st_mode):
+        return _HIDDEN  # a whiteout, a file, a link: nothing deeper shows below it
+    if alone:
+        return _ALONE
+    try:
+        marks = os.listxattr(host, follow_symlinks=False)
+    except OSError:
+        return _SHOWN
+    return _ALONE if any(name in marks for name in OPAQUE_XATTRS) and _is_opaque(host) \
+        else _SHOWN
 
 
 def change_kind(entry: UpperEntry, lower: LowerView) -> ChangeKind:

@@ -17,7 +17,8 @@ layer, in the overlay's own terms:
 Devices, FIFOs and sockets are not carried. Only then does B start: the kernel shows it
 exactly the agent's reviewed changes on top of the image, as if B had made them itself,
 and no process of the agent's has ever run there. Parents the entries need are made with
-the metadata A showed for them. Every path is built from directory entry names (no
+the metadata A showed for them (never over a file or link of the image's: the review
+carries nothing below a directory it left out). Every path is built from directory entry names (no
 ``/``, no ``..``) and checked to have no symlink among its parents in B's layer, so
 nothing is written outside it. What is not carried (findings) stays in A's layer, which
 is removed with A.
@@ -98,6 +99,12 @@ class LayerWriter:
             try:
                 info = os.lstat(host)
             except FileNotFoundError:
+                image = self.lower.lstat(parent) if self.lower is not None else None
+                if image is not None and not stat.S_ISDIR(image.st_mode):
+                    # the review never carries an entry below a file or link of the
+                    # image's unless it carried the directory that replaced it
+                    raise CarryError(f"{path} lies below {parent}, which the image has as "
+                                     "no directory and which was not carried") from None
                 mode, uid, gid = 0o755, 0, 0
                 shown = self._shown(parent)
                 if shown is not None and stat.S_ISDIR(shown.st_mode):

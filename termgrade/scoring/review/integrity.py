@@ -173,6 +173,8 @@ def review_layer(
                 raise IntegrityBudgetError(
                     f"reviewing the agent's {review.entries:,} changes took over "
                     f"{allowed:.0f} s")
+        if len(tops.blocked) and _inside_left_out(entry, transfer, engine, review, tops):
+            continue
         created = False
         if transfer is not None and not transfer.carries_changes(entry.path):
             if tops.dropped.below(entry.path):  # inside a created directory left out
@@ -193,7 +195,7 @@ def review_layer(
                 shadow = ("a hard link the agent made where only the tests name a path: "
                           "what they write there would land in its other name")
             if shadow:  # created where the task asked for nothing: not carried, and said
-                _leave_out(entry, transfer, review, tops, shadow, hard=True)
+                _leave_out(entry, transfer, review, tops, shadow, hard=True, lower=lower)
                 continue
         if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
             parent = entry.path.rpartition("/")[0] or "/"
@@ -201,6 +203,7 @@ def review_layer(
             if known is None:
                 known = plain[parent] = parent not in engine and policy.plain_dir(parent)
             if known and not policy.named(entry.path) and entry.path not in engine.exact \
+                    and not tops.withheld_below(entry.path) \
                     and not ((transfer or standins) is not None and (
                         suspect_name(entry.path) or policy.tool_env.watched(entry.path))):
                 review.carried.append(entry)
@@ -211,6 +214,8 @@ def review_layer(
                     review.transient.add(entry.path)
                 continue
         verdict = _sort(entry, lower, policy, engine, review, created=created)
+        if verdict != "hold" and tops.withheld_below(entry.path):
+            verdict = "hold"  # below a finding: reviewed, never carried
         if verdict == "carry" and (transfer or standins) is not None:
             task_set = transfer or standins
             asked = task_set is not None and task_set.asked(entry.path)
@@ -222,7 +227,7 @@ def review_layer(
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
                 hard = stands_in(entry, lower, policy, asked=True, named=True) is not None
-                _leave_out(entry, transfer, review, tops, why, hard=hard)
+                _leave_out(entry, transfer, review, tops, why, hard=hard, lower=lower)
                 continue
             if why:
                 review.add(change_kind(entry, lower), entry.path, why)
@@ -242,6 +247,9 @@ def review_layer(
             review.deleted.append(entry.path)
         if verdict == "hold":
             review.held.append(entry.path)
+            if entry.is_dir and entry.path not in engine and (
+                    entry.opaque or not _same_directory(entry, lower)):
+                tops.withheld.add(entry.path)  # a finding: nothing below it reaches B
         else:
             review.replay.append((verdict, entry))
     if transfer is not None:  # B's layer after the tests holds their own links: not judged
@@ -387,27 +395,73 @@ def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine:
     """An entry outside the transfer set: a directory the set passes through is made in
     the scoring container (with the image's metadata); anything else stays in the agent's
     layer, counted as left out (a directory the kernel merely copied up is no change)."""
-    if entry.path in engine:
+    if entry.path in engine or tops.withheld_below(entry.path):  # below a finding: held
         review.held.append(entry.path)
         return
-    if entry.is_dir and not entry.whiteout and transfer.above(entry.path):
-        review.replay.append(("ancestor", entry))
-        if lower.lstat(entry.path) is None:  # a directory the agent made
+    if entry.is_dir and transfer.above(entry.path):
+        below = lower.lstat(entry.path)
+        if below is None:  # a directory the agent made, which the set passes through
+            review.replay.append(("ancestor", entry))
             tops.changed(entry.path)
-        return
+            return
+        if stat.S_ISDIR(below.st_mode):  # made in B as the image has it
+            review.replay.append(("ancestor", entry))
+            if entry.opaque or not _same_directory(entry, lower):
+                _ancestor_changed(entry, review, tops)
+            return
+    # anything else: a directory where the image has a file or link is a change of type
     review.held.append(entry.path)
     if entry.is_dir and not entry.opaque and not entry.too_deep \
             and _same_directory(entry, lower):
         return
-    _leave_out(entry, transfer, review, tops, None)
+    _leave_out(entry, transfer, review, tops, None, lower=lower)
+
+
+def _ancestor_changed(entry: UpperEntry, review: LayerReview, tops: _Tops) -> None:
+    """An image directory the transfer set only passes through, changed (its mode or
+    owner, or deleted and made anew): B has the image's directory there, so the change is
+    left out, said, and in the footprint (a reference that makes it asks for it); what
+    the set asks for below it is still carried."""
+    tops.changed(entry.path)
+    review.left_out += 1
+    if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
+        review.left_out_paths.append(entry.path)
+        review.left_out_notes[entry.path] = (
+            "a directory deleted and made anew" if entry.opaque else
+            "a directory whose mode or owner changed") + (
+            "; the scoring container has the image's here (the task names only paths "
+            "below it)")
+
+
+def _inside_left_out(entry: UpperEntry, transfer: TransferSet | None, engine: PathSet,
+                     review: LayerReview, tops: _Tops) -> bool:
+    """Is ``entry`` below a directory left out that B will not have as A has it (a
+    stand-in, a directory where the image has a file or link, one deleted and made
+    anew)? Then it is not carried either (B would otherwise show it under the image's
+    entry, or in a directory made for it): left out, counted, said at that directory."""
+    if not tops.blocked.below(entry.path):
+        return False
+    if transfer is None or entry.path in engine:
+        review.held.append(entry.path)
+    else:
+        _leave_out(entry, transfer, review, tops, None)
+    return True
 
 
 def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, tops: _Tops,
-               why: str | None, *, hard: bool = False) -> None:
+               why: str | None, *, hard: bool = False, lower: LowerView | None = None) -> None:
     """Count ``entry`` as left out (it stays in the agent's layer), naming the top-most
-    such paths, with why (a stand-in) or a hint (a name the task's text uses)."""
+    such paths, with why (a stand-in) or a hint (a name the task's text uses). With
+    ``lower``, a directory that is a stand-in, or where the image has a file or link, or
+    one the image has that was deleted and made anew, takes what is below it along: none
+    of it is carried (B has the image's entry there, not the agent's directory; where the
+    image has a directory merely changed in mode or owner, or none, B has or makes one)."""
     if review.held[-1:] != [entry.path]:
         review.held.append(entry.path)
+    if entry.is_dir and lower is not None and (why is not None or (
+            (below := lower.lstat(entry.path)) is not None
+            and (entry.opaque or not stat.S_ISDIR(below.st_mode)))):
+        tops.blocked.add(entry.path)
     if why is None and entry.path in QUIET_LEFT_OUT and not entry.is_dir:
         tops.changed(entry.path)  # in the footprint, never said: derived, not work
         return
@@ -458,6 +512,16 @@ class _Tops:
         """Directories the agent created (everything below them is created too)."""
         self.dropped = MarkedDirs()
         """Created directories left out as stand-ins (everything below them stays out)."""
+        self.blocked = MarkedDirs()
+        """Directories left out that B will not have as A has them (the image lacks one
+        there, has a file or link there, or it was deleted and made anew): nothing below
+        them is carried, all of it left out."""
+        self.withheld = MarkedDirs()
+        """Directories held as findings: what is below them is reviewed (a finding of its
+        own, maybe), never carried."""
+
+    def withheld_below(self, path: str) -> bool:
+        return len(self.withheld) > 0 and self.withheld.below(path)
 
     def changed(self, path: str) -> None:
         if self._marked.below(path):
