@@ -23,11 +23,13 @@ from termgrade.scoring.review.lookups import (
     SEARCH_PATHS,
     SYSTEM_PREFIXES,
     beside_image_script,
+    module_form_shadow,
     runpath_shadow,
     shadowed_in_search_path,
     sourced_on_path,
     toolchain_shadow,
 )
+from termgrade.scoring.review.perlhooks import perl_hook
 from termgrade.scoring.review.policy import GradingPolicy
 from termgrade.task import CONTAINER
 
@@ -240,9 +242,13 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
                    "`openssl verify` and every TLS client), ")
                 + "which the task did not ask for")
     if not (asked or changes):
-        site = site_startup(path, lower)
+        site = site_startup(path, lower) or module_form_shadow(path, lower, created=created)
         if site:
             return site
+    if not asked and name.endswith((".pm", ".pmc")):
+        hook = perl_hook(path, lower, NO_ENV if changes else policy.tool_env)
+        if hook:
+            return hook
     if parent in MAKE_INCLUDE_DIRS and posixpath.splitext(name)[1] not in _HEADER_SUFFIXES \
             and not asked:
         return (f"not a header, in {parent}, where make finds a makefile the tests "
