@@ -145,8 +145,9 @@ def test_created_work_is_carried_anywhere_changes_only_where_asked(
         "/app/main.py", "/srv/other", "/srv/other/x", "/srv/shop",
         "/srv/shop/index.html", "/usr/local/bin/shop"]
     assert result.deleted == ["/app/old.txt"]
+    # /srv's mode changed (0755 -> 0777): B has the image's /srv, and that is said
     assert set(result.left_out_paths) == {"/usr/local/bin/sleep", "/usr/bin/sha256sum",
-                                          "/tmp/build", "/root/.bash_profile"}
+                                          "/tmp/build", "/root/.bash_profile", "/srv"}
     summary = result.left_out_summary() or ""
     assert "/usr/local/bin/sleep (shadows the image's `sleep`" in summary
     writer = carry_work(str(target), (str(upper), [str(lower)]), result)

@@ -237,7 +237,7 @@ def review_layer(
         elif verdict == "carry" and entry.path.startswith(TRANSIENT_PREFIXES):
             review.transient.add(entry.path)
         if verdict != "unchanged" and entry.path not in engine:
-            tops.changed(entry.path)
+            tops.changed(entry.path, covers=not _image_directory(entry, lower))
         if verdict == "carry":
             review.carried.append(entry)
             if stat.S_ISREG(entry.mode):
@@ -417,12 +417,21 @@ def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine:
     _leave_out(entry, transfer, review, tops, None, lower=lower)
 
 
+def _image_directory(entry: UpperEntry, lower: LowerView) -> bool:
+    """Is ``entry`` a directory where the image has one too (its mode or owner changed,
+    or deleted and made anew)? What changed in it is recorded path by path."""
+    if not entry.is_dir:
+        return False
+    below = lower.lstat(entry.path)
+    return below is not None and stat.S_ISDIR(below.st_mode)
+
+
 def _ancestor_changed(entry: UpperEntry, review: LayerReview, tops: _Tops) -> None:
     """An image directory the transfer set only passes through, changed (its mode or
     owner, or deleted and made anew): B has the image's directory there, so the change is
     left out, said, and in the footprint (a reference that makes it asks for it); what
     the set asks for below it is still carried."""
-    tops.changed(entry.path)
+    tops.changed(entry.path, covers=False)
     review.left_out += 1
     if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
         review.left_out_paths.append(entry.path)
@@ -523,10 +532,16 @@ class _Tops:
     def withheld_below(self, path: str) -> bool:
         return len(self.withheld) > 0 and self.withheld.below(path)
 
-    def changed(self, path: str) -> None:
+    def changed(self, path: str, *, covers: bool = True) -> None:
+        """``path`` changed: in the footprint unless a changed directory above it covers
+        it. ``covers``: it stands for what is below it too (not an image directory whose
+        mode or owner alone changed: what changed in it is recorded path by path, so a
+        reference that chmods a directory, or empties and refills it, asks for that
+        directory, not all the image has in it)."""
         if self._marked.below(path):
             return
-        self._marked.add(path)
+        if covers:
+            self._marked.add(path)
         if self.policy.in_closure(path) or self.policy.grader_owned(path):
             return  # never a deliverable: the footprint does not carry the verifier
         if len(self.review.footprint) < MAX_FOOTPRINT:

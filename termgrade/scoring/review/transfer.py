@@ -104,7 +104,10 @@ class TransferRoot:
     ``input`` (an image file or directory the instruction or the tests name that the
     recorded reference solution left as it was: an input, a checker or ground truth,
     read, not asked for; it wins over a wider root around it),
-    ``accounts`` (merged: new users and groups only)."""
+    ``accounts`` (merged: new users and groups only), ``reference-dir`` (an image
+    directory the reference changed itself, its mode or owner, or deleted and made anew:
+    asked for alone, not what the image has in it; what the reference changed in it is
+    in the footprint path by path)."""
 
     @property
     def asked(self) -> bool:
@@ -130,7 +133,16 @@ class TransferSet:
 
     @cached_property
     def _all(self) -> PathSet:
+        return PathSet(tuple(r.path for r in self.roots if r.why != "reference-dir"))
+
+    @cached_property
+    def _through(self) -> PathSet:
         return PathSet(tuple(r.path for r in self.roots))
+
+    @cached_property
+    def _alone(self) -> frozenset[str]:
+        """Roots that ask for a directory alone (``reference-dir``)."""
+        return frozenset(r.path for r in self.roots if r.why == "reference-dir")
 
     @cached_property
     def _changes(self) -> PathSet:
@@ -182,7 +194,7 @@ class TransferSet:
 
     def __contains__(self, path: object) -> bool:
         """Is ``path`` inside a root (any change there may be the agent's work)?"""
-        return path in self._all
+        return path in self._all or path in self._alone
 
     def carries_changes(self, path: str) -> bool:
         """Is a change to an image file at ``path`` carried? The deepest root around it
@@ -190,6 +202,8 @@ class TransferSet:
         the working directory, an image file inside a named input directory), while a
         deeper root inside an input (the reference's changed file, a declared artifact)
         asks again. ``tests`` roots decide nothing."""
+        if path in self._alone:
+            return True
         if path not in self._changes:
             return False
         return path not in self._inputs or self._deepest(path, lambda r: r.changes)
@@ -204,20 +218,23 @@ class TransferSet:
 
     def above(self, path: str) -> bool:
         """Is ``path`` a strict ancestor of a root (a directory the set passes through)?"""
-        return self._all.above(path)
+        return self._through.above(path)
 
     def tests_only(self, path: str) -> bool:
         """Is ``path`` inside a root only the tests name (read or written by them, not
         asked for)?"""
-        return path in self._all and not self.carries_changes(path)
+        return path in self._all and not self.carries_changes(path) \
+            and path not in self._alone
 
     def names(self, path: str) -> bool:
         """Is ``path`` itself a root (a text of the task names this very path)?"""
-        return path in self._all.exact
+        return path in self._all.exact or path in self._alone
 
     def asked(self, path: str) -> bool:
         """Is ``path`` inside a root the task asked for (not only one its tests read),
         with no input root between it and that root?"""
+        if path in self._alone:
+            return True
         if path not in self._asked:
             return False
         return path not in self._inputs or self._deepest(path, lambda r: r.asked)
@@ -373,7 +390,8 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             named = instruction_paths(text, homes, regular)
             candidates += [(p, _instruction_why(p, reference, view, resolve)) for p in named]
             mentioned |= set(_CODE_WORD.findall(text))
-        candidates += [(p, "reference") for p in (reference.footprint if reference else [])]
+        candidates += [(p, _reference_why(p, view)) for p in
+                       (reference.footprint if reference else [])]
         for _name, text in _test_texts(task.paths.tests_dir):
             candidates += [(p, _tests_why(p, reference, view, resolve))
                            for p in named_paths(text, homes)]
@@ -445,14 +463,29 @@ def _left_alone(path: str, reference: ReferenceRecord | None, view: str | None,
         return False
     forms = {path, (resolve(path) if resolve else None) or path, final}
     changed = PathSet(tuple(posixpath.normpath(p) for p in footprint))
-    if any(f in changed for f in forms):
-        return False  # the reference changed it, or a directory above it
+    alone = {posixpath.normpath(p) for p in footprint
+             if _reference_why(p, view) == "reference-dir"}
+    if forms & changed.exact or any(  # it, or a new tree the reference made above it
+            f in changed and not _only_image_dirs_above(f, changed, alone) for f in forms):
+        return False
     if is_dir:
         below = tuple(f.rstrip("/") + "/" for f in forms)
         for each in changed.roots:
             if each.startswith(below) and _in_image(view, each):
                 return False  # the reference changed an image entry inside: asked
     return True
+
+
+def _only_image_dirs_above(path: str, changed: PathSet, alone: set[str]) -> bool:
+    """Are the footprint's paths above ``path`` all image directories the reference
+    changed itself (``reference-dir``: they stand for themselves, not what is in them)?"""
+    where = posixpath.dirname(path)
+    while True:
+        if where in changed.exact and where not in alone:
+            return False
+        if where == "/":
+            return True
+        where = posixpath.dirname(where)
 
 
 def _in_image(view: str, path: str) -> bool:
@@ -466,7 +499,22 @@ def _in_image(view: str, path: str) -> bool:
     return os.path.lexists(view.rstrip("/") + posixpath.join(where, name))
 
 
-_RANK = {"tests": 0, "input": 0.5, "accounts": 1, "workdir": 2, "reference": 3,
+def _reference_why(path: str, view: str | None) -> str:
+    """``reference``, or ``reference-dir`` where the footprint names a directory the image
+    has (the reference changed its mode or owner, or made it anew): that directory alone
+    is asked for, not every image file in it (what the reference changed there is in the
+    footprint path by path)."""
+    from termgrade.sandbox import pristine
+
+    if view is None:
+        return "reference"
+    final = pristine.resolve(view, posixpath.normpath(path))
+    return "reference-dir" if final and os.path.isdir(view.rstrip("/") + final) \
+        and not os.path.islink(view.rstrip("/") + final) else "reference"
+
+
+_RANK = {"tests": 0, "input": 0.5, "accounts": 1, "workdir": 2, "reference-dir": 3,
+         "reference": 3,
          "instruction": 4, "declared": 5}
 """Of two reasons for one root, the stronger (an asked-for path over one only read; an
 input over a path the tests name, which decides nothing)."""
