@@ -205,7 +205,8 @@ def _image_text(lower: LowerView, path: str) -> str:
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
               asked: bool, named: bool = False, created: bool = False,
-              changes: bool = False) -> str | None:
+              changes: bool = False, texts: bool | None = None,
+              trust_asked: bool = False) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
@@ -216,6 +217,11 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     also made may be a new user's home (``/data/alice``).
     ``changes``: the task asks for the agent's changes here (its working directory...):
     the image's scripts there are the project the agent works on, not the tests' tools.
+    ``texts``: the task's own words name this path (the instruction, a declaration, or
+    the file's name in the instruction or the tests), not only the reference's footprint
+    (None: ``asked or named``): where an answer read from a standard stream would be read.
+    ``trust_asked``: the task asks for the trust store (it names a path of it, or the
+    command that rebuilds it): what ``update-ca-certificates`` writes is asked for too.
     """
     if entry.whiteout:
         return None
@@ -229,12 +235,13 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         return f"Node's per-user module folder ({path}): a require finds it unasked"
     if entry.is_dir:
         return None
-    if stat.S_ISLNK(entry.mode) and (asked or named):
+    if stat.S_ISLNK(entry.mode) and ((asked or named) if texts is None else texts):
         stream = _stream_link(entry)
         if stream:
             return (f"a symlink to {stream}, at a path the task names: what the reader has "
                     "open there (in a test, what it printed) would be the answer")
-    if not (asked or named) and (path in PYTHON_READS or path.startswith(TRUST_PATHS)):
+    if not (asked or named) and (path in PYTHON_READS or (
+            path.startswith(TRUST_PATHS) and not trust_asked)):
         return ("read unasked by the image's own tools: "
                 + ("Python's `mimetypes` reads it in every lookup (mimetypes.knownfiles), "
                    if path in PYTHON_READS else

@@ -130,6 +130,11 @@ class TransferSet:
     mentioned: frozenset[str] = frozenset()
     """Base names of the paths the instruction and the tests name: a left-out entry with
     one of them looks like the deliverable (said with a hint)."""
+    trust_asked: bool = False
+    """The task asks for the system's trust store: its instruction names a path of it
+    (``/usr/local/share/ca-certificates/``) or the command that rebuilds it
+    (``update-ca-certificates``, ``update-ca-trust``, ``c_rehash``, ``openssl rehash``):
+    what that command writes (``/etc/ssl/certs/<hash>.0``, the bundle) is asked for."""
 
     @cached_property
     def _all(self) -> PathSet:
@@ -243,6 +248,12 @@ class TransferSet:
         """Is ``path`` an account database merged entry by entry (new users and groups
         only), not carried as the agent wrote it?"""
         return path in ACCOUNT_FILES and not self.asked_exactly(path)
+
+    def in_texts(self, path: str) -> bool:
+        """Do the task's own words name ``path`` (the instruction or a declaration names
+        it, or the instruction or the tests name a file of its name), not only the
+        reference's footprint?"""
+        return self.asked_exactly(path) or posixpath.basename(path) in self.mentioned
 
     def asked_exactly(self, path: str) -> bool:
         """Is ``path`` (or a directory above it) named by the instruction or declared, not
@@ -376,6 +387,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
     if view is not None and resolve is None:
         resolve = image_resolver(view)
     homes, regular = image_homes(view) if view is not None else ({}, frozenset())
+    instruction_text = ""
     declared = list(task.config.artifacts)
     separate = task.config.separate_verifier
     candidates: list[tuple[str, str]] = [(p, "declared") for p in declared]
@@ -386,7 +398,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             candidates.append((where, "workdir"))
         instruction = task.paths.instruction
         if instruction.is_file():
-            text = instruction.read_text(errors="replace")
+            text = instruction_text = instruction.read_text(errors="replace")
             named = instruction_paths(text, homes, regular)
             candidates += [(p, _instruction_why(p, reference, view, resolve)) for p in named]
             mentioned |= set(_CODE_WORD.findall(text))
@@ -411,8 +423,20 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             known = roots.get(each)
             if known is None or _RANK[why] > _RANK[known.why]:
                 roots[each] = TransferRoot(each, why)
+    trust = any(r.why in ("instruction", "declared", "reference")
+                and r.path.rstrip("/").startswith(_TRUST_ROOTS) for r in roots.values()) \
+        or bool(instruction_text and _TRUST_COMMAND.search(instruction_text))
     return TransferSet(tuple(sorted(roots.values(), key=lambda r: r.path)), declared=separate,
-                       mentioned=frozenset(mentioned))
+                       mentioned=frozenset(mentioned), trust_asked=trust)
+
+
+_TRUST_ROOTS = ("/etc/ssl/certs", "/usr/local/share/ca-certificates",
+                "/usr/share/ca-certificates", "/etc/ca-certificates", "/etc/pki/ca-trust",
+                "/etc/pki/tls", "/usr/lib/ssl/certs", "/usr/local/ssl/certs")
+"""The system trust store's places: a task that asks for one asks for the store."""
+_TRUST_COMMAND = re.compile(r"\b(?:update-ca-certificates|update-ca-trust|c_rehash|"
+                            r"openssl\s+rehash)\b")
+"""The commands that rebuild the trust store (their outputs are what the task asks for)."""
 
 
 def _instruction_why(path: str, reference: ReferenceRecord | None, view: str | None,
