@@ -222,7 +222,6 @@ def review_layer(
             why = stands_in(entry, lower, policy, asked=asked,
                             named=task_set is not None and task_set.names(entry.path),
                             texts=task_set is not None and task_set.in_texts(entry.path),
-                            trust_asked=task_set is not None and task_set.trust_asked,
                             created=created,
                             changes=task_set is not None and task_set.carries_changes(
                                 entry.path))

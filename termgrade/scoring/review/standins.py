@@ -205,8 +205,7 @@ def _image_text(lower: LowerView, path: str) -> str:
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
               asked: bool, named: bool = False, created: bool = False,
-              changes: bool = False, texts: bool | None = None,
-              trust_asked: bool = False) -> str | None:
+              changes: bool = False, texts: bool | None = None) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
@@ -220,8 +219,6 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     ``texts``: the task's own words name this path (the instruction, a declaration, or
     the file's name in the instruction or the tests), not only the reference's footprint
     (None: ``asked or named``): where an answer read from a standard stream would be read.
-    ``trust_asked``: the task asks for the trust store (it names a path of it, or the
-    command that rebuilds it): what ``update-ca-certificates`` writes is asked for too.
     """
     if entry.whiteout:
         return None
@@ -240,8 +237,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if stream:
             return (f"a symlink to {stream}, at a path the task names: what the reader has "
                     "open there (in a test, what it printed) would be the answer")
-    if not (asked or named) and (path in PYTHON_READS or (
-            path.startswith(TRUST_PATHS) and not trust_asked)):
+    if not (asked or named) and (path in PYTHON_READS or path.startswith(TRUST_PATHS)):
         return ("read unasked by the image's own tools: "
                 + ("Python's `mimetypes` reads it in every lookup (mimetypes.knownfiles), "
                    if path in PYTHON_READS else

@@ -410,6 +410,12 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         candidates += [(p, "accounts") for p in ACCOUNT_FILES]
         mentioned |= {posixpath.basename(p) for p, why in candidates
                       if why in ("instruction", "input", "tests") and _keep(p)}
+    trust = not separate and (any(
+        why in ("instruction", "declared", "reference")
+        and posixpath.normpath(p).startswith(_TRUST_ROOTS) for p, why in candidates)
+        or bool(_TRUST_COMMAND.search(instruction_text)))
+    if trust:  # what the command writes from what the agent added: asked for too
+        candidates += [(p, "instruction") for p in _TRUST_ROOTS]
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)
@@ -423,9 +429,6 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             known = roots.get(each)
             if known is None or _RANK[why] > _RANK[known.why]:
                 roots[each] = TransferRoot(each, why)
-    trust = any(r.why in ("instruction", "declared", "reference")
-                and r.path.rstrip("/").startswith(_TRUST_ROOTS) for r in roots.values()) \
-        or bool(instruction_text and _TRUST_COMMAND.search(instruction_text))
     return TransferSet(tuple(sorted(roots.values(), key=lambda r: r.path)), declared=separate,
                        mentioned=frozenset(mentioned), trust_asked=trust)
 
