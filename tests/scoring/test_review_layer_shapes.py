@@ -409,3 +409,25 @@ def test_end_to_end_a_directory_chmod_is_said_and_carried_where_the_reference_di
     asked = ReferenceRecord(task_digest="none", footprint=["/srv/data"])
     outcome = play_script(root, chmod, tmp_path, reference=asked)
     assert outcome.reward == 1.0, (outcome.failure, outcome.left_out)
+
+
+def test_the_reviews_readers_of_image_bytes_see_the_merged_image(tmp_path: Path) -> None:
+    """Every place the review reads an image file's bytes or link goes through the merged
+    view: a link or an account database a later layer deleted is not the image's."""
+    from termgrade.scoring.review import accounts, standins
+    from termgrade.scoring.verifier import during
+
+    top, base = tmp_path / "top", tmp_path / "base"
+    os.makedirs(base / "usr/bin")
+    os.symlink("/usr/bin/python3.11", base / "usr/bin/python3")
+    whiteout(top, "/usr/bin/python3")                   # RUN rm /usr/bin/python3
+    put(base, "/etc/group", "root:x:0:\n")
+    whiteout(top, "/etc/group")
+    put(base, "/opt/tool/run", "#!/bin/sh\n")
+    put(top, "/opt/tool/run", "#!/usr/bin/perl\n")      # a later layer replaced it
+    lower = LowerView([str(top), str(base)])
+    assert standins._lower_link(lower, "/usr/bin/python3") is None
+    assert accounts._image_text(lower, "/etc/group") == ""
+    assert standins._image_text(lower, "/opt/tool/run") == "#!/usr/bin/perl\n"
+    assert during._image_path(lower, "/usr/bin/python3") is None
+    assert during._image_path(lower, "/opt/tool/run") == f"{top}/opt/tool/run"

@@ -196,11 +196,8 @@ def _nss_sources(text: str) -> set[str]:
 
 
 def _image_text(lower: LowerView, path: str) -> str:
-    for layer in lower.lower_dirs:
-        host = f"{layer}{path}"
-        if os.path.lexists(host):
-            return _read(host)
-    return ""
+    host = lower.host_path(path)  # the image's, as its layers merge (whiteouts too)
+    return _read(host) if host is not None else ""
 
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
@@ -461,14 +458,13 @@ def _skeleton_copy(entry: UpperEntry, lower: LowerView) -> bool:
 
 def _lower_link(lower: LowerView, path: str) -> str | None:
     """The image's symlink target at ``path`` (None: not a symlink in the image)."""
-    for layer in lower.lower_dirs:
-        host = f"{layer}{path}"
-        if os.path.lexists(host):
-            try:
-                return os.readlink(host)
-            except OSError:
-                return None
-    return None
+    host = lower.host_path(path)
+    if host is None:
+        return None
+    try:
+        return os.readlink(host)
+    except OSError:
+        return None
 
 
 def _resolve_in_b(start: str, target: str, links: dict[str, str],

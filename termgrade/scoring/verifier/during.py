@@ -89,8 +89,7 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
 
 
 def _image_path(lower: LowerView, path: str) -> str | None:
-    return next((f"{layer}{path}" for layer in lower.lower_dirs
-                 if os.path.lexists(f"{layer}{path}")), None)
+    return lower.host_path(path)  # the image's, as its layers merge (whiteouts too)
 
 
 def _program(host: str | None, mode: int) -> bool:
