@@ -221,7 +221,8 @@ def review_layer(
             asked = task_set is not None and task_set.asked(entry.path)
             why = stands_in(entry, lower, policy, asked=asked,
                             named=task_set is not None and task_set.names(entry.path),
-                            texts=task_set is not None and task_set.in_texts(entry.path),
+                            texts=task_set is not None and stat.S_ISLNK(entry.mode)
+                            and task_set.in_texts(entry.path),  # read for links alone
                             created=created,
                             changes=task_set is not None and task_set.carries_changes(
                                 entry.path))

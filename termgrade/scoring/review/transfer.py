@@ -387,6 +387,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
     if view is not None and resolve is None:
         resolve = image_resolver(view)
     homes, regular = image_homes(view) if view is not None else ({}, frozenset())
+    footprint = _Footprint.of(reference, view)
     instruction_text = ""
     declared = list(task.config.artifacts)
     separate = task.config.separate_verifier
@@ -400,12 +401,12 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         if instruction.is_file():
             text = instruction_text = instruction.read_text(errors="replace")
             named = instruction_paths(text, homes, regular)
-            candidates += [(p, _instruction_why(p, reference, view, resolve)) for p in named]
+            candidates += [(p, _instruction_why(p, footprint, view, resolve)) for p in named]
             mentioned |= set(_CODE_WORD.findall(text))
-        candidates += [(p, _reference_why(p, view)) for p in
-                       (reference.footprint if reference else [])]
+        candidates += [(p, "reference-dir" if posixpath.normpath(p) in footprint.alone
+                        else "reference") for p in footprint.paths]
         for _name, text in _test_texts(task.paths.tests_dir):
-            candidates += [(p, _tests_why(p, reference, view, resolve))
+            candidates += [(p, _tests_why(p, footprint, view, resolve))
                            for p in named_paths(text, homes)]
         candidates += [(p, "accounts") for p in ACCOUNT_FILES]
         mentioned |= {posixpath.basename(p) for p, why in candidates
@@ -442,26 +443,44 @@ _TRUST_COMMAND = re.compile(r"\b(?:update-ca-certificates|update-ca-trust|c_reha
 """The commands that rebuild the trust store (their outputs are what the task asks for)."""
 
 
-def _instruction_why(path: str, reference: ReferenceRecord | None, view: str | None,
+@dataclass(frozen=True)
+class _Footprint:
+    """The reference's footprint as the rule reads it, made once per transfer set: its
+    paths, as a set, and the image directories among them that stand for themselves
+    alone (:func:`_reference_why`: one look at the image per path, not one per name)."""
+
+    paths: tuple[str, ...]
+    changed: PathSet
+    alone: frozenset[str]
+
+    @classmethod
+    def of(cls, reference: ReferenceRecord | None, view: str | None) -> _Footprint:
+        paths = tuple(reference.footprint) if reference is not None else ()
+        normal = tuple(posixpath.normpath(p) for p in paths)
+        return cls(paths, PathSet(normal), frozenset(
+            p for p in normal if _reference_why(p, view) == "reference-dir"))
+
+
+def _instruction_why(path: str, footprint: _Footprint, view: str | None,
                      resolve: ResolveFn | None) -> str:
     """``instruction``, or ``input`` where a recorded reference run shows the named path
     is an image path the task does not ask to change (:func:`_left_alone`: a file or a
     directory). Without a footprint nothing tells (a named path stays asked for)."""
-    return "input" if _left_alone(path, reference, view, resolve, directories=True) \
+    return "input" if _left_alone(path, footprint, view, resolve, directories=True) \
         else "instruction"
 
 
-def _tests_why(path: str, reference: ReferenceRecord | None, view: str | None,
+def _tests_why(path: str, footprint: _Footprint, view: str | None,
                resolve: ResolveFn | None) -> str:
     """``tests``, or ``input`` where the tests name an image file (their ground truth, a
     checker) the recorded reference run left as it was: inside the working directory too,
     it stays the image's. A directory the tests name (to run or import from) stays
     ``tests``: it decides nothing."""
-    return "input" if _left_alone(path, reference, view, resolve, directories=False) \
+    return "input" if _left_alone(path, footprint, view, resolve, directories=False) \
         else "tests"
 
 
-def _left_alone(path: str, reference: ReferenceRecord | None, view: str | None,
+def _left_alone(path: str, footprint: _Footprint, view: str | None,
                 resolve: ResolveFn | None, *, directories: bool) -> bool:
     """Does a recorded reference run (a non-empty footprint) show that ``path`` names an
     image regular file (or, with ``directories``, an image directory) that the reference
@@ -473,8 +492,7 @@ def _left_alone(path: str, reference: ReferenceRecord | None, view: str | None,
     as created and as ``reference`` roots)."""
     from termgrade.sandbox import pristine
 
-    footprint = reference.footprint if reference is not None else []
-    if not footprint or view is None:
+    if not footprint.paths or view is None:
         return False
     path = posixpath.normpath(path)
     final = pristine.resolve(view, path)
@@ -489,9 +507,7 @@ def _left_alone(path: str, reference: ReferenceRecord | None, view: str | None,
     if not (stat.S_ISREG(mode) or (directories and is_dir)):
         return False
     forms = {path, (resolve(path) if resolve else None) or path, final}
-    changed = PathSet(tuple(posixpath.normpath(p) for p in footprint))
-    alone = {posixpath.normpath(p) for p in footprint
-             if _reference_why(p, view) == "reference-dir"}
+    changed, alone = footprint.changed, footprint.alone
     if forms & changed.exact or any(  # it, or a new tree the reference made above it
             f in changed and not _only_image_dirs_above(f, changed, alone) for f in forms):
         return False
@@ -503,7 +519,7 @@ def _left_alone(path: str, reference: ReferenceRecord | None, view: str | None,
     return True
 
 
-def _only_image_dirs_above(path: str, changed: PathSet, alone: set[str]) -> bool:
+def _only_image_dirs_above(path: str, changed: PathSet, alone: frozenset[str]) -> bool:
     """Are the footprint's paths above ``path`` all image directories the reference
     changed itself (``reference-dir``: they stand for themselves, not what is in them)?"""
     where = posixpath.dirname(path)
