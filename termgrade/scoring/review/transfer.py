@@ -48,6 +48,7 @@ from pathlib import Path
 
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.review.pathset import PathSet
+from termgrade.scoring.review.standins import TRUST_PATHS
 from termgrade.task import CONTAINER, Task
 
 __all__ = ["ACCOUNT_FILES", "CLOSURE_HINT", "SCRATCH", "TransferRoot", "TransferSet",
@@ -434,9 +435,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
                        mentioned=frozenset(mentioned), trust_asked=trust)
 
 
-_TRUST_ROOTS = ("/etc/ssl/certs", "/usr/local/share/ca-certificates",
-                "/usr/share/ca-certificates", "/etc/ca-certificates", "/etc/pki/ca-trust",
-                "/etc/pki/tls", "/usr/lib/ssl/certs", "/usr/local/ssl/certs")
+_TRUST_ROOTS = tuple(p.rstrip("/") for p in TRUST_PATHS)
 """The system trust store's places: a task that asks for one asks for the store."""
 _TRUST_COMMAND = re.compile(r"\b(?:update-ca-certificates|update-ca-trust|c_rehash|"
                             r"openssl\s+rehash)\b")
