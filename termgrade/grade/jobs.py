@@ -29,7 +29,7 @@ from termgrade.sandbox.ownership import run_scope
 from termgrade.scoring.kept import DEFAULT_MAX_BYTES, KeptLayer, WorkStore
 from termgrade.scoring.pair.containers import Pair, make_pair
 from termgrade.scoring.pair.warm import WARM
-from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.reference import ReferenceRecord, reference_for
 from termgrade.scoring.trial import RunOutcome, run_task, scoring_setup
 from termgrade.task import Task, load_task
 from termgrade.task.digest import agent_side_digest, task_digest
@@ -77,7 +77,8 @@ def run_job(job: TrialJob) -> TrialRecord:
     attestable = None
     try:
         task = load_task(Path(job.task_dir))
-        attestable = attestability(task, job.reference)
+        reference = job.reference or reference_for(task)  # found once, for both
+        attestable = attestability(task, reference)
         image = built_image(task)
     except BuildFailedError as exc:
         outcome = RunOutcome(job.agent.name, None, error=f"{BUILD_FAILED}: {exc}",
@@ -88,7 +89,7 @@ def run_job(job: TrialJob) -> TrialRecord:
     else:
         with run_scope(job.run_id):
             outcome = run_task(task, image, job.agent, attestable=attestable,
-                               keep_work=store_of(job), reference=job.reference)
+                               keep_work=store_of(job), reference=reference)
     record = graded_record(task_id=job.task_id, model=job.agent.name, attempt=job.attempt,
                            retry_index=job.retry_index, outcome=outcome, started_at=started,
                            finished_at=datetime.now(UTC), job_id=job.job_id,

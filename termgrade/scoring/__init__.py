@@ -16,7 +16,7 @@ a reward's path:
   (the plugin, the broker, the watch), staged as files.
 """
 
-from termgrade.scoring.pair.scoring_box import task_limits
+from termgrade.scoring.pair.containers import task_limits
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.scoring.verifier.result import VerifierResult, parse_reward
 

@@ -29,7 +29,7 @@ from termgrade.scoring.phases import timed
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.score import NO_LAYERS, score_layer
 from termgrade.scoring.trial import run_pair
-from termgrade.scoring.verifier.attestable import Attestability
+from termgrade.scoring.verifier.attestable import Attestability, grading_inputs
 from termgrade.scoring.verifier.setup import Scoring
 from termgrade.task import Task
 
@@ -63,6 +63,7 @@ def regrade_task(task: Task, image: str, work: KeptWork, store: WorkStore, *,
         finally:
             shutil.rmtree(rebuilt, ignore_errors=True)
 
+    reference, attestable = grading_inputs(task, reference, attestable)
     return run_pair(task, image, LABEL, act, reference=reference, attestable=attestable,
                     keep_work=keep_work)
 

@@ -15,7 +15,6 @@ from termgrade.sandbox.overlay_diff import LowerView, walk_upper
 from termgrade.scoring.kept import KeptLayer, WorkStore, snapshot
 from termgrade.scoring.outcome import RunOutcome
 from termgrade.scoring.pair import engine_moments as moments
-from termgrade.scoring.pair.scoring_box import task_limits
 from termgrade.scoring.phases import timed
 from termgrade.scoring.review.carry import carry_work
 from termgrade.scoring.review.engine_files import sort_engine_files
@@ -60,7 +59,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
     answering (unscored)."""
     policy = GradingPolicy.for_task(task, scoring.closure.dirs + scoring.closure.files,
                                     scoring.path, scoring.tool_env)
-    limit = task_limits(task).storage_mb << 20
+    limit = scoring.storage_bytes
     upper, lowers = agent_layer
     result = VerifierResult(reward=None, attested=scoring.attestable.attested)
     seen = RunOutcome(label, None, transfer=scoring.transfer)
@@ -92,7 +91,7 @@ def score_layer(task: Task, agent_layer: tuple[str, list[str]], engine_paths: tu
                         seen.kept = _keep(score_box, scoring.keep_work)
                 with timed(durations, "start_b"):
                     _hand_over(score_box)
-                run_verifier(score_box, task, policy, scoring, result, limit,
+                run_verifier(score_box, task, policy, scoring, result,
                              transfer_roots(review, scoring.transfer),
                              ldconfig=needs_ldconfig(review.carried), durations=durations,
                              carried=frozenset([*(e.path for e in review.carried),

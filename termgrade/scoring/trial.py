@@ -41,15 +41,21 @@ from termgrade.sandbox.diskwatch import DiskWatch
 from termgrade.sandbox.errors import ImageBuildError, SandboxError
 from termgrade.scoring.kept import WorkStore
 from termgrade.scoring.outcome import RunOutcome
-from termgrade.scoring.pair.containers import Pair, PairSpec, make_pair, tests_stamp
-from termgrade.scoring.pair.scoring_box import scoring_image, task_limits
+from termgrade.scoring.pair.containers import (
+    Pair,
+    PairSpec,
+    make_pair,
+    scoring_image,
+    task_limits,
+    tests_stamp,
+)
 from termgrade.scoring.pair.warm import WARM
 from termgrade.scoring.phases import timed
-from termgrade.scoring.reference import ReferenceRecord, reference_for
+from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.review.closure import Closure, find_closure
 from termgrade.scoring.review.transfer import TransferSet, derive_transfer_set
 from termgrade.scoring.score import NO_LAYERS, score_layer
-from termgrade.scoring.verifier.attestable import Attestability, from_reference
+from termgrade.scoring.verifier.attestable import Attestability, grading_inputs
 from termgrade.scoring.verifier.command import image_pythonpath, tool_env_of, verifier_path
 from termgrade.scoring.verifier.grader_procs import (
     GraderProcs,
@@ -125,6 +131,7 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
     """
     require_runnable(agent, task)
     label = agent_label(agent)
+    reference, attestable = grading_inputs(task, reference, attestable)
 
     def act(pair: Pair, durations: dict[str, float], started: float,
             scoring: Scoring) -> RunOutcome:
@@ -132,7 +139,8 @@ def run_task(task: Task, image: str, agent: Agent, *, keep: bool = False,
                             started, scoring)
 
     return run_pair(task, image, label, act, keep=keep, reference=reference,
-                    attestable=attestable, warm_key=warm_key, keep_work=keep_work)
+                    attestable=attestable, warm_key=warm_key,
+                    keep_work=keep_work)
 
 
 Phase = Callable[["Pair", dict[str, float], float, "Scoring"], RunOutcome]
@@ -140,16 +148,14 @@ Phase = Callable[["Pair", dict[str, float], float, "Scoring"], RunOutcome]
 and scores its layer; a regrade scores kept work (:mod:`termgrade.scoring.replay`)."""
 
 
-def run_pair(task: Task, image: str, label: str, act: Phase, *, keep: bool = False,
-             reference: ReferenceRecord | None = None,
-             attestable: Attestability | None = None, warm_key: str | None = None,
+def run_pair(task: Task, image: str, label: str, act: Phase, *,
+             reference: ReferenceRecord | None, attestable: Attestability,
+             keep: bool = False, warm_key: str | None = None,
              keep_work: WorkStore | None = None) -> RunOutcome:
     """A trial's frame: the scoring setup and the transfer set, the pair (warm or made
     here), ``act`` on it, the pair's teardown; the outcome says whether the task is
-    attested. See :func:`run_task` for the arguments."""
-    if reference is None:
-        reference = reference_for(task)
-    attestable = attestable or from_reference(reference)
+    attested. ``reference`` and ``attestable``: the task's, as its caller found them
+    (None: it has no reference record); see :func:`run_task` for the rest."""
     outcome = _run_task(task, image, label, act, keep=keep, attestable=attestable,
                         reference=reference, warm_key=warm_key, keep_work=keep_work)
     outcome.attested = attestable.attested
@@ -188,7 +194,8 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
                                                      transfer, reference, pair.procs,
                                                      spec.path, keep_work,
                                                      tool_env_of(task, facts.env),
-                                                     image_pythonpath(facts.env)))
+                                                     image_pythonpath(facts.env),
+                                                     task_limits(task).storage_mb << 20))
     finally:
         if pair is not None and keep:
             pair.agent_box.halt(kill=True)  # kept stopped, for inspection
@@ -203,13 +210,12 @@ def _run_task(task: Task, image: str, label: str, act: Phase, *, keep: bool,
 
 def _run_started(task: Task, agent: Agent, label: str, agent_box: Sandbox, score_box: Sandbox,
                  durations: dict[str, float], started: float, scoring: Scoring) -> RunOutcome:
-    limit = task_limits(task).storage_mb << 20
     layer = agent_box.writable_layer()
     if layer is None or score_box.writable_layer() is None:
         return RunOutcome(label, None, durations=durations, error=NO_LAYERS)
     upper, _lowers = layer
     # From here on the agent has acted: a failure to score is its failure, not unscored.
-    watch = DiskWatch(agent_box, upper, limit)
+    watch = DiskWatch(agent_box, upper, scoring.storage_bytes)
     agent_run = AgentRun(result=None)
     try:
         agent_run = run_agent(agent, agent_box, task)

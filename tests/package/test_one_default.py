@@ -15,7 +15,7 @@ from termgrade.grade import defaults
 from termgrade.grade.adaptive import AdaptiveRule
 from termgrade.grade.runner import grade_model
 from termgrade.sandbox.base import Limits
-from termgrade.scoring.pair.scoring_box import task_limits
+from termgrade.scoring.pair.containers import task_limits
 from termgrade.task import load_task
 from termgrade.training.agent_loop import time_limit_s
 from tests.support.task_dirs import MakeTask

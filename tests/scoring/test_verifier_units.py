@@ -91,7 +91,7 @@ def test_output_cap_small_output_is_whole_and_decodes_bad_bytes() -> None:
 def test_each_trial_stages_its_plugin_under_a_fresh_name(make_task: MakeTask) -> None:
     import shutil
 
-    from termgrade.scoring.pair.scoring_box import stage_grader
+    from termgrade.scoring.pair.containers import stage_grader
     from termgrade.task import load_task
 
     task = load_task(make_task())

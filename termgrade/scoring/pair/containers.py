@@ -6,32 +6,98 @@ phase) or the warm pool (:mod:`termgrade.scoring.pair.warm`) made it ahead, whil
 ran. A's container runs ``sleep infinity`` and nothing else until the agent phase starts;
 B is created, never started, with an empty writable layer; the staged grader holds the
 task's tests copied when the pair was made and a plugin module name no one else knows.
-"""
+
+What B is made of, before it is created, is here too: its image (a separate verifier's
+own, or the task's), its environment and limits, and the host directory its grader's
+read-only files are staged in (the plugin, the broker, the tests' copy)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from termgrade.sandbox.base import Sandbox
+from termgrade.sandbox.base import Limits, Sandbox
 from termgrade.sandbox.errors import SandboxError
 from termgrade.sandbox.ownership import current_run
 from termgrade.sandbox.seccomp import scoring_profile
-from termgrade.scoring.pair.scoring_box import (
-    TESTS_TMPFS_BYTES,
-    scoring_environment,
-    stage_grader,
-    task_limits,
-)
 from termgrade.scoring.review.closure import Closure
-from termgrade.scoring.review.policy import GRADER_DIR
-from termgrade.scoring.verifier.command import install_roots
-from termgrade.scoring.verifier.grader_procs import GraderProcs
+from termgrade.scoring.review.policy import GRADER_DIR, TESTS_SOURCE
+from termgrade.scoring.verifier import attestation as attest
+from termgrade.scoring.verifier.command import OPENSSL_FILE, install_roots
+from termgrade.scoring.verifier.grader_procs import GraderProcs, image_openssl_config
 from termgrade.task import CONTAINER, Task
+from termgrade.task.config import EnvironmentConfig
 from termgrade.task.digest import IGNORED_NAMES
+
+TESTS_TMPFS_BYTES = 1 << 30
+"""B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
+
+
+def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Limits:
+    """Limits from task.toml's ``[environment]`` (or the ``environment`` given: a separate
+    verifier's own), defaults where it is silent."""
+    env = environment or task.config.environment
+    defaults = Limits()
+    return Limits(
+        cpus=env.cpus or defaults.cpus,
+        memory_mb=env.memory_mb or defaults.memory_mb,
+        pids=env.pids or defaults.pids,
+        storage_mb=env.storage_mb or defaults.storage_mb,
+    )
+
+
+def scoring_image(task: Task, image: str) -> str:
+    """The scoring container's image: a separate-mode task's own verifier image
+    (``tests/Dockerfile`` built offline and cached by content digest, or a prebuilt
+    ``[verifier.environment] docker_image``), else the task's ``image``. The verifier's
+    closure is that image's; A's image only describes what the agent changed.
+    ImageBuildError when the verifier image cannot be had."""
+    from termgrade.sandbox.images import build_verifier_image
+
+    built = build_verifier_image(task)
+    return built.tag if built is not None else image
+
+
+def scoring_environment(task: Task) -> EnvironmentConfig:
+    """The scoring container's environment (env, workdir, limits): a separate verifier's
+    ``[verifier.environment]`` when the task declares one (Harbor's rule), else the
+    task's ``[environment]``."""
+    declared = task.config.verifier.environment
+    if task.config.separate_verifier and declared is not None:
+        return declared
+    return task.config.environment
+
+
+def stage_grader(task: Task, closure: Closure | None = None,
+                 procs: GraderProcs | None = None) -> tuple[Path, str]:
+    """A private copy of the task's tests (no host caches) and this trial's grader dir
+    (the plugin under a fresh module name, the broker and what it watches with, the
+    ``sitecustomize`` that puts
+    the closure first, the closure's directories, the broker's random socket name, the
+    image's own OpenSSL configuration), both mounted read-only in B."""
+    where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
+    module = attest.plugin_module()
+    grader = where / "grader"
+    grader.mkdir()
+    # The broker copies these into B's private, writable /tests before test.sh starts.
+    shutil.copytree(task.paths.tests_dir, grader / TESTS_SOURCE,
+                    ignore=shutil.ignore_patterns(*IGNORED_NAMES), symlinks=False)
+    (grader / f"{module}.py").write_bytes(attest.plugin_source())
+    (grader / f"{attest.BROKER_MODULE}.py").write_bytes(attest.broker_source())
+    (grader / f"{attest.WATCH_MODULE}.py").write_bytes(attest.watch_source())
+    (grader / "sitecustomize.py").write_bytes(attest.sitecustomize_source())
+    trusted = [*closure.dirs, *closure.files] if closure else []
+    (grader / "closure.paths").write_bytes(b"\0".join(os.fsencode(p) for p in trusted))
+    (grader / "broker-socket").write_text(procs.socket if procs else "")
+    (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
+    for path in (where, grader / TESTS_SOURCE, grader):
+        path.chmod(0o755)
+    return where, module
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from termgrade.scoring.reference import ReferenceRecord
+from termgrade.scoring.reference import ReferenceRecord, reference_for
+from termgrade.task import Task
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,14 @@ def from_reference(reference: ReferenceRecord | None) -> Attestability:
         return ATTESTED
     return Attestability(False, reference.attest_reason or "the reference run was not "
                          "attested (verify recorded no reason)")
+
+
+def grading_inputs(task: Task, reference: ReferenceRecord | None = None,
+                   attestable: Attestability | None = None
+                   ) -> tuple[ReferenceRecord | None, Attestability]:
+    """A trial's yardstick and rule, each found once: ``reference`` (default: the record
+    :func:`~termgrade.scoring.reference.reference_for` finds for ``task``'s current files)
+    and ``attestable`` (default: what that record says)."""
+    if reference is None:
+        reference = reference_for(task)
+    return reference, attestable or from_reference(reference)

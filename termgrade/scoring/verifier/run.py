@@ -36,7 +36,7 @@ from termgrade.task import CONTAINER, Task
 
 
 def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring,
-                 result: VerifierResult, limit: int, roots: list[str] | None = None, *,
+                 result: VerifierResult, roots: list[str] | None = None, *,
                  ldconfig: bool = False, durations: dict[str, float] | None = None,
                  carried: frozenset[str] = frozenset(), reference_run: bool = False,
                  watched_links: Mapping[str, str] | None = None) -> None:
@@ -50,6 +50,7 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
     is recorded, not judged); ``watched_links``: the agent's links at paths only the tests
     name (link -> its file), whose file must not change while the tests run."""
     key = attest.new_key()
+    limit = scoring.storage_bytes
     links = dict(watched_links or {})
     durations = {} if durations is None else durations
     with timed(durations, "broker"):

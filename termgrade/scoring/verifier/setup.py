@@ -1,12 +1,13 @@
 """What the scoring container runs the verifier with (:class:`Scoring`): the closure, the
 grader's processes, the plugin's name, the task's attestability and reference record, the
-transfer set, where kept work goes."""
+transfer set, where kept work goes, the disk limit."""
 
 from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
 
+from termgrade.sandbox.base import Limits
 from termgrade.scoring.kept import WorkStore
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, Closure
@@ -36,10 +37,13 @@ class Scoring:
     keep_work: WorkStore | None = None
     """Where the carried work is kept (``grade --keep-work``); None: not kept."""
     tool_env: ToolEnv = field(default=ToolEnv())
-    pythonpath: str = ""
-    """The image's own ``PYTHONPATH``, after the grader's directory in test.sh's."""
     """What test.sh's environment (the image's ``ENV`` under the grader's) adds to the
     image's tools' search paths and start-up reads."""
+    pythonpath: str = ""
+    """The image's own ``PYTHONPATH``, after the grader's directory in test.sh's."""
+    storage_bytes: int = Limits().storage_mb << 20
+    """The agent's disk limit (task.toml's ``[environment] storage_mb``): what it writes
+    in A and what B's processes write during the tests count against it."""
 
     @property
     def python(self) -> str | None:
