@@ -1,6 +1,6 @@
 """Corpus audit: static checks, near-duplicates, contamination against external benchmarks."""
 
-from termgrade.audit.documents import AuditDoc, find_tasks, read_harbor, read_task
+from termgrade.audit.documents import AuditDoc, find_tasks, read_harbor, read_task, read_tbench
 from termgrade.audit.pipeline import audit_corpus
 from termgrade.audit.records import (
     AuditReport,
@@ -10,7 +10,6 @@ from termgrade.audit.records import (
     TaskAudit,
 )
 from termgrade.audit.static_checks import CHECKS, CheckOptions, run_checks
-from termgrade.audit.tbench import read_tbench
 from termgrade.audit.testcode import TestInventory, inventory
 
 __all__ = [

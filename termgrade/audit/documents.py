@@ -2,9 +2,21 @@
 
 An :class:`AuditDoc` holds the texts every audit stage needs (instruction, test code,
 verifier script, solution, Dockerfile) and the metadata table. :func:`read_harbor` reads
-a Harbor task (``task.toml``); :mod:`termgrade.audit.tbench` reads the older
-Terminal-Bench format; :func:`read_task` picks the right one and :func:`find_tasks`
-walks folders for either.
+a Harbor task (``task.toml``); :func:`read_tbench` reads the older Terminal-Bench format
+(the ``tasks/<id>/`` layout of TB 1.x)::
+
+    <task_id>/
+    ├── task.yaml          # instruction: |  ... ; difficulty, category, author_*, tags
+    ├── Dockerfile         # (or docker-compose.yaml building one)
+    ├── solution.sh        # or solution.yaml: a list of commands
+    ├── run-tests.sh       # the verifier entry point
+    └── tests/
+        └── test_outputs.py
+
+(early Terminal-Bench tasks keep the instruction in ``descriptions: [{key: base,
+description: ...}]`` instead of ``instruction``; both are read; ``category`` is reported
+as ``domain``). :func:`read_task` picks the right reader and :func:`find_tasks` walks
+folders for either format.
 """
 
 from __future__ import annotations
@@ -14,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 from termgrade.task.errors import TaskLoadError
 from termgrade.task.paths import TaskPaths
@@ -139,6 +153,63 @@ def read_harbor(directory: Path) -> AuditDoc:
     )
 
 
+def _tbench_instruction(data: dict[str, Any]) -> str | None:
+    value = data.get("instruction")
+    if isinstance(value, str):
+        return value
+    descriptions = data.get("descriptions")
+    if isinstance(descriptions, list):
+        for item in descriptions:
+            if isinstance(item, dict) and item.get("key", "base") == "base":
+                text = item.get("description")
+                if isinstance(text, str):
+                    return text
+    return None
+
+
+def _tbench_metadata(data: dict[str, Any]) -> dict[str, Any]:
+    keep = ("difficulty", "category", "tags", "author_name", "author_email")
+    metadata = {key: data[key] for key in keep if key in data}
+    if "category" in data:
+        metadata["domain"] = data["category"]
+    return metadata
+
+
+def _tbench_solution(directory: Path) -> tuple[SourceFile, ...]:
+    found = []
+    for name in ("solution.sh", "solution.yaml"):
+        text = read_text(directory / name)
+        if text is not None:
+            found.append(SourceFile(name, text))
+    return tuple(found)
+
+
+def read_tbench(directory: Path) -> AuditDoc:
+    """Read a Terminal-Bench task; unreadable parts become ``problems``, never exceptions."""
+    problems: list[str] = []
+    data: dict[str, Any] = {}
+    try:
+        loaded = yaml.safe_load(read_text(directory / "task.yaml") or "")
+        if isinstance(loaded, dict):
+            data = loaded
+        else:
+            problems.append("task.yaml is not a mapping")
+    except yaml.YAMLError as exc:
+        problems.append(f"task.yaml is not valid YAML: {exc}")
+    instruction = _tbench_instruction(data)
+    if instruction is None:
+        problems.append("task.yaml has no `instruction` (nor `descriptions[key=base]`)")
+    return AuditDoc(
+        task_id=directory.name, root=directory, format="tbench",
+        instruction=instruction or "",
+        test_sources=python_sources(directory / "tests"),
+        test_script=read_text(directory / "run-tests.sh"),
+        solution=_tbench_solution(directory),
+        dockerfile=read_text(directory / "Dockerfile"),
+        metadata=_tbench_metadata(data), problems=tuple(problems),
+    )
+
+
 def task_format(directory: Path) -> TaskFormat | None:
     if (directory / "task.toml").is_file():
         return "harbor"
@@ -148,8 +219,6 @@ def task_format(directory: Path) -> TaskFormat | None:
 
 
 def read_task(directory: Path) -> AuditDoc:
-    from termgrade.audit.tbench import read_tbench  # tbench imports this module
-
     kind = task_format(directory)
     if kind == "harbor":
         return read_harbor(directory)

@@ -19,10 +19,10 @@ them either way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.audit.attestable import unattested_tasks
+from termgrade.builders.bandcentral_card import BandcentralSummary as BandcentralSummary
 from termgrade.builders.bandcentral_card import render_bandcentral_card
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
@@ -49,28 +49,6 @@ from termgrade.records import LabelRow
 from termgrade.sandbox.images import BASE_IMAGE_DIR
 
 DEFAULT_REPO_ID = repo_kind("bandcentral").default_repo_id
-
-
-@dataclass
-class BandcentralSummary:
-    out: Path
-    base_model: str | None = None
-    base_scaffold: str | None = None
-    rates: dict[str, list[float | None]] = field(default_factory=dict)
-    """Output split -> base pass rate of each of its tasks, in row order."""
-    files: list[str] = field(default_factory=list)
-    secrets_baseline: Path | None = None
-    """The reviewed detect-secrets findings placed beside the repo, if any."""
-    selection_report: dict[str, str] = field(default_factory=dict)
-    """The shipped selection report's files (json, md, png) relative to the repo root."""
-    origins: list[Origin] = field(default_factory=list)
-    """Each shipped task's license and source, from its task.toml [metadata]."""
-    license: str | None = None
-    """The tasks' license as this build knows it; None: unknown, the card claims none."""
-    unattested: dict[str, str] = field(default_factory=dict)
-    """Selected tasks that are unattestable: task id -> why."""
-    included_unattested: bool = False
-    """They were shipped (``include_unattested``); otherwise they were left out."""
 
 
 def _base_labels(labels: list[LabelRow], model: str | None,

@@ -1,9 +1,12 @@
-"""The bandcentral card (templates/bandcentral.md) with real counts."""
+"""The bandcentral card (templates/bandcentral.md) with real counts, and the
+:class:`BandcentralSummary` of a build it renders (``build_bandcentral`` returns it)."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from termgrade.agent.scaffold import TOOLS
 from termgrade.builders.card import (
@@ -18,12 +21,33 @@ from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import RL_TAG
 from termgrade.builders.figures import pass_rate_histogram
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.licensing import is_own, license_section
+from termgrade.builders.licensing import Origin, is_own, license_section
 from termgrade.builders.rows import BandcentralTaskRow
 from termgrade.builders.verl_prompts import VerlPromptRow
 
-if TYPE_CHECKING:
-    from termgrade.builders.bandcentral import BandcentralSummary
+
+@dataclass
+class BandcentralSummary:
+    """What ``build_bandcentral`` staged: the counts and facts its card is rendered from."""
+
+    out: Path
+    base_model: str | None = None
+    base_scaffold: str | None = None
+    rates: dict[str, list[float | None]] = field(default_factory=dict)
+    """Output split -> base pass rate of each of its tasks, in row order."""
+    files: list[str] = field(default_factory=list)
+    secrets_baseline: Path | None = None
+    """The reviewed detect-secrets findings placed beside the repo, if any."""
+    selection_report: dict[str, str] = field(default_factory=dict)
+    """The shipped selection report's files (json, md, png) relative to the repo root."""
+    origins: list[Origin] = field(default_factory=list)
+    """Each shipped task's license and source, from its task.toml [metadata]."""
+    license: str | None = None
+    """The tasks' license as this build knows it; None: unknown, the card claims none."""
+    unattested: dict[str, str] = field(default_factory=dict)
+    """Selected tasks that are unattestable: task id -> why."""
+    included_unattested: bool = False
+    """They were shipped (``include_unattested``); otherwise they were left out."""
 
 
 def _split_rows(summary: BandcentralSummary) -> str:

@@ -19,16 +19,19 @@ Inputs: task dirs (default ``environments/``); optional ``--labels`` (LabelRow J
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from termgrade.builders.card_prose import load_card_prose
 from termgrade.builders.common import copy_tree, place_secrets_baseline, staged_directory
-from termgrade.builders.environments_card import corpus_license, render_environments_card
+from termgrade.builders.environments_card import EnvironmentsSummary as EnvironmentsSummary
+from termgrade.builders.environments_card import (
+    ShippedTask,
+    corpus_license,
+    render_environments_card,
+)
 from termgrade.builders.inputs import Inputs, RecordSource, load_inputs
 from termgrade.builders.kinds import repo_kind
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.licensing import Origin
 from termgrade.builders.parquet_writer import ParquetSplitWriter
 from termgrade.builders.rows import TaskRow, schema_for
 from termgrade.builders.task_rows import (
@@ -48,44 +51,6 @@ from termgrade.sandbox.images import BASE_IMAGE_DIR
 
 DEFAULT_REPO_ID = repo_kind("environments").default_repo_id
 LABELS_SPLIT = "train"
-
-
-@dataclass
-class ShippedTask:
-    """One task as the environments repo ships it: its split, domain, difficulty and origin."""
-
-    task_id: str
-    split: str
-    domain: str
-    difficulty: str
-    oracle_verified: bool
-    n_assertions: int | None
-    origin: tuple[str, str, str | None] = ("unknown", "unknown", None)
-    """task.toml [metadata]: (author, source, generator model or None)."""
-    license: str | None = None
-    """task.toml [metadata] license (an SPDX id), if the task states one."""
-
-    @property
-    def origin_record(self) -> Origin:
-        return Origin(self.license, None if self.origin[1] == "unknown" else self.origin[1])
-
-
-@dataclass
-class EnvironmentsSummary:
-    out: Path
-    tasks: list[ShippedTask] = field(default_factory=list)
-    split_counts: dict[str, int] = field(default_factory=dict)
-    split_roles: dict[str, str] = field(default_factory=dict)
-    """Split name -> what selection chose its tasks for (train, validation), from --splits."""
-    n_labels: int = 0
-    files: list[str] = field(default_factory=list)
-    """Parquet files written, relative to the repo root."""
-    secrets_baseline: Path | None = None
-    """The reviewed detect-secrets findings placed beside the repo, if any."""
-    license: str | None = None
-    """The tasks' license as this build knows it (:func:`corpus_license`); None: unknown,
-    and the card says so."""
-
 
 
 def _origin(metadata: dict[str, object]) -> tuple[str, str, str | None]:

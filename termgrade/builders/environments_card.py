@@ -1,12 +1,14 @@
-"""The environments card: DATASET_CARD.md filled with real counts, tables and figures."""
+"""The environments card: DATASET_CARD.md filled with real counts, tables and figures,
+from the :class:`EnvironmentsSummary` of a build (``build_environments`` returns it)."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from termgrade.builders.card import (
     DATASET_CARD_TEMPLATE,
@@ -19,14 +21,50 @@ from termgrade.builders.card import (
 from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.figures import domain_difficulty_bars, pass_rate_histogram
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.licensing import is_own, known_license, license_section
+from termgrade.builders.licensing import Origin, is_own, known_license, license_section
 from termgrade.builders.rows import TaskRow
 from termgrade.builders.task_rows import DEFAULT_SPLIT
 from termgrade.records import LabelRow
 from termgrade.task.config import difficulty_key
 
-if TYPE_CHECKING:
-    from termgrade.builders.environments import EnvironmentsSummary, ShippedTask
+
+@dataclass
+class ShippedTask:
+    """One task as the environments repo ships it: its split, domain, difficulty and origin."""
+
+    task_id: str
+    split: str
+    domain: str
+    difficulty: str
+    oracle_verified: bool
+    n_assertions: int | None
+    origin: tuple[str, str, str | None] = ("unknown", "unknown", None)
+    """task.toml [metadata]: (author, source, generator model or None)."""
+    license: str | None = None
+    """task.toml [metadata] license (an SPDX id), if the task states one."""
+
+    @property
+    def origin_record(self) -> Origin:
+        return Origin(self.license, None if self.origin[1] == "unknown" else self.origin[1])
+
+
+@dataclass
+class EnvironmentsSummary:
+    """What ``build_environments`` staged: the counts and facts its card is rendered from."""
+
+    out: Path
+    tasks: list[ShippedTask] = field(default_factory=list)
+    split_counts: dict[str, int] = field(default_factory=dict)
+    split_roles: dict[str, str] = field(default_factory=dict)
+    """Split name -> what selection chose its tasks for (train, validation), from --splits."""
+    n_labels: int = 0
+    files: list[str] = field(default_factory=list)
+    """Parquet files written, relative to the repo root."""
+    secrets_baseline: Path | None = None
+    """The reviewed detect-secrets findings placed beside the repo, if any."""
+    license: str | None = None
+    """The tasks' license as this build knows it (:func:`corpus_license`); None: unknown,
+    and the card says so."""
 
 
 def corpus_license(tasks: Sequence[ShippedTask], given: str | None = None) -> str | None:

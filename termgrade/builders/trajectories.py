@@ -20,7 +20,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from termgrade.builders.card_prose import load_card_prose
@@ -44,6 +44,7 @@ from termgrade.builders.parquet_writer import (
 from termgrade.builders.rows import TraceRow, schema_for
 from termgrade.builders.task_rows import DEFAULT_SPLIT, LEGACY_ROLES
 from termgrade.builders.traces import TRACE_SPLIT, TraceWriter
+from termgrade.builders.trajectories_card import TrajectoriesSummary as TrajectoriesSummary
 from termgrade.builders.trajectories_card import render_trajectories_card
 from termgrade.builders.trajectory_rows import chat_messages, trajectory_row
 from termgrade.builders.trajectory_stats import TrajectoryStats
@@ -57,23 +58,6 @@ from termgrade.records.jsonl import iter_jsonl
 DEFAULT_REPO_ID = repo_kind("trajectories").default_repo_id
 ENVIRONMENTS_REPO_ID = repo_kind("environments").default_repo_id
 _MIB = 1024**2
-
-
-@dataclass
-class TrajectoriesSummary:
-    out: Path
-    stats: TrajectoryStats
-    files: list[str] = field(default_factory=list)
-    sft_bytes: int = 0
-    episode_bytes: int = 0
-    train_splits: list[str] = field(default_factory=list)
-    """Names of the splits selection chose training tasks for (from --splits)."""
-    trace_files: list[str] = field(default_factory=list)
-    """The STS trace files (and ATIF files), relative to the root."""
-    origins: list[Origin] = field(default_factory=list)
-    """License and source of each task dir given (task.toml [metadata])."""
-    license: str | None = None
-    """The tasks' license as this build knows it; None: unknown, the card claims none."""
 
 
 class _ByteProgress:

@@ -1,8 +1,11 @@
-"""The trajectories card (templates/trajectories.md) with real counts."""
+"""The trajectories card (templates/trajectories.md) with real counts, and the
+:class:`TrajectoriesSummary` of a build it renders (``build_trajectories`` returns it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from termgrade.builders.card import (
     card_configs,
@@ -15,13 +18,29 @@ from termgrade.builders.card_prose import CardProse, with_prose
 from termgrade.builders.environments_card import size_category
 from termgrade.builders.figures import bar_chart
 from termgrade.builders.layout import RepoPaths
-from termgrade.builders.licensing import license_section
+from termgrade.builders.licensing import Origin, license_section
 from termgrade.builders.rows import EpisodeRow, SftRow
 from termgrade.builders.traces import TRACES_TAG
+from termgrade.builders.trajectory_stats import TrajectoryStats
 
-if TYPE_CHECKING:
-    from termgrade.builders.trajectories import TrajectoriesSummary
 
+@dataclass
+class TrajectoriesSummary:
+    """What ``build_trajectories`` staged: the counts and facts its card is rendered from."""
+
+    out: Path
+    stats: TrajectoryStats
+    files: list[str] = field(default_factory=list)
+    sft_bytes: int = 0
+    episode_bytes: int = 0
+    train_splits: list[str] = field(default_factory=list)
+    """Names of the splits selection chose training tasks for (from --splits)."""
+    trace_files: list[str] = field(default_factory=list)
+    """The STS trace files (and ATIF files), relative to the root."""
+    origins: list[Origin] = field(default_factory=list)
+    """License and source of each task dir given (task.toml [metadata])."""
+    license: str | None = None
+    """The tasks' license as this build knows it; None: unknown, the card claims none."""
 
 
 def _yaml(paths: RepoPaths, n_trials: int, traces: bool = False,

@@ -3,26 +3,16 @@
 Both are :class:`concurrent.futures.Executor` s: ``submit(fn, *args)`` returns a future.
 The runners that own the journal, the retries and the progress display (``grade``,
 ``verify``) are the same for both, so the records are too. ``slots`` is how many pieces of
-work to keep in flight.
+work to keep in flight. :class:`Pool` is defined in :mod:`.pool` (the Ray executor builds
+one too) and importable from here; :func:`make_pool` picks the executor.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 
-
-@dataclass
-class Pool:
-    executor: Executor
-    slots: int
-    """Work kept in flight at once."""
-    where: str
-    """For messages: ``local`` or the Ray address."""
-
-    def shutdown(self) -> None:
-        """Stop; work not started is dropped (it was never journaled)."""
-        self.executor.shutdown(wait=False, cancel_futures=True)
+from termgrade.pools.pool import Pool as Pool
+from termgrade.pools.ray_executor import ray_pool
 
 
 def local_pool(workers: int) -> Pool:
@@ -36,6 +26,4 @@ def make_pool(workers: int, ray_address: str | None = None) -> Pool:
     """A Ray pool when ``ray_address`` is given (``termgrade[ray]``), else a local one."""
     if ray_address is None:
         return local_pool(workers)
-    from termgrade.pools.ray_executor import ray_pool
-
     return ray_pool(ray_address, workers)

@@ -16,7 +16,7 @@ answers on Docker and has the base image. A node that lacks TermGrade (or has an
 version) gets this driver's ``termgrade`` package code shipped with every task (Ray's
 ``py_modules``), its dependencies must be installed there already. See ``docs/ray.md``.
 
-Only this module imports ``ray``, and only ``--ray`` imports this module.
+Only this module imports ``ray``, and only when ``--ray`` connects to a cluster.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from termgrade.core.errors import OptionError
 from termgrade.core.settings import SETTINGS
 from termgrade.core.version import __version__
 from termgrade.pools.errors import RayUnavailableError
-from termgrade.pools.executors import Pool
+from termgrade.pools.pool import Pool
 
 P = ParamSpec("P")
 T = TypeVar("T")

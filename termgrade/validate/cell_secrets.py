@@ -31,6 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from termgrade.validate.secret_rules import OWN_DIGEST_FIELDS, SHA256, is_known_false_positive
+from termgrade.validate.secrets_json_form import json_form_findings, json_run_prefilter
+
 CELL_NAME = "cell.txt"
 """The file name each cell is scanned under: plain text (detect-secrets' OTHER file
 type, so its eager INI reading applies, as to a ``.txt`` file in the repo)."""
@@ -148,7 +151,6 @@ class _Judge:
     distinct text once."""
 
     def __init__(self) -> None:
-        from termgrade.validate.secrets_json_form import json_run_prefilter
         from termgrade.validate.secrets_scan import re2_prefilter
 
         self.prefilter = re2_prefilter()
@@ -196,8 +198,6 @@ class _Judge:
         trace file holds it (:mod:`.secrets_json_form`) where the file reading found
         nothing of that type on that line: ``(line, type, hashed secret, known false
         positive, whether the value is a sha256 in hex)``."""
-        from termgrade.validate.secrets_check import SHA256, is_known_false_positive
-        from termgrade.validate.secrets_json_form import json_form_findings
         from termgrade.validate.secrets_scan import scan_text
 
         if text not in self.found:
@@ -206,7 +206,8 @@ class _Judge:
             placed = [(s.line_number, s) for s in scan_text(reading, CELL_NAME,
                                                              file_filters=False)]
             seen = {(n, s.type) for n, s in placed}
-            placed += [(n, s) for n, s in json_form_findings(reading) if (n, s.type) not in seen]
+            placed += [(n, s) for n, s in json_form_findings(reading, CELL_NAME)
+                       if (n, s.type) not in seen]
             self.found[text] = [
                 (n, s.type, s.secret_hash, is_known_false_positive(
                     s.secret_value, lines[n - 1] if 0 < n <= len(lines) else ""),
@@ -221,8 +222,6 @@ def scan_leaves(leaves: Leaves) -> list[CellSecret]:
     the others, and those a config transformer may read so that a plugin flags them,
     are scanned as detect-secrets scans a file, each distinct text once (call inside
     ``detect_secrets.settings.default_settings()``)."""
-    from termgrade.validate.secrets_check import OWN_DIGEST_FIELDS
-
     judge = _Judge()
     hits: list[CellSecret] = []
     for offset, column, values, row_of in leaves():

@@ -5,7 +5,7 @@ verifier output; for a trajectories repo the parquet is the whole content).
 Known false positives, filtered and counted (the card documents them): findings in
 pytest function names, i.e. a secret value that starts with ``test_`` or a flagged line
 that defines a ``test_`` function; and TermGrade's own digests, a sha256 in hex written
-as the value of one of the fields that hold them (:data:`OWN_DIGEST_FIELDS`:
+as the value of one of the fields that hold them (:mod:`.secret_rules`:
 ``task_digest``, ``scaffold_digest`` in label rows, traces and ATIF files).
 Binary cells (task archives) are not text; the task files they hold are scanned as the
 ``tasks/`` tree, through :mod:`.secrets_scan`
@@ -23,7 +23,6 @@ tasks): review them.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,39 +31,15 @@ from termgrade.builders.layout import RepoPaths
 from termgrade.core.atomic import atomic_write_text
 from termgrade.pools.processes import map_in_workers
 from termgrade.validate.cache import ValidationCache
+from termgrade.validate.cell_secrets import CELL_NAME, row_group_parts
 from termgrade.validate.findings import ValidationFinding, ValidationReport
+from termgrade.validate.secret_rules import is_known_false_positive
 
 BINARY_SUFFIXES = frozenset({".parquet", ".png", ".jpg", ".gz", ".tar", ".zip", ".whl"})
-_PYTEST_NAME = re.compile(r"^\s*(async\s+)?def\s+test_\w+\s*\(")
-OWN_DIGEST_FIELDS = ("task_digest", "scaffold_digest", "archive_sha256", "sha256")
-"""Fields in which TermGrade writes a sha256 of its own (task contents, scaffold
-configuration, archives, manifest entries)."""
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_OWN_DIGEST = re.compile(r'"(?:' + "|".join(OWN_DIGEST_FIELDS)
-                         + r')"\s*:\s*"([0-9a-f]{64})"')
-_OUTCOMES = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed",
-                       "deselected"})
-"""The values of a reference record's per-test outcomes (node id -> outcome)."""
 RULES_VERSION = 4
-"""Bumped when :func:`is_known_false_positive` or what a scan finds changes: cached
-verdicts are redone (4: cells are scanned in their JSON form too, :mod:`.secrets_json_form`)."""
-
-
-def is_own_digest(secret_value: str | None, line: str) -> bool:
-    """A sha256 TermGrade wrote as the value of one of :data:`OWN_DIGEST_FIELDS` on this
-    line (JSON, as label rows, traces and ATIF files hold them)."""
-    value = secret_value or ""
-    return bool(SHA256.match(value)) and value in _OWN_DIGEST.findall(line)
-
-
-def is_known_false_positive(secret_value: str | None, line: str) -> bool:
-    """A pytest name mistaken for a key (the Hub's scanner reports these too), one of
-    TermGrade's own digests (:func:`is_own_digest`), or a test's outcome in a reference
-    record (``"test_outputs.py::test_no_secret_key": "passed"``)."""
-    value = secret_value or ""
-    return (value.startswith("test_") or bool(_PYTEST_NAME.search(line))
-            or is_own_digest(value, line)
-            or (value in _OUTCOMES and "::test_" in line))  # a test's outcome, by node id
+"""Bumped when :func:`.secret_rules.is_known_false_positive` or what a scan finds
+changes: cached verdicts are redone (4: cells are scanned in their JSON form too,
+:mod:`.secrets_json_form`)."""
 
 
 def _text_files(paths: RepoPaths) -> list[Path]:
@@ -202,8 +177,6 @@ def scan(paths: RepoPaths, *, memo: ValidationCache | None = None,
 def _cells_key(memo: ValidationCache, path: Path) -> str:
     from detect_secrets.__version__ import VERSION
 
-    from termgrade.validate.cell_secrets import CELL_NAME
-
     return f"secrets-cells:{VERSION}:r{RULES_VERSION}:{CELL_NAME}:{memo.digest(path)}"
 
 
@@ -227,8 +200,6 @@ def scan_cells(paths: RepoPaths, *, memo: ValidationCache | None = None,
             used.add(key)
         else:
             todo.append(path)
-    from termgrade.validate.cell_secrets import row_group_parts
-
     if sum(p.stat().st_size for p in todo) < PARALLEL_FROM_BYTES // 4:
         workers = 1
     # A large file is scanned in parts (runs of row groups), a process each.

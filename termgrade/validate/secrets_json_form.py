@@ -23,8 +23,6 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from termgrade.validate.cell_secrets import CELL_NAME
-
 MIN_RUN = 3
 """The shortest text segment whose JSON form can pass an entropy limit: the hex
 plugin needs 9 distinct characters, and a character of the text is at most 3 of the JSON
@@ -59,14 +57,15 @@ def json_form(text: str) -> tuple[str, list[int]]:
     return '"' + "\\n".join(parts) + '"', starts
 
 
-def json_form_findings(text: str) -> list[tuple[int, Any]]:
+def json_form_findings(text: str, filename: str) -> list[tuple[int, Any]]:
     """``(1-based line of the text, PotentialSecret)`` of each detect-secrets finding in
-    the text's JSON form (call inside ``default_settings()``)."""
+    the text's JSON form, scanned as a line of a file named ``filename`` (a cell's:
+    :data:`.cell_secrets.CELL_NAME`; call inside ``default_settings()``)."""
     from termgrade.validate.secrets_scan import _scan_lines
 
     form, starts = json_form(text)
     out = []
-    for secret in _scan_lines([form], CELL_NAME):
+    for secret in _scan_lines([form], filename):
         value = secret.secret_value or ""
         at = max(form.find(value), 0)
         while form.startswith("\\n", at) and value.startswith("\\n"):  # line breaks first

@@ -3,7 +3,7 @@ secrets, and a real keyword secret on a similar line still is."""
 
 from __future__ import annotations
 
-from termgrade.validate.secrets_check import is_known_false_positive
+from termgrade.validate.secret_rules import is_known_false_positive
 
 
 def test_a_reference_records_test_outcome_is_not_a_secret() -> None:
