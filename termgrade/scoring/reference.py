@@ -25,7 +25,7 @@ from termgrade.task.digest import REFERENCE_FILE, task_digest
 from termgrade.task.paths import CONTAINER
 
 REFERENCE_FORMAT = "1.0"
-GRADER_RULES = 3
+GRADER_RULES = 4
 """The generation of the grader's rules a reference run is recorded under. What a record
 says (the footprint, which tests were attested, whether the task is attestable) depends
 on the rules that ran it: raise this when they change what a reference run records, and
@@ -33,7 +33,9 @@ every record of an older generation is made anew (``grade`` and ``run`` run the
 reference once first; ``verify`` records it), never used. 1: records before the field
 (no ``grader_rules``); 2: runner scripts in ``/tests`` attested, ``/tests`` executable,
 the image's ``PYTHONPATH`` kept, named inputs; 3: an image directory in the footprint
-stands for itself alone, what changed in it is recorded path by path."""
+stands for itself alone, what changed in it is recorded path by path; 4: an image file
+copied up unchanged is no change (not in the footprint), and every image file the tests
+changed is recorded, asked-for paths included."""
 
 
 class ReferenceRecord(BaseModel):

@@ -43,7 +43,7 @@ def test_work_anywhere_outside_the_closure_is_carried_not_flagged(
     put(upper, "/app", None)
     (upper / "app").chmod((lower / "app").stat().st_mode & 0o7777)
     for path in work:
-        put(upper, path)
+        put(upper, path, "the agent's")  # not the image's bytes: a copy-up is no change
     findings, carried, deleted = review(lower, upper)
     assert findings == []
     assert set(work) <= set(carried)
@@ -161,23 +161,28 @@ def test_engine_paths_are_neither_findings_nor_carried(layers: tuple[Path, Path]
 
 
 @pytest.mark.slow
-def test_review_looks_below_only_for_directories_and_watched_entries(
+def test_review_looks_below_per_directory_and_per_file_only_in_image_directories(
         layers: tuple[Path, Path]) -> None:
+    """Linear in the entries walked: one look below per directory; a file is looked up
+    only where the image has its directory (it may be the image's file copied up as it
+    was, which is no change), never below a directory the agent made."""
     lower, upper = layers
     for i in range(3000):
+        put(upper, f"/app/made/f{i}")
+    for i in range(300):
         put(upper, f"/app/f{i}")
     put(upper, "/etc/new.conf")
 
     class Counting(LowerView):
         calls = 0
 
-        def lstat(self, path: str) -> os.stat_result | None:
+        def _find(self, path: str) -> tuple[str, os.stat_result] | None:
             Counting.calls += 1
-            return super().lstat(path)
+            return super()._find(path)
 
     result = review_layer(walk_upper(str(upper)), Counting([str(lower)]), POLICY)
-    assert result.entries == 3003 and len(result.carried) == 3001
-    assert Counting.calls <= 4  # /app and /etc only: linear in the entries walked
+    assert result.entries == 3304 and len(result.carried) == 3302  # not /app, /etc
+    assert Counting.calls <= 300 + 1 + 12  # /app's files, /etc's, a few per directory
 
 
 def test_findings_are_capped_but_counted(layers: tuple[Path, Path]) -> None:

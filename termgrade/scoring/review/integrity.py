@@ -164,6 +164,7 @@ def review_layer(
     started = time.monotonic()
     engine = PathSet(grader_paths)
     plain: dict[str, bool] = {}
+    image_dirs: dict[str, bool] = {}
     tops = _Tops(review, policy)
     for entry in entries:
         review.entries += 1
@@ -175,6 +176,8 @@ def review_layer(
                     f"{allowed:.0f} s")
         if len(tops.blocked) and _inside_left_out(entry, transfer, engine, review, tops):
             continue
+        if _copied_up_unchanged(entry, lower, tops, image_dirs):
+            continue  # opened for writing, never written: B has the image's own
         created = False
         if transfer is not None and not transfer.carries_changes(entry.path):
             if tops.dropped.below(entry.path):  # inside a created directory left out
@@ -494,6 +497,24 @@ def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, to
         top = next((p for p in review.left_out_paths if entry.path.startswith(f"{p}/")), None)
         if top is not None and top not in review.left_out_notes:
             review.left_out_notes[top] = f"{entry.path} {why}"
+
+
+def _copied_up_unchanged(entry: UpperEntry, lower: LowerView, tops: _Tops,
+                         image_dirs: dict[str, bool]) -> bool:
+    """Is ``entry`` an image file or link the kernel copied up as the image has it (a
+    program opened it for writing and wrote nothing: ``sqlite3`` querying a named
+    database)? No change, then: not carried, not in the footprint (a reference that only
+    queried the database asks for nothing there), not left out. Looked up only in a
+    directory the image has (``image_dirs``: one lookup per directory)."""
+    if entry.whiteout or not (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)) \
+            or tops.created.below(entry.path):
+        return False
+    parent = entry.path.rpartition("/")[0] or "/"
+    known = image_dirs.get(parent)
+    if known is None:
+        below = lower.lstat(parent)
+        known = image_dirs[parent] = below is not None and stat.S_ISDIR(below.st_mode)
+    return known and lower.unchanged(entry)
 
 
 def _created(entry: UpperEntry, lower: LowerView, tops: _Tops) -> bool:

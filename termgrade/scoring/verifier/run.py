@@ -148,8 +148,11 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         entries = list(walk_upper(layer[0]))
         after = review_layer(entries, LowerView(layer[1]), policy, grader_paths=grader,
                              standins=scoring.transfer)
+        # the reference's run records every image file its tests changed, asked-for
+        # paths included: a later trial may read that path as an input
         changed = image_changes(entries, LowerView(layer[1]), carried=carried,
-                                transfer=scoring.transfer, skip=grader)
+                                transfer=None if reference_run else scoring.transfer,
+                                skip=grader)
         if cache_changed:
             changed.append((CACHE, Trust.SOFTWARE))
         standins = list(zip(after.finding_paths, after.findings, strict=True))
