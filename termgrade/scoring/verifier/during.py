@@ -35,8 +35,8 @@ from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.review.standins import is_shared_object, startup_or_config
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, SCRATCH, TransferSet
 
-__all__ = ["NOT_JUDGED", "Trust", "identities", "image_changes", "trust", "unexplained",
-           "written_through"]
+__all__ = ["NOT_JUDGED", "Trust", "account_texts", "identities", "image_changes", "trust",
+           "unexplained", "written_through"]
 
 NOT_JUDGED = (*SCRATCH, "/var/log", "/var/lib/systemd", "/etc/ld.so.cache", "/etc/mtab",
               "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/root/.bash_history",
@@ -60,10 +60,13 @@ class Trust(IntEnum):
 
 def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
                   carried: frozenset[str], transfer: TransferSet | None,
-                  skip: tuple[str, ...]) -> list[tuple[str, Trust]]:
+                  skip: tuple[str, ...],
+                  accounts: dict[str, str] | None = None) -> list[tuple[str, Trust]]:
     """The image's files (and symlinks) that B's layer changed or deleted beyond what was
     carried into it before B started, each with how far a later test or tool trusts it
-    (:func:`trust`), sorted by path. ``skip``: the grader's own paths."""
+    (:func:`trust`), sorted by path. ``skip``: the grader's own paths. ``accounts``: the
+    account databases as carried into B (merged: a new user joined an image group),
+    read before the tests: the yardstick of their image entries, in place of the image's."""
     changed = []
     for entry in entries:
         path = entry.path
@@ -72,7 +75,7 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
         if path in ACCOUNT_FILES:  # new users (the agent's carried, a test's) are theirs;
             # an image entry changed (a login shell) is not, carried or not
             asked = transfer is not None and transfer.asked_exactly(path)
-            if not asked and _image_entries_changed(entry, lower):
+            if not asked and _image_entries_changed(entry, lower, (accounts or {}).get(path)):
                 changed.append((path, Trust.TRUSTED))
             continue
         if path in carried or _under(path, NOT_JUDGED) or _under(path, skip):
@@ -107,18 +110,30 @@ def _program(host: str | None, mode: int) -> bool:
     return head == b"\x7fELF" or head.startswith(b"#!")
 
 
-def _image_entries_changed(entry: UpperEntry, lower: LowerView) -> bool:
+def _image_entries_changed(entry: UpperEntry, lower: LowerView,
+                           carried: str | None = None) -> bool:
     """Did an account database lose or change one of the image's own lines (a user's
-    login shell, home or groups), beyond lines added?"""
+    login shell, home or groups), beyond lines added? ``carried``: the database as
+    carried into B, whose lines stand for the image's."""
     if entry.whiteout:
         return True
-    image = _text(_image_path(lower, entry.path))
+    image = carried if carried is not None else _text(_image_path(lower, entry.path))
     now = _text(entry.host_path)
     if image is None or now is None:
         return now is None and image is not None
     lines = {line.split(":", 1)[0]: line for line in now.splitlines() if ":" in line}
     return any(lines.get(line.split(":", 1)[0]) != line
                for line in image.splitlines() if ":" in line)
+
+
+def account_texts(upper: str) -> dict[str, str]:
+    """The account databases in B's writable layer ``upper`` (what was carried), by path."""
+    found = {}
+    for path in ACCOUNT_FILES:
+        text = _text(os.path.join(upper, path.lstrip("/")))
+        if text is not None:
+            found[path] = text
+    return found
 
 
 def _text(path: str | None) -> str | None:

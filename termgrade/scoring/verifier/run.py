@@ -28,7 +28,13 @@ from termgrade.scoring.verifier.command import (
     verifier_env,
 )
 from termgrade.scoring.verifier.decision import decide, decide_unattested, judge_changes
-from termgrade.scoring.verifier.during import Trust, identities, image_changes, written_through
+from termgrade.scoring.verifier.during import (
+    Trust,
+    account_texts,
+    identities,
+    image_changes,
+    written_through,
+)
 from termgrade.scoring.verifier.loader import CACHE, cache_digest, rebuild_cache
 from termgrade.scoring.verifier.result import VerifierResult, read_reward, read_tests, read_weights
 from termgrade.scoring.verifier.setup import Scoring
@@ -60,6 +66,7 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
     channel, watch, cache = prepared
     layer = box.writable_layer()
     before = identities(layer[0], links.values()) if layer and links else {}
+    accounts = account_texts(layer[0]) if layer else {}
     procs = scoring.procs
     if procs is None:
         return
@@ -83,7 +90,7 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
         if layer and before:  # before the decision: a finding scores 0
             result.tampered += written_through(layer[0], links, before)
         _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
-                carried, reference_run)
+                carried, reference_run, accounts)
 
 
 def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
@@ -110,10 +117,11 @@ def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierRe
 def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
             exceeded: int | None, cache: str | None, carried: frozenset[str],
-            reference_run: bool) -> None:
+            reference_run: bool, accounts: dict[str, str]) -> None:
     """From test.sh's run, the signed record and B's outputs: the reward. ``carried``: the
     paths of the agent's work carried into B before it started; ``reference_run``: the
-    agent is the task's reference solution (what its tests change is recorded)."""
+    agent is the task's reference solution (what its tests change is recorded);
+    ``accounts``: the account databases as carried, read before the tests."""
     weights = read_weights(task)
     timeout = task.config.verifier.timeout_sec
     layer = box.writable_layer()
@@ -152,7 +160,7 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         # paths included: a later trial may read that path as an input
         changed = image_changes(entries, LowerView(layer[1]), carried=carried,
                                 transfer=None if reference_run else scoring.transfer,
-                                skip=grader)
+                                skip=grader, accounts=accounts)
         if cache_changed:
             changed.append((CACHE, Trust.SOFTWARE))
         standins = list(zip(after.finding_paths, after.findings, strict=True))
