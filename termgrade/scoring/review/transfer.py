@@ -48,6 +48,7 @@ from pathlib import Path
 
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.review.pathset import PathSet
+from termgrade.scoring.review.spellings import built_paths, relative_names
 from termgrade.scoring.review.standins import TRUST_PATHS
 from termgrade.task import CONTAINER, Task
 
@@ -401,14 +402,19 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         instruction = task.paths.instruction
         if instruction.is_file():
             text = instruction_text = instruction.read_text(errors="replace")
-            named = instruction_paths(text, homes, regular)
+            named = instruction_paths(text, homes, regular) \
+                + _in_workdir(relative_names(text), where, view)
             candidates += [(p, _instruction_why(p, footprint, view, resolve)) for p in named]
             mentioned |= set(_CODE_WORD.findall(text))
         candidates += [(p, "reference-dir" if posixpath.normpath(p) in footprint.alone
                         else "reference") for p in footprint.paths]
-        for _name, text in _test_texts(task.paths.tests_dir):
-            candidates += [(p, _tests_why(p, footprint, view, resolve))
-                           for p in named_paths(text, homes)]
+        for name, text in _test_texts(task.paths.tests_dir):
+            named = named_paths(text, homes)
+            if name.endswith(".py"):
+                named += built_paths(text)
+            named += [p for p in _in_workdir(relative_names(text), where, view)
+                      if view is not None and not _code(view, p)]
+            candidates += [(p, _tests_why(p, footprint, view, resolve)) for p in named]
         candidates += [(p, "accounts") for p in ACCOUNT_FILES]
         mentioned |= {posixpath.basename(p) for p, why in candidates
                       if why in ("instruction", "input", "tests") and _keep(p)}
@@ -418,6 +424,8 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         or bool(_TRUST_COMMAND.search(instruction_text)))
     if trust:  # what the command writes from what the agent added: asked for too
         candidates += [(p, "instruction") for p in _TRUST_ROOTS]
+    if not separate and _GIT_CONFIG.search(instruction_text):  # any scope `git config` writes
+        candidates += [(p, "instruction") for p in GIT_CONFIG_FILES]
     roots: dict[str, TransferRoot] = {}
     for raw, why in candidates:
         path = posixpath.normpath(raw)
@@ -440,6 +448,11 @@ _TRUST_ROOTS = tuple(p.rstrip("/") for p in TRUST_PATHS)
 _TRUST_COMMAND = re.compile(r"\b(?:update-ca-certificates|update-ca-trust|c_rehash|"
                             r"openssl\s+rehash)\b")
 """The commands that rebuild the trust store (their outputs are what the task asks for)."""
+GIT_CONFIG_FILES = ("/etc/gitconfig", "/root/.gitconfig", "/root/.config/git/config")
+"""Where ``git config --system``, ``--global`` and git's XDG file write (root's)."""
+_GIT_CONFIG = re.compile(r"\bgit\s+config\b|\bcore\.hooksPath\b|\.?gitconfig\b")
+"""An instruction that asks for git's configuration by its command, a key or its file's
+name asks for every scope of it: a solution may write any (``--system`` or ``--global``)."""
 
 
 @dataclass(frozen=True)
@@ -528,6 +541,31 @@ def _only_image_dirs_above(path: str, changed: PathSet, alone: frozenset[str]) -
         if where == "/":
             return True
         where = posixpath.dirname(where)
+
+
+def _in_workdir(words: list[str], workdir: str | None, view: str | None) -> list[str]:
+    """Relative names (:func:`~termgrade.scoring.review.spellings.relative_names`) read in
+    the working directory: those the image has there (without the image's view, none)."""
+    if not workdir or not workdir.startswith("/") or view is None:
+        return []
+    paths = (posixpath.normpath(posixpath.join(workdir, w)) for w in words)
+    return [p for p in paths if p.startswith(workdir.rstrip("/") + "/") and _in_image(view, p)]
+
+
+_CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".pl", ".pm", ".rb", ".js", ".mjs", ".php",
+                            ".lua", ".tcl", ".so", ".jar", ".class"})
+
+
+def _code(view: str, path: str) -> bool:
+    """Is the image's file at ``path`` code (a known source suffix, or executable)? A
+    test that runs ``main.py`` by a relative name may be running the deliverable."""
+    if posixpath.splitext(path)[1] in _CODE_SUFFIXES:
+        return True
+    try:
+        info = os.stat(view.rstrip("/") + path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and bool(info.st_mode & 0o111)
 
 
 def _in_image(view: str, path: str) -> bool:
