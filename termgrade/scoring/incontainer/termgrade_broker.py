@@ -293,7 +293,8 @@ def main() -> None:
     signer.emit({"e": "broker", "pid": os.getpid()})
     prepare_tests(config)
     writable = Writable([config.get("tests_dir", "/tests")], signer,
-                        config.get("install_dirs"), config.get("pythons"))
+                        config.get("install_dirs"), config.get("pythons"),
+                        config.get("path_dirs"))
     mapped = foreign_mappings("self", config)
     if mapped:
         signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),

@@ -116,6 +116,80 @@ def archive_members(root: str, files: dict[str, str]) -> set[tuple[str, str]]:
     return found
 
 
+IN_NEW_NAME = 0x100 | 0x80
+"""inotify: create, moved to (a name appears in a watched directory)."""
+
+
+class PathShadows:
+    """test.sh's ``PATH`` directories, watched for names that appear while the tests run.
+
+    A name that appears in one of them after the first key is granted and that a later
+    ``PATH`` directory also holds would be run in place of that tool by every test that
+    runs it by name (a ``cmp`` made in ``/usr/local/bin`` before ``/usr/bin/cmp``): an
+    alarm, even when the file is gone again by the end (the host's look at B's layer
+    after the tests sees only what is left)."""
+
+    def __init__(self, dirs: "list[str]", signer: Any) -> None:
+        self.signer = signer
+        self.dirs: list[str] = []
+        for each in dirs:
+            real = os.path.realpath(each) if each.startswith("/") else ""
+            if real and os.path.isdir(real) and real not in self.dirs:
+                self.dirs.append(real)
+        self.watches: dict[int, int] = {}
+        self.reported: set[str] = set()
+        self.fd = -1
+        if not self.dirs:
+            return
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            self.fd = int(libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
+            for index, each in enumerate(self.dirs):
+                wd = int(libc.inotify_add_watch(self.fd, os.fsencode(each), IN_NEW_NAME))
+                if wd >= 0:
+                    self.watches[wd] = index
+        except Exception:
+            self.fd = -1
+
+    def drain(self, sealed: bool) -> None:
+        while self.fd >= 0:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            offset = 0
+            while offset + 16 <= len(data):
+                wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
+                name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode(
+                    "utf-8", "replace")
+                offset += 16 + size
+                if not sealed:
+                    continue
+                if mask & IN_Q_OVERFLOW:
+                    self._alarm("PATH", "too many new names to follow in test.sh's PATH "
+                                "directories")
+                index = self.watches.get(wd)
+                if index is None or not name:
+                    continue
+                later = [d for d in self.dirs[index + 1:]
+                         if os.path.lexists(os.path.join(d, name))]
+                if later:
+                    self._alarm(os.path.join(self.dirs[index], name),
+                                "made while the tests ran, ahead of "
+                                f"{os.path.join(later[0], name)} on PATH: a stand-in for a "
+                                "tool the tests run by name")
+
+    def _alarm(self, path: str, why: str) -> None:
+        if path not in self.reported:
+            self.reported.add(path)
+            self.signer.emit({"e": "alarm", "how": "verifier-changed",
+                              "path": f"{path}: {why}"[:MAX_FIELD], "pid": 0})
+
+
 class Writable:
     """``/tests`` (a private writable copy) and the verify-time install target, watched.
 
@@ -128,7 +202,9 @@ class Writable:
     """
 
     def __init__(self, roots: "list[str]", signer: Any, installs: "list[str] | None" = None,
-                 pythons: "list[str] | None" = None) -> None:
+                 pythons: "list[str] | None" = None,
+                 path_dirs: "list[str] | None" = None) -> None:
+        self.shadows = PathShadows(list(path_dirs or []), signer)
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.installs = [r for r in installs or [] if os.path.isdir(r)]
         self.pythons = list(pythons or [])
@@ -168,7 +244,8 @@ class Writable:
 
     def drain(self) -> None:
         """Read inotify's events: new directories get watched; after the first grant every
-        write is an alarm."""
+        write is an alarm (and a new name on PATH ahead of a tool: :class:`PathShadows`)."""
+        self.shadows.drain(self.sealed)
         while self.fd >= 0:
             try:
                 data = os.read(self.fd, 65536)

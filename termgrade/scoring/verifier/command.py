@@ -147,9 +147,10 @@ def install_roots(task: Task, closure: Closure) -> tuple[str, ...]:
 
 def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                   launchers: tuple[str, ...] = (),
-                  transfer_roots: list[str] | None = None) -> bytes:
+                  transfer_roots: list[str] | None = None, path: str = "") -> bytes:
     """What the broker reads on its standard input before test.sh starts: one JSON line
-    (the key, the socket name, what it trusts), never written to any file."""
+    (the key, the socket name, what it trusts, test.sh's ``PATH`` directories it watches
+    for new names), never written to any file."""
     services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
                 for s in task.config.verifier.services]
     trusted = [*closure.dirs, *closure.files, str(CONTAINER.tests_dir), GRADER_DIR]
@@ -161,4 +162,6 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                        "transfer_roots": list(transfer_roots or []),
                        "install_dirs": list(install_roots(task, closure)),
                        "tests_source": f"{GRADER_DIR}/{TESTS_SOURCE}",
-                       "tests_dir": str(CONTAINER.tests_dir)}).encode() + b"\n"
+                       "tests_dir": str(CONTAINER.tests_dir),
+                       "path_dirs": [d for d in path.split(":") if d.startswith("/")]}
+                      ).encode() + b"\n"
