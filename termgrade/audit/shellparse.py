@@ -19,12 +19,21 @@ reading cannot know (set from ``$(...)``, from the environment) keeps its ``$NAM
 Leading ``VAR=value`` words and wrappers (``sudo``, ``env``, ``timeout 60``, ``nohup``,
 ...) are dropped. ``cd DIR`` is followed, so each command carries the directory it runs in
 (None where unknown: the image's WORKDIR, before any ``cd``).
+
+Each command also carries what removed the grader's environment before it ran, if
+anything did (``env_reset``): ``env -i`` / ``env -`` / ``env --ignore-environment``, ``env
+-u`` of one of :data:`GRADER_VARIABLES`, an ``unset`` of one earlier in the script or an
+assignment that takes its effect away (``PYTHONDONTWRITEBYTECODE=``), or a
+command that starts it as another user or in a login shell (``sudo``, ``su``,
+``runuser``; their ``-c`` string is parsed like ``bash -c``'s). It holds for every command
+below such a wrapper (``env -i bash -c '...'``).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +45,20 @@ import tree_sitter_bash
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "builtin", "xargs",
                       "timeout", "nice", "stdbuf", "setsid"})
+GRADER_VARIABLES = frozenset({"PYTHONPATH", "PYTEST_PLUGINS", "PYTHONDONTWRITEBYTECODE",
+                              "PYTEST_DISABLE_PLUGIN_AUTOLOAD"})
+"""Variables of the grader's environment for test.sh (``verifier_env``) that attestation
+needs: the grader's ``sitecustomize`` and plugin are found through them, and pytest writes
+no bytecode into ``/tests`` under them. Removing one is an environment reset."""
+_ENV_PROGRAMS = frozenset({"env", "/usr/bin/env", "/bin/env"})
+_SUDO_PROGRAMS = frozenset({"sudo", "/usr/bin/sudo", "/bin/sudo"})
+_SWITCH_USER = frozenset({"su", "runuser"})
+"""Programs that start a command as a user in a shell of their own (``-c STRING``)."""
+_SUDO_VALUED = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U",
+                          "--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
+                          "--role", "--type", "--command-timeout", "--other-user"})
+_SWITCH_VALUED = frozenset({"-g", "-G", "-s", "-u", "-w", "--group", "--supp-group", "--shell",
+                            "--user", "--whitelist-environment"})
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _DURATION = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")
 _MAX_DEPTH = 8
@@ -51,6 +74,9 @@ class ShellCommand:
     words: list[str]
     cwd: str | None = None
     called: bool = True
+    env_reset: str | None = None
+    """What removed the grader's environment before this command ran (``env -i``,
+    ``env -u PYTHONPATH``, ``sudo``, ``su -c``, ``unset PYTHONPATH``), or None."""
 
 
 @cache
@@ -83,24 +109,119 @@ class _Scope:
     cwd: str | None = None
     stack: tuple[str, ...] = ()
     reached: bool = True
+    reset: str | None = None
+    """What removed the grader's environment for this scope's commands (``env_reset``)."""
 
-    def child(self) -> _Scope:
-        """A subshell's scope: its own variables and directory, the same functions."""
+    def child(self, reset: str | None = None) -> _Scope:
+        """A subshell's scope: its own variables and directory, the same functions;
+        ``reset``: what removed the grader's environment for it, if its parent had not."""
         return _Scope(dict(self.variables), self.functions, self.called, self.cwd, self.stack,
-                      self.reached)
+                      self.reached, self.reset or reset)
 
 
 def unwrap(words: list[str]) -> list[str]:
     """Drop leading ``VAR=value`` words and wrappers with their options/durations."""
+    return unwrap_env(words)[0]
+
+
+def unwrap_env(words: list[str]) -> tuple[list[str], str | None]:
+    """:func:`unwrap`, and what of the dropped wrappers removed the grader's environment
+    (``env -i``, ``env -u PYTHONPATH``, ``sudo``; module doc), or None."""
     wrapped = False
+    reset: str | None = None
     while words:
         head = words[0]
+        if head in _ENV_PROGRAMS:
+            words, why = _env_args(words[1:])
+            reset = reset or why
+            continue
+        if head in _SUDO_PROGRAMS:
+            words = _skip_options(words[1:], _SUDO_VALUED)
+            reset = reset or "sudo"
+            continue
+        if _ASSIGN.match(head) and _overrides(head):
+            reset = reset or head
         if _ASSIGN.match(head) or head in WRAPPERS:
             wrapped = wrapped or head in WRAPPERS
         elif not (wrapped and (head.startswith("-") or _DURATION.match(head))):
             break
         words = words[1:]
-    return words
+    return words, reset
+
+
+def _overrides(assignment: str) -> bool:
+    """Whether ``NAME=value`` takes away what the grader's variable does: an empty
+    ``PYTHONDONTWRITEBYTECODE`` or ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` (Python and pytest
+    read an empty one as unset), a ``PYTEST_PLUGINS`` that does not keep its own value."""
+    name, _, value = assignment.partition("=")
+    if name in ("PYTHONDONTWRITEBYTECODE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return not value
+    return name == "PYTEST_PLUGINS" and not re.search(r"\$\{?PYTEST_PLUGINS\b", value)
+
+
+def _skip_options(args: list[str], valued: frozenset[str]) -> list[str]:
+    """``args`` from the first word that is not an option (``valued`` options take the
+    next word as their value; ``--`` ends the options)."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        if args[index] == "--":
+            return args[index + 1:]
+        index += 2 if args[index] in valued else 1
+    return args[index:]
+
+
+def _env_args(args: list[str]) -> tuple[list[str], str | None]:
+    """GNU ``env``'s options read off ``args``: the words after them (``-S STRING`` split
+    into words in front) and whether they removed the grader's environment."""
+    reset: str | None = None
+    index = 0
+    while index < len(args):
+        word = args[index]
+        value = args[index + 1] if index + 1 < len(args) else ""
+        if word == "--":
+            index += 1
+            break
+        if word in ("-", "-i", "--ignore-environment"):
+            reset = reset or f"env {word}"
+            index += 1
+        elif word in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
+            if word in ("-u", "--unset") and value in GRADER_VARIABLES:
+                reset = reset or f"env {word} {value}"
+            if word in ("-S", "--split-string"):
+                return _split(value) + args[index + 2:], reset
+            index += 2
+        elif word.startswith("--"):
+            name, _, value = word.partition("=")
+            if name == "--unset" and value in GRADER_VARIABLES:
+                reset = reset or f"env {word}"
+            if name == "--split-string":
+                return _split(value) + args[index + 1:], reset
+            index += 1
+        elif word.startswith("-") and len(word) > 1:
+            flags = word[1:]
+            for at, flag in enumerate(flags):
+                if flag == "i":
+                    reset = reset or f"env {word}"
+                elif flag in "uCS":
+                    rest = flags[at + 1:]
+                    taken = rest or value
+                    if flag == "u" and taken in GRADER_VARIABLES:
+                        reset = reset or f"env -u {taken}"
+                    if flag == "S":
+                        return _split(taken) + args[index + (1 if rest else 2):], reset
+                    index += 0 if rest else 1
+                    break
+            index += 1
+        else:
+            break
+    return args[index:], reset
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return [text]
 
 
 def shell_commands(script: str) -> list[ShellCommand]:
@@ -141,6 +262,10 @@ def _walk(node: tree_sitter.Node, scope: _Scope, depth: int) -> Iterator[ShellCo
         for child in node.children:
             yield from _walk(child, inner, depth)
         return
+    if kind == "unset_command":
+        unset = [_text(c) for c in node.named_children if _text(c) in GRADER_VARIABLES]
+        if unset:
+            scope.reset = scope.reset or f"unset {unset[0]}"
     if kind == "variable_assignment":
         yield from _assign(node, scope, depth)
     elif kind == "command":
@@ -177,6 +302,9 @@ def _assign(node: tree_sitter.Node, scope: _Scope, depth: int) -> Iterator[Shell
         scope.variables[_text(name)] = words
     else:
         scope.variables[_text(name)] = _expand(value, scope, split=False)
+    known = scope.variables[_text(name)]
+    if known is not None and _overrides(f"{_text(name)}={' '.join(known)}"):
+        scope.reset = scope.reset or f"{_text(name)}={' '.join(known)}"
 
 
 def _command(node: tree_sitter.Node, scope: _Scope, depth: int) -> Iterator[ShellCommand]:
@@ -187,10 +315,21 @@ def _command(node: tree_sitter.Node, scope: _Scope, depth: int) -> Iterator[Shel
             raw.extend(_expand(child.children[0], scope, split=True) or [_text(child)])
         elif node.field_name_for_child(node.children.index(child)) == "argument":
             raw.extend(_expand(child, scope, split=True) or [_text(child)])
-    words = unwrap(raw)
+    words, reset = unwrap_env(raw)
+    reset = scope.reset or _prefix_reset(node, scope) or reset
     if not words:
         return
     head, args = words[0], words[1:]
+    if head.rsplit("/", 1)[-1] in _SWITCH_USER:
+        shown = head + (f" {args[0]}" if args and args[0].startswith("-") else "")
+        script, words = _switched(words)
+        if script is not None:
+            yield from _script(script, scope.child(shown), depth + 1)
+            return
+        if not words:
+            return
+        reset = reset or shown
+        head, args = words[0], words[1:]
     if head in ("cd", "pushd"):
         target = next((a for a in args if not a.startswith("-")), None)
         scope.cwd = _resolve(target, scope.cwd) if target and "$" not in target else None
@@ -200,14 +339,53 @@ def _command(node: tree_sitter.Node, scope: _Scope, depth: int) -> Iterator[Shel
             inner = scope.child()
             inner.stack = (*scope.stack, head)
             inner.variables = scope.variables    # a function shares the caller's variables
+            inner.reset = reset
             yield from _walk(scope.functions[head], inner, depth + 1)
             scope.cwd = inner.cwd
+            scope.reset = scope.reset or inner.reset
         return
     script = _inline_script(head, args)
     if script is not None:
-        yield from _script(script, scope.child(), depth + 1)
+        yield from _script(script, scope.child(reset), depth + 1)
         return
-    yield ShellCommand(words, scope.cwd, scope.reached)
+    yield ShellCommand(words, scope.cwd, scope.reached, reset)
+
+
+def _prefix_reset(node: tree_sitter.Node, scope: _Scope) -> str | None:
+    """A ``NAME=value`` before the command that takes a grader variable's effect away."""
+    for child in node.children:
+        name, value = child.child_by_field_name("name"), child.child_by_field_name("value")
+        if child.type != "variable_assignment" or name is None:
+            continue
+        known = [""] if value is None else _expand(value, scope, split=False)
+        if known is not None and _overrides(f"{_text(name)}={' '.join(known)}"):
+            return f"{_text(name)}={' '.join(known)}"
+    return None
+
+
+def _switched(words: list[str]) -> tuple[str | None, list[str]]:
+    """``su``/``runuser``: the ``-c`` string its user's shell runs (None without one), and
+    the command ``runuser -u USER [--] COMMAND`` runs itself (empty when none)."""
+    args = words[1:]
+    user = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in ("-c", "--command"):
+            return (args[index + 1] if index + 1 < len(args) else ""), []
+        if word.startswith("--command="):
+            return word.partition("=")[2], []
+        if word == "--":
+            return None, args[index + 1:] if user else []
+        if word in ("-u", "--user"):
+            user = True
+        if not word.startswith("-"):
+            if user:
+                return None, args[index:]
+            index += 1
+            continue
+        index += 2 if word in _SWITCH_VALUED else 1
+    return None, []
 
 
 def _inline_script(head: str, args: list[str]) -> str | None:
@@ -228,12 +406,13 @@ def _redirected(node: tree_sitter.Node, scope: _Scope, depth: int) -> Iterator[S
     body = node.child_by_field_name("body")
     fed = _fed_text(node)
     if body is not None and body.type == "command" and fed is not None:
-        words = unwrap([_text(c) for c in body.children
-                        if c.type in ("command_name", "word", "raw_string", "string")])
+        words, reset = unwrap_env([_text(c) for c in body.children
+                                   if c.type in ("command_name", "word", "raw_string",
+                                                 "string")])
         if words and words[0].rsplit("/", 1)[-1] in SHELLS and all(
                 w.startswith("-") for w in words[1:]):
             yield from _substitutions(body, scope, depth)
-            yield from _script(fed, scope.child(), depth + 1)
+            yield from _script(fed, scope.child(reset), depth + 1)
             return
     for child in node.children:
         yield from _walk(child, scope, depth)

@@ -16,6 +16,13 @@ inside the scoring container); ``test.sh``'s own number can only lower it. Two s
   before any ``cd`` it is the image's WORKDIR, the agent's, so ``python3 gen.py`` there
   counts as the agent's program.
 
+* a pytest run with the grader's environment removed (``env -i``, ``env -``, ``env -u
+  PYTHONPATH``, ``unset PYTEST_PLUGINS``) or started through ``sudo``, ``su`` or
+  ``runuser``: that pytest loads neither the grader's ``sitecustomize`` nor its plugin (or
+  the broker keys no session under such a parent), so no attested session covers it,
+  and without ``PYTHONDONTWRITEBYTECODE`` it writes bytecode into ``/tests``. The task is
+  unattested (the shell parser's ``env_reset``: :mod:`termgrade.audit.shellparse`).
+
 test.sh is read by a real shell parser (:mod:`termgrade.audit.shellparse`): pytest as an
 ``if`` condition, flags in a variable, under ``bash -c``, in a function or ``$(...)`` is
 found, and so is an agent program reached the same ways.
@@ -252,12 +259,14 @@ class _Reader:
         self.budget = MAX_SCRIPTS
 
     def steps(self, script: str, cwd: str | None = None, via: tuple[str, ...] = (),
-              called: bool = True) -> list[_Step]:
+              called: bool = True, reset: str | None = None) -> list[_Step]:
         text = script if cwd is None else f"cd {shlex.quote(cwd)}\n{script}"
         found: list[_Step] = []
         for command in shell_commands(text):
             if not called:
                 command = dataclasses.replace(command, called=False)
+            if reset is not None and command.env_reset is None:
+                command = dataclasses.replace(command, env_reset=reset)
             name = self._runner(command)
             if name is None:
                 found.append(_Step(command, via))
@@ -271,7 +280,7 @@ class _Reader:
                 continue
             self.budget -= 1
             found.extend(self.steps(self.tests[name], command.cwd, (*via, shown),
-                                    command.called))
+                                    command.called, command.env_reset))
         return found
 
     def _runner(self, command: ShellCommand) -> str | None:
@@ -291,6 +300,16 @@ def verifier_steps_reason(test_script: str,
         return ("test.sh runs no pytest: no attested session covers its decision, so the task "
                 "is unattested (graded by test.sh's own reward, left out of labels, select and "
                 "training by default); run the checks as pytest tests to make it attestable")
+    reset = next((s for s in steps if s.command.called and s.command.env_reset and (
+        s.runs_pytest or _runs_pytest(s.command.words))), None)
+    if reset is not None:
+        via = f", run by {' -> '.join(reset.via)}" if reset.via else ""
+        return (f"test.sh runs pytest under `{reset.command.env_reset}`{via}, which removes "
+                "the grader's environment (its PYTHONPATH, PYTEST_PLUGINS, "
+                "PYTHONDONTWRITEBYTECODE) or starts pytest where the grader's broker keys no "
+                "session: no attested session covers its decision, so the task is unattested "
+                "(graded by test.sh's own reward); run pytest in test.sh's own environment "
+                "(set variables with `env VAR=value`, not `env -i`) to make it attestable")
     direct = [found + (f", run by {' -> '.join(step.via)}" if step.via else "")
               for step in steps if (found := _agent_program(step.command))]
     if direct:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 import uuid
 from collections import defaultdict
@@ -107,12 +108,13 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         run_trial = functools.partial(run_task, attestable=attestability(task))
 
     # No reference solution: the oracle cannot run; the nop check still can.
+    unattested: str | None = None
     if custom_runner:
         oracle_runs = [run_trial(task, image.tag, AgentName.ORACLE)
                        for _ in range(repeat if task.has_solution else 0)]
         nop = run_trial(task, image.tag, AgentName.NOP)
     else:
-        oracle_runs, nop = _reference_runs(task, image.tag, repeat, digest)
+        oracle_runs, nop, unattested = _reference_runs(task, image.tag, repeat, digest)
     for run in [*oracle_runs, nop]:
         for key, value in run.durations.items():
             durations[f"{run.agent}_{key}"] += value
@@ -138,7 +140,7 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
     agent_errors = [r.agent_error for r in oracle_runs if r.agent_error]
     tampered = sorted({f for r in [*oracle_runs, nop] if r.verifier for f in r.verifier.tampered}
                       | {f"A {s} (left out)" for r in oracle_runs for s in r.standins})
-    reference = record_reference(digest, oracle_runs)
+    reference = record_reference(digest, oracle_runs, attest_reason=unattested)
     verdict = classify(
         built=True,
         oracle_rewards=[r.reward for r in oracle_runs],
@@ -206,24 +208,75 @@ def _service_not_ready(failure: str) -> bool:
     return failure.startswith("attestation:") and "never became ready" in failure
 
 
+NO_SESSION = "no attested pytest session ran the tests"
+"""The attestation's words for a run whose test.sh started no keyed pytest session."""
+_BYTECODE_ALARM = re.compile(
+    r"agent code ran inside the verifier's pytest process \(verifier-changed: "
+    r"/tests/(?:[^/]+/)*__pycache__/[^/]+\.pyc: [^()]*\(pid 0\)\)")
+"""The watch's alarm for bytecode written into the tests when no session was keyed."""
+
+
+def unseen_session(run: RunOutcome) -> str | None:
+    """Why ``run``, a reference run graded as attestable, shows that test.sh's pytest never
+    loaded the grader's plugin (its environment removed in a way test.sh's reading did
+    not see): test.sh wrote a reward, no session was keyed and no attested test ran, and
+    the only failure is the attestation's "no attested pytest session" (the broker refused
+    no key) or the watch's alarm about bytecode that pytest, without
+    ``PYTHONDONTWRITEBYTECODE``, wrote into ``/tests``. None when the run shows anything else."""
+    verifier = run.verifier
+    if verifier is None or verifier.outcomes or verifier.raw_reward is None:
+        return None
+    failure = verifier.failure or ""
+    if not failure.startswith("attestation: "):
+        return None
+    if NO_SESSION in failure and "refused a key" not in failure and not verifier.tampered:
+        return failure.removeprefix("attestation: ")
+    if verifier.tampered and all(_BYTECODE_ALARM.fullmatch(t) for t in verifier.tampered):
+        return failure.removeprefix("attestation: ")
+    return None
+
+
+def _unseen_reason(runs: list[RunOutcome]) -> str | None:
+    """The reason an attestable-looking task is unattested when every reference run in
+    ``runs`` saw no attested session (:func:`unseen_session`); None otherwise."""
+    seen = [unseen_session(r) for r in runs]
+    if not runs or any(why is None for why in seen):
+        return None
+    return ("verify's reference run saw no attested pytest session where test.sh's reading "
+            "expected one (its pytest ran without the grader's environment, so it loaded "
+            f"neither the grader's sitecustomize nor its plugin): {seen[0]}")
+
+
 def _reference_runs(task: Task, image: str, repeat: int, digest: str
-                    ) -> tuple[list[RunOutcome], RunOutcome]:
+                    ) -> tuple[list[RunOutcome], RunOutcome, str | None]:
     """The reference solution's runs and the nop run, :data:`PARALLEL_RUNS` at a time
     (each trial has its own two containers; nothing passes between them), the pairs of
     the later ones made ahead by the warm pool. A first verify knows no footprint of the
     reference: work it left outside the derived transfer set (a deliverable the task's
     text never names) is not carried. When a run fails so and left work out, the runs are
     made again with that run's own footprint as the reference's (what ``verify`` then
-    records); an agent is then graded with it. Nothing else of the first runs is kept."""
+    records); an agent is then graded with it. Nothing else of the first runs is kept.
+
+    The static checks may call a task attestable whose test.sh's pytest still never loads
+    the grader's plugin (its environment removed some way test.sh's reading did not see).
+    When every reference run shows that (:func:`unseen_session`), the runs are made again
+    graded unattested, and the reason is returned third (``verify`` records it:
+    ``ReferenceRecord.attested`` false), so the task's trials are graded by test.sh's own
+    reward and say so, never 0 for the grader's blind spot. The third value is why the
+    runs were graded unattested (that reason, or the static checks'), None when attested."""
     judged = attestability(task)
     agents: list[Agent] = [AgentName.ORACLE] * (repeat if task.has_solution else 0)
     *runs, nop = _in_parallel(task, image, [*agents, AgentName.NOP], judged)
+    unseen = _unseen_reason(runs) if judged.attested else None
+    if unseen is not None:
+        judged = Attestability(False, unseen)
+        *runs, nop = _in_parallel(task, image, [*agents, AgentName.NOP], judged)
     first = runs[0] if runs else None
     if first is None or first.left_out is None or (first.reward or 0) >= 1.0 \
             or reference_for(task) is not None:
-        return runs, nop
+        return runs, nop, judged.reason
     provisional = ReferenceRecord(task_digest=digest, footprint=first.footprint)
-    return _in_parallel(task, image, agents, judged, provisional), nop
+    return _in_parallel(task, image, agents, judged, provisional), nop, judged.reason
 
 
 PARALLEL_RUNS = 2
@@ -248,14 +301,17 @@ def _in_parallel(task: Task, image: str, agents: list[Agent], judged: Attestabil
                 WARM.drain(key)
 
 
-def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRecord | None:
+def record_reference(digest: str, oracle_runs: list[RunOutcome], *,
+                     attest_reason: str | None = None) -> ReferenceRecord | None:
     """The last passing reference run, saved by task digest for the grader
     (:func:`~termgrade.scoring.reference.save_reference`): each attested test's outcome,
     the paths the reference changed (less the grader's and the oracle's own paths and
     loader caches: :func:`~termgrade.scoring.reference.reference_footprint`), and whether
     its reward came from attested sessions. None (nothing saved) when no reference run
     passed clean. ``verify``, ``run --agent oracle`` and the reference run ``grade`` and
-    ``run`` make first (:mod:`termgrade.verify.ensure`) all record through here."""
+    ``run`` make first (:mod:`termgrade.verify.ensure`) all record through here.
+    ``attest_reason``: why the task is unattested, when its runs were graded so (the
+    static checks' reason, or :func:`unseen_session`'s)."""
     passed = [r for r in oracle_runs if r.verifier is not None and r.verifier.passed
               and not r.verifier.tampered and not r.standins]
     if not passed:
@@ -263,13 +319,14 @@ def record_reference(digest: str, oracle_runs: list[RunOutcome]) -> ReferenceRec
     run = passed[-1]
     assert run.verifier is not None
     changes = sorted({p for r in passed if r.verifier for p in r.verifier.image_changes})
+    why = None if run.verifier.attested else (
+        attest_reason or run.verifier.failure
+        or "the reward did not come from attested pytest sessions")
     record = ReferenceRecord(task_digest=digest, tests=dict(run.verifier.outcomes),
                              footprint=reference_footprint(getattr(run, "footprint", None) or []),
                              verifier_changes=changes,
                              attested=run.verifier.attested,
-                             attest_reason=None if run.verifier.attested else
-                             (run.verifier.failure or "the reward did not come from attested "
-                                                      "pytest sessions"),
+                             attest_reason=why,
                              grader_rules=GRADER_RULES)
     save_reference(record)
     return record
