@@ -29,6 +29,7 @@ from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
 from termgrade.scoring.errors import IntegrityBudgetError
 from termgrade.scoring.review.accounts import merge_account_file
+from termgrade.scoring.review.lookup_order import makefile_near
 from termgrade.scoring.review.pathset import MarkedDirs, PathSet
 from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.review.standins import (
@@ -208,7 +209,8 @@ def review_layer(
             if known and not policy.named(entry.path) and entry.path not in engine.exact \
                     and not tops.withheld_below(entry.path) \
                     and not ((transfer or standins) is not None and (
-                        suspect_name(entry.path) or policy.tool_env.watched(entry.path))):
+                        suspect_name(entry.path) or policy.tool_env.watched(entry.path)
+                        or makefile_near(parent, lower))):  # make may read it
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
@@ -228,7 +230,8 @@ def review_layer(
                             and task_set.in_texts(entry.path),  # read for links alone
                             created=created,
                             changes=task_set is not None and task_set.carries_changes(
-                                entry.path))
+                                entry.path),
+                            changes_at=task_set.carries_changes if task_set else None)
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
                 hard = stands_in(entry, lower, policy, asked=True, named=True) is not None

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.elf import read_dynamic
+from termgrade.scoring.review.lookup_order import forget_lookup_order
 from termgrade.scoring.review.toolenv import ToolEnv
 
 __all__ = ["NO_ENV", "SEARCH_PATHS", "SYSTEM_PREFIXES", "ImageLookups", "beside_image_script",
@@ -457,6 +458,7 @@ def forget_images() -> None:
     for cached in (_image_listing, _image_runpaths, _image_sourced, _image_names,
                    _image_module_forms):
         cached.cache_clear()
+    forget_lookup_order()
 
 
 _Candidate = tuple[str, str, int, int]

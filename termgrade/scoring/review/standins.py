@@ -16,8 +16,15 @@ import posixpath
 import re
 import stat
 import sys
+from collections.abc import Callable
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
+from termgrade.scoring.review.lookup_order import (
+    awk_shadow,
+    git_state,
+    lookup_suspect,
+    make_shadow,
+)
 from termgrade.scoring.review.lookups import (
     NO_ENV,
     SEARCH_PATHS,
@@ -168,7 +175,7 @@ def suspect_name(path: str) -> bool:
             or name in (".git", ".hg", "node_modules", ".node_modules", ".node_libraries")
             or posixpath.dirname(path) in MAKE_INCLUDE_DIRS
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
-            or "/engines-" in path or "/lib/python" in path)
+            or "/engines-" in path or "/lib/python" in path or lookup_suspect(path))
 
 
 def _image_has_library(lower: LowerView, name: str) -> str | None:
@@ -202,7 +209,8 @@ def _image_text(lower: LowerView, path: str) -> str:
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
               asked: bool, named: bool = False, created: bool = False,
-              changes: bool = False, texts: bool | None = None) -> str | None:
+              changes: bool = False, texts: bool | None = None,
+              changes_at: Callable[[str], bool] | None = None) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
@@ -216,6 +224,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     ``texts``: the task's own words name this path (the instruction, a declaration, or
     the file's name in the instruction or the tests), not only the reference's footprint
     (None: ``asked or named``): where an answer read from a standard stream would be read.
+    ``changes_at``: does the task carry changes at another path (the image file a created
+    one would be read in place of: the agent may edit that file itself); None: ``changes``.
     """
     if entry.whiteout:
         return None
@@ -229,6 +239,10 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         return f"Node's per-user module folder ({path}): a require finds it unasked"
     if entry.is_dir:
         return None
+    looked_up = _lookup_order(path, lower, asked=asked, named=named, changes=changes,
+                              changes_at=changes_at)
+    if looked_up:
+        return looked_up
     if stat.S_ISLNK(entry.mode) and ((asked or named) if texts is None else texts):
         stream = _stream_link(entry)
         if stream:
@@ -348,6 +362,26 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
 
 
 
+
+
+def _lookup_order(path: str, lower: LowerView, *, asked: bool, named: bool, changes: bool,
+                  changes_at: Callable[[str], bool] | None) -> str | None:
+    """Why a created file would be read in place of, or on top of, an image file by a
+    tool's own lookup in that directory (:mod:`termgrade.scoring.review.lookup_order`):
+    make's makefile names and includes, an image git directory's state, gawk's AWKPATH.
+    Excused where the task asks for that path (or a text names it); make's where the task
+    carries changes to the image makefile itself, git's where it carries changes there,
+    awk's there unless an image awk program lies beside it."""
+    if asked:
+        return None
+    if not changes:
+        state = git_state(path, lower)
+        if state:
+            return state
+    if named:
+        return None
+    return make_shadow(path, lower, changes_at or (lambda _image: changes)) \
+        or awk_shadow(path, lower, changes=changes)
 
 
 def site_startup(path: str, lower: LowerView) -> str | None:
