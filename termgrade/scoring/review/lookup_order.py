@@ -10,7 +10,9 @@ file lies (:mod:`termgrade.scoring.review.standins` applies them to created entr
   ``refs/replace/*`` (every read of an object returns the replacement's bytes),
   ``info/grafts``, ``shallow`` and ``objects/info/commit-graph`` (a commit's parents),
   ``objects/info/alternates`` and ``commondir`` (other object and ref stores), new packs
-  (searched before loose objects), new refs (``git log --all``), hooks, ``info/attributes``;
+  (searched before loose objects), refs other than branches, tags and remotes (a replace
+  or a note), ``info/attributes``; a new branch, tag, loose object or hook is work (a
+  hook is the agent's program, which the tests' git runs);
 * gawk looks ``@include "NAME"`` and ``-i NAME`` up on ``AWKPATH``, by default
   ``.:/usr/share/awk``: a ``NAME.awk`` in the working directory of whoever runs it comes
   before the image's library file of that name.
@@ -45,6 +47,11 @@ MAX_MAKEFILE_BYTES = 1 << 20
 _LOOSE = re.compile(r"^objects/[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})$")
 """A loose object: read only for its own name, and only where no pack of the image has
 that object (git searches packs first); new ones are what an honest commit adds."""
+_GIT_WORK = ("logs/", "hooks/", "refs/heads/", "refs/tags/", "refs/remotes/")
+_GIT_WORK_FILES = frozenset({"index", "COMMIT_EDITMSG", "FETCH_HEAD", "ORIG_HEAD",
+                             "description"})
+"""What an honest commit, branch, tag, fetch or hook adds to a git directory: new names git
+never reads in place of the image's objects or history."""
 _INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+(.*)$", re.MULTILINE)
 _GIT_WHY = (
     ("refs/replace/", "a replace ref: every read of the replaced object returns the "
@@ -60,7 +67,6 @@ _GIT_WHY = (
     ("objects/pack/", "a pack: git looks objects up in packs before loose objects"),
     ("packed-refs", "packed refs: refs git adds to the image's (replace refs included)"),
     ("refs/", "a ref: `git log --all`, `git describe` and ref lookups see it"),
-    ("hooks/", "a hook: git runs it in the tests' own git commands"),
     ("info/attributes", "attributes: how git converts, diffs and archives the image's "
                         "files"),
 )
@@ -190,8 +196,11 @@ def git_state(path: str, lower: LowerView) -> str | None:
     if git_dir is None:
         return None
     relative = path[len(git_dir) + 1:]
-    if _LOOSE.match(relative) or relative.endswith(".sample") or relative.startswith("logs/"):
-        # a reflog is read only for `@{n}` (what a test's own commit writes, too)
+    if _LOOSE.match(relative) or relative.endswith(".sample") \
+            or relative.startswith(_GIT_WORK) or relative in _GIT_WORK_FILES:
+        # a reflog is read only for `@{n}` (what a test's own commit writes, too); a new
+        # branch or tag is work git shows as such, never as the image's; a hook is the
+        # agent's program, which git runs (agent code while the tests run, judged so)
         return None
     why = next((w for prefix, w in _GIT_WHY
                 if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix))),
