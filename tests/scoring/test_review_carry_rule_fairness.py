@@ -218,3 +218,35 @@ def test_homes_are_not_read_without_the_image(tmp_path: Path) -> None:
     found = _set(tmp_path, None, "Keep notes in ~alice/notes.txt.\n")
     assert not any(r.path.endswith("notes.txt") for r in found.roots)
     assert transfer_mod.image_homes(str(tmp_path / "missing")) == ({}, frozenset())
+
+
+@pytest.mark.parametrize("venv", ["/usr/local/lib/wordstat", "/usr/local/wordstat",
+                                  "/usr/share/wordstat/venv"])
+def test_a_virtual_environment_in_a_system_tree_keeps_its_python(
+        tmp_path: Path, venv: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fairness round 9 (N4): ``python3 -m venv /usr/local/lib/wordstat`` makes a
+    ``bin/python3`` (a link to the image's, or a copy) that no compiler runs: only a
+    compiler's own ``bin`` (``/usr/<triplet>/bin``) is searched before PATH. Its ``as``
+    there stays a stand-in; the old rule (any ``bin`` of a system tree) left the venv out."""
+    from termgrade.scoring.review import lookups
+
+    view = tmp_path / "image"
+    put(view, "/usr/bin/python3", "elf", mode=0o755)
+    put(view, "/usr/bin/as", "elf", mode=0o755)
+    for directory in ("/usr/local/lib", "/usr/share", "/usr/x86_64-linux-gnu"):
+        put(view, directory, None)
+    upper = tmp_path / "upper"
+    put(upper, f"{venv}/bin/python3", "elf", mode=0o755)
+    put(upper, f"{venv}/lib/python3.11/site-packages/wordstat.py", "X = 1\n")
+    put(upper, "/usr/x86_64-linux-gnu/bin/as", "fake", mode=0o755)
+
+    def carried() -> set[str]:
+        review = review_layer(walk_upper(str(upper)), LowerView([str(view)]), POLICY,
+                              transfer=TransferSet((TransferRoot("/app", "workdir"),)))
+        return {e.path for e in review.carried}
+
+    found = carried()
+    assert f"{venv}/bin/python3" in found and "/usr/x86_64-linux-gnu/bin/as" not in found
+    monkeypatch.setattr(lookups, "_toolchain_bin",
+                        lambda d: d.rsplit("/", 1)[-1] in ("bin", "sbin"))  # the old rule
+    assert f"{venv}/bin/python3" not in carried()

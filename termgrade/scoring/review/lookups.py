@@ -302,6 +302,24 @@ _OBJECT_NAMES = frozenset({"specs", "libc.so", "libm.so", "libgcc_s.so", "libpth
 _HEADERS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".tcc", ".inc"})
 
 
+def _toolchain_bin(directory: str) -> bool:
+    """Is ``directory`` a ``bin`` a compiler searches before ``PATH``: its target
+    directory's (``/usr/<triplet>/bin``, ``/usr/local/<triplet>/bin``) or one inside its
+    own trees (``/usr/lib/gcc/...``)? Not any ``bin`` of a system tree: a virtual
+    environment in ``/usr/local/lib/app`` has a ``bin/python3`` no compiler runs."""
+    parts = directory.strip("/").split("/")
+    if parts[-1] not in ("bin", "sbin") or parts[0] != "usr":
+        return False
+    if (len(parts) == 3 or (len(parts) == 4 and parts[1] == "local")) \
+            and "-linux-" in parts[-2]:
+        return True
+    return directory.startswith(_COMPILER_TREES)
+
+
+_COMPILER_TREES = ("/usr/lib/gcc/", "/usr/lib/gcc-cross/", "/usr/libexec/gcc/",
+                   "/usr/local/lib/gcc/", "/usr/local/libexec/gcc/")
+
+
 def toolchain_shadow(path: str, mode: int, lower: LowerView) -> str | None:
     """Why a created file in a system tree would stand in for what a tool finds there by
     the same relative name before the image's (gcc's target directory
@@ -313,7 +331,7 @@ def toolchain_shadow(path: str, mode: int, lower: LowerView) -> str | None:
     image header's."""
     parent, name = posixpath.split(path)
     suffix = posixpath.splitext(name)[1]
-    if posixpath.basename(parent) in ("bin", "sbin") and mode & 0o111 \
+    if _toolchain_bin(parent) and mode & 0o111 \
             and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
         for directory in _TOOL_DIRS:
             if lower.lstat(f"{directory}/{name}") is not None:
