@@ -164,24 +164,40 @@ def _chmod_data(upper: Path, mode: int = 0o755) -> None:
     put(upper, "/app/result.txt", "17\n")
 
 
-def test_a_directory_chmod_the_set_only_passes_through_is_said_and_in_the_footprint(
+def test_a_directory_chmod_on_the_way_to_a_named_path_is_carried(
         image: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mode or owner of a directory on the way to a path the task asks for is part of
+    that path's access ("fix the permissions of /srv/data/numbers.txt" where /srv/data
+    denied them): carried, without a reference too (fairness round 9, N5), and in the
+    footprint alone (never what the image has in it)."""
     top, base = image
     upper = tmp_path / "upper"
     _chmod_data(upper)
-    put(upper, "/srv/data/numbers.txt", "5\n")  # asked: carried into the image's directory
+    put(upper, "/srv/data/numbers.txt", "5\n")  # asked: carried into the directory
     review = _review([top, base], upper)
-    assert "/srv/data" in review.left_out_paths and review.left_out == 1
-    assert "mode or owner" in review.left_out_notes["/srv/data"]
+    assert "/srv/data" in _carried(review) and review.left_out == 0
     assert "/srv/data" in review.footprint
-    assert ("ancestor", "/srv/data") in [(v, e.path) for v, e in review.replay]
     _carry([top, base], upper, tmp_path / "b", review)
-    assert stat.S_IMODE(os.lstat(tmp_path / "b/srv/data").st_mode) == 0o700  # the image's
-    # the fix patched out: reset in B without a word, and no footprint to ask for it
-    monkeypatch.setattr(integrity, "_ancestor_changed", lambda *args: None)
+    assert stat.S_IMODE(os.lstat(tmp_path / "b/srv/data").st_mode) == 0o755
+    # the rule patched out: the image's mode in B, said and in the footprint (round 8)
+    monkeypatch.setattr(TransferSet, "asked_below", lambda self, path: False)
+    upper = tmp_path / "upper2"  # the carry moved the first layer's files
+    _chmod_data(upper)
+    put(upper, "/srv/data/numbers.txt", "5\n")
     old = _review([top, base], upper)
-    assert old.left_out == 0 and old.left_out_summary() is None
-    assert "/srv/data" not in old.footprint
+    assert "/srv/data" in old.left_out_paths and "mode or owner" in \
+        old.left_out_notes["/srv/data"]
+    assert ("ancestor", "/srv/data") in [(v, e.path) for v, e in old.replay]
+
+
+def test_a_directory_chmod_on_the_way_to_a_path_only_the_tests_name_is_said(
+        image: tuple[Path, Path], tmp_path: Path) -> None:
+    top, base = image
+    upper = tmp_path / "upper"
+    put(upper, "/opt/truth", None, mode=0o777)
+    review = _review([top, base], upper)
+    assert "/opt/truth" in review.left_out_paths and "/opt/truth" not in _carried(review)
+    assert "mode or owner" in review.left_out_notes["/opt/truth"]
 
 
 def test_with_the_reference_footprint_naming_it_the_directory_is_carried(
@@ -215,7 +231,10 @@ def test_times_alone_are_no_change_owner_and_a_new_directory_are(
     if change in ("none", "times"):
         assert review.left_out == 0, review.left_out_summary()
         assert "/srv/data" not in review.footprint
-    else:
+    elif change == "owner":  # on the way to the named file: part of its access, carried
+        assert review.left_out == 0 and "/srv/data" in _carried(review)
+        assert "/srv/data" in review.footprint
+    else:  # deleted and made anew: never carried for what it held
         assert review.left_out_paths == ["/srv/data"], review.left_out_summary()
         assert "/srv/data" in review.footprint
 
@@ -394,7 +413,7 @@ def test_end_to_end_a_command_where_the_image_deleted_one_scores_1(tmp_path: Pat
 
 
 @pytest.mark.docker
-def test_end_to_end_a_directory_chmod_is_said_and_carried_where_the_reference_did_it(
+def test_end_to_end_a_directory_chmod_on_the_way_to_a_named_file_is_carried(
         tmp_path: Path) -> None:
     from termgrade.scoring.reference import ReferenceRecord
     from tests.support.grading import play_script
@@ -404,7 +423,7 @@ def test_end_to_end_a_directory_chmod_is_said_and_carried_where_the_reference_di
                         "permissions so it can.\n", "chmod 755 /srv/data\n")
     chmod = "chmod 755 /srv/data\n"
     alone = play_script(root, chmod, tmp_path, reference=ReferenceRecord(task_digest="none"))
-    assert alone.reward == 0.0 and "/srv/data" in (alone.left_out or ""), alone.left_out
+    assert alone.reward == 1.0, (alone.failure, alone.left_out)  # on the way to a named file
     assert "/srv/data" in alone.footprint
     asked = ReferenceRecord(task_digest="none", footprint=["/srv/data"])
     outcome = play_script(root, chmod, tmp_path, reference=asked)

@@ -412,6 +412,14 @@ def _outside(entry: UpperEntry, lower: LowerView, transfer: TransferSet, engine:
             review.replay.append(("ancestor", entry))
             tops.changed(entry.path)
             return
+        if stat.S_ISDIR(below.st_mode) and not entry.opaque and transfer.asked_below(
+                entry.path) and not _same_directory(entry, lower):
+            # its mode or owner is part of the access to the asked-for path below it
+            # (the permissions of a named file fixed where its directory denied them)
+            review.replay.append(("carry", entry))
+            review.carried.append(entry)
+            tops.changed(entry.path, covers=False)
+            return
         if stat.S_ISDIR(below.st_mode):  # made in B as the image has it
             review.replay.append(("ancestor", entry))
             if entry.opaque or not _same_directory(entry, lower):

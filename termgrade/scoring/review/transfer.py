@@ -227,6 +227,11 @@ class TransferSet:
         """Is ``path`` a strict ancestor of a root (a directory the set passes through)?"""
         return self._through.above(path)
 
+    def asked_below(self, path: str) -> bool:
+        """Is ``path`` a directory on the way to a path the task asks for (a strict ancestor
+        of an asked-for root), and not a tree too wide to stand for one path's access?"""
+        return self._asked.above(path) and (path.rstrip("/") or "/") not in _TOO_WIDE
+
     def tests_only(self, path: str) -> bool:
         """Is ``path`` inside a root only the tests name (read or written by them, not
         asked for)?"""
