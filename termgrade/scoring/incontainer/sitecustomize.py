@@ -1,5 +1,8 @@
 """TermGrade's ``sitecustomize`` for every Python of the scoring container; copied in at
-scoring time and found first through ``PYTHONPATH`` (the grader's read-only directory).
+scoring time and found first through ``PYTHONPATH`` (the grader's read-only directory), or,
+where test.sh set a ``PYTHONPATH`` of its own without it, run from there by the read-only
+startup archive at the interpreter's standard-library zip path (``pair/containers.py:
+startup_mounts``), with ``__file__`` naming this file in the grader's directory.
 
 In a Python that runs the verifier's own code (``-c`` text the tests wrote, a script in
 ``/tests``, ``-m`` of a module the verifier's closure provides, pytest) it puts the

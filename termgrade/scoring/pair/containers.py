@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,62 @@ from termgrade.task.digest import IGNORED_NAMES
 
 TESTS_TMPFS_BYTES = 1 << 30
 """B's /tests: a private in-memory copy test.sh may unpack into (the broker watches it)."""
+STARTUP_ZIP = "startup.zip"
+"""Beside the grader directory on the host: the archive mounted at each closure Python's
+standard-library zip path (:func:`startup_mounts`)."""
+STDLIB_ZIP = re.compile(r"/lib/python\d+\.zip$")
+"""The path every CPython (3.x, POSIX) puts on ``sys.path`` right after ``PYTHONPATH``'s
+entries, ``<base prefix>/lib/python3XY.zip``, whether the file exists or not."""
+STUB = ('"""TermGrade: {real}, run as this module (termgrade.scoring.pair.containers)."""\n'
+        "__file__ = {real!r}\n"
+        'with open(__file__, "rb") as _source:\n'
+        '    exec(compile(_source.read(), __file__, "exec"))\n')
+"""A module of the startup zip: the grader directory's file of the same name, run in this
+module's namespace with ``__file__`` naming it there (the plugin and the sitecustomize find
+the broker's socket name and the closure's list beside their ``__file__``). Builtins
+only: nothing is imported."""
+
+
+def startup_zip(module: str) -> bytes:
+    """The startup zip: ``sitecustomize`` and the plugin (``module``), each a
+    :data:`STUB` of the grader directory's own file; stored, not compressed (zipimport
+    then needs no ``zlib``)."""
+    import io
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for name in ("sitecustomize", module):
+            real = f"{GRADER_DIR}/{name}.py"
+            info = zipfile.ZipInfo(f"{name}.py", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o444 << 16
+            archive.writestr(info, STUB.format(real=real).encode())
+    return out.getvalue()
+
+
+def startup_mounts(closure: Closure, staged: Path) -> dict[str, str]:
+    """Container path -> the staged startup zip, for each closure Python's standard-library
+    zip path (:data:`STDLIB_ZIP`) that the image lacks: the grader's ``sitecustomize`` and
+    plugin load in every closure Python of B whatever ``test.sh`` does to ``PYTHONPATH``
+    (``export PYTHONPATH=/app`` drops the grader's directory from it, and pytest then
+    failed to import the plugin ``PYTEST_PLUGINS`` names: every trial 0, the oracle's
+    too). ``PYTHONPATH`` still starts with the grader's directory, found first as before.
+
+    Why the agent gains nothing: the path is one of the closure's own (the probe's
+    ``sys.path``), which B already bind-mounts read-only (from an empty directory, since
+    the image has no such file): only what a mount there holds is read, never the
+    agent's file at that path, and this mount replaces that one. Its place on ``sys.path``
+    is fixed by the interpreter, after ``PYTHONPATH``'s entries and before the standard
+    library, so it comes before nothing it did not come before; whatever ``test.sh``'s
+    own ``PYTHONPATH`` puts ahead of it stays ahead, exactly as it already was ahead of
+    the grader's directory for ``PYTHONPATH=/app:$PYTHONPATH``. The plugin's name is
+    still the per-trial secret, and a key is still only the broker's to give, to a
+    process the grader's own ``sitecustomize`` registered at start. A path the image
+    holds a real archive at (its standard library) is left as it is, and so is one the
+    closure does not list as a directory of its own (never inside another read-only
+    mount)."""
+    source = str(staged / STARTUP_ZIP)
+    return {d: source for d in closure.dirs
+            if STDLIB_ZIP.search(d) and not os.path.lexists(closure.view + d)}
 
 
 def task_limits(task: Task, environment: EnvironmentConfig | None = None) -> Limits:
@@ -79,7 +137,8 @@ def stage_grader(task: Task, closure: Closure | None = None,
     (the plugin under a fresh module name, the broker and what it watches with, the
     ``sitecustomize`` that puts
     the closure first, the closure's directories, the broker's random socket name, the
-    image's own OpenSSL configuration), both mounted read-only in B."""
+    image's own OpenSSL configuration), both mounted read-only in B; and beside them the
+    startup zip (:func:`startup_zip`, mounted by :func:`startup_mounts`)."""
     where = Path(tempfile.mkdtemp(prefix="termgrade-score-"))
     module = attest.plugin_module()
     grader = where / "grader"
@@ -95,6 +154,8 @@ def stage_grader(task: Task, closure: Closure | None = None,
     (grader / "closure.paths").write_bytes(b"\0".join(os.fsencode(p) for p in trusted))
     (grader / "broker-socket").write_text(procs.socket if procs else "")
     (grader / OPENSSL_FILE).write_bytes(image_openssl_config(closure.view) if closure else b"")
+    (where / STARTUP_ZIP).write_bytes(startup_zip(module))
+    (where / STARTUP_ZIP).chmod(0o444)
     for path in (where, grader / TESTS_SOURCE, grader):
         path.chmod(0o755)
     return where, module
@@ -182,7 +243,8 @@ def make_pair(task: Task, spec: PairSpec, closure: Closure, procs: GraderProcs |
     staged, module = stage_grader(task, closure, procs)
     mounts = {**closure.mounts(install_roots(task, closure)),
               **(procs.mounts(closure.view) if procs else {}),
-              GRADER_DIR: str(staged / "grader")}
+              GRADER_DIR: str(staged / "grader"),
+              **startup_mounts(closure, staged)}
     boxes: list[Sandbox | None] = [None, None]
     errors: list[str] = []
     run = current_run()
