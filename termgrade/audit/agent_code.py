@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from termgrade.audit.documents import SourceFile
 from termgrade.audit.pyorigin import Origin, Origins
-from termgrade.audit.pyparse import parse
+from termgrade.core.pyparse import parse
 from termgrade.records.issues import Issue
 
 AGENT_ROOTS = ("/app", "/root", "/home", "/tmp", "/srv", "/workspace", "/opt", "/etc",

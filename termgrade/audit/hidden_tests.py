@@ -31,8 +31,8 @@ from pathlib import Path
 from termgrade.audit.agent_code import is_agent_path
 from termgrade.audit.documents import AuditDoc, SourceFile
 from termgrade.audit.pyorigin import Origins
-from termgrade.audit.pyparse import parse
 from termgrade.audit.shellparse import shell_commands
+from termgrade.core.pyparse import parse
 
 RUNNERS = {"subprocess.run", "subprocess.call", "subprocess.check_call",
            "subprocess.check_output", "subprocess.Popen", "subprocess.getoutput",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from termgrade.audit.documents import SourceFile
-from termgrade.audit.pyparse import parse
+from termgrade.core.pyparse import parse
 
 
 @dataclass(frozen=True)

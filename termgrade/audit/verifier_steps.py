@@ -52,6 +52,7 @@ from collections.abc import Mapping
 
 from termgrade.audit.agent_code import is_agent_path
 from termgrade.audit.shellparse import ShellCommand, shell_commands
+from termgrade.core.pyparse import parse
 
 _PYTEST = re.compile(r"^py\.?test$")
 _PYTHON = re.compile(r"^python[\d.]*$")
@@ -220,7 +221,7 @@ def python_runs_pytest(code: str) -> bool:
     pytest [as x]``) or of ``main`` from ``from pytest import main [as y]``, or a subprocess
     call whose command is pytest. A mention in a string or comment is not a call."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code, "<runner>")
     except (SyntaxError, ValueError):
         return False
     modules: set[str] = set()

@@ -14,6 +14,9 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
+from functools import lru_cache
+
+from termgrade.core.pyparse import parse
 
 __all__ = ["built_paths", "relative_names"]
 
@@ -50,11 +53,17 @@ def built_paths(source: str) -> list[str]:
     """Absolute paths a Python test builds from string constants: names bound (anywhere
     in the module) to a constant path, joined by ``/``, ``os.path.join``,
     ``.joinpath`` or an f-string whose parts are all known. An expression with an unknown
-    part names nothing. A file that does not parse names nothing."""
+    part names nothing. A file that does not parse names nothing. Read once per text
+    (trials of one task share it)."""
+    return list(_built_paths(source))
+
+
+@lru_cache(maxsize=64)
+def _built_paths(source: str) -> tuple[str, ...]:
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
+        tree = parse(source, "<tests>")
+    except (SyntaxError, ValueError, RecursionError):
+        return ()
     bound: dict[str, str] = {}
     for _ in range(3):  # names bound to names bound to constants, a few levels deep
         for node in ast.walk(tree):
@@ -71,7 +80,7 @@ def built_paths(source: str) -> list[str]:
                 found.setdefault(posixpath.normpath(value), None)
                 if len(found) >= MAX_NAMES:
                     break
-    return list(found)
+    return tuple(found)
 
 
 def _fold(node: ast.expr, bound: dict[str, str]) -> str | None:

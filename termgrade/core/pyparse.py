@@ -1,8 +1,9 @@
-"""Parsing Python source for the audits, one parse at a time.
+"""Parsing Python source, one parse at a time in this process.
 
 CPython 3.11's parser is not safe to run from two threads at once: grading and regrading
-audit tasks on worker threads, and two concurrent ``ast.parse`` calls were seen to raise
-``SystemError``. Every audit parses through :func:`parse`.
+audit tasks on worker threads, and the transfer set reads the tests' paths in every trial;
+two concurrent ``ast.parse`` calls were seen to raise ``SystemError`` ("AST constructor
+recursion depth mismatch"). Every parse of the package goes through :func:`parse`.
 """
 
 from __future__ import annotations
