@@ -202,10 +202,15 @@ class LowerView:
     def unchanged(self, entry: UpperEntry) -> bool:
         """Is ``entry`` the image's own file or link as the image has it: the kernel's
         copy-up of a file opened for writing that nothing wrote to (``sqlite3`` querying a
-        database, a ``touch``), with the same type, mode, owner and bytes (or link
-        target)? Such an entry is no change: nothing to carry, nothing asked for, nothing
-        rewritten. Reads both files only when their sizes agree."""
-        if entry.whiteout or not (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)):
+        database), with the same type, mode, owner, modification time (a copy-up keeps
+        it; ``touch`` does not), link count of one (a hard link the agent made to it is a
+        change) and bytes (or link target)? Such an entry is no change: nothing to carry,
+        nothing asked for. Reads both files only when the rest agrees. A file rewritten
+        and written back as it was is the image's again by this look alone: the review
+        during the tests does not excuse installed software so
+        (:func:`termgrade.scoring.verifier.during.image_changes`)."""
+        if entry.whiteout or entry.nlink != 1 \
+                or not (stat.S_ISREG(entry.mode) or stat.S_ISLNK(entry.mode)):
             return False
         found = self._find(entry.path)
         if found is None:
@@ -216,7 +221,9 @@ class LowerView:
         try:
             if stat.S_ISLNK(entry.mode):
                 return os.readlink(host) == os.readlink(entry.host_path)
-            return info.st_size == entry.size and _same_bytes(host, entry.host_path)
+            return info.st_size == entry.size \
+                and os.lstat(entry.host_path).st_mtime_ns == info.st_mtime_ns \
+                and _same_bytes(host, entry.host_path)
         except OSError:
             return False
 

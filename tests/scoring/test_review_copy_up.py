@@ -17,6 +17,7 @@ such an entry is no change:
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -90,20 +91,26 @@ HONEST_RO = TOP.replace('sqlite3.connect("/srv/data/shop.db")',
 
 def test_a_file_copied_up_with_the_images_bytes_is_unchanged(tmp_path: Path) -> None:
     lower, upper = tmp_path / "lower", tmp_path / "upper"
-    put(lower, "/srv/data/a.db", "rows")
-    put(lower, "/srv/data/b.db", "rows")
-    put(lower, "/srv/data/c.db", "rows")
-    put(lower, "/srv/data/d.db", "rows", mode=0o644)
-    put(upper, "/srv/data/a.db", "rows")        # copied up, nothing written
-    put(upper, "/srv/data/b.db", "rowz")        # same size, other bytes
-    put(upper, "/srv/data/c.db", "rows and more")
+    for name in "abcdefg":
+        put(lower, f"/srv/data/{name}.db", "rows", mode=0o644)
+    put(upper, "/srv/data/a.db", "rows", mode=0o644)  # copied up, nothing written
+    put(upper, "/srv/data/b.db", "rowz", mode=0o644)  # same size, other bytes
+    put(upper, "/srv/data/c.db", "rows and more", mode=0o644)
     put(upper, "/srv/data/d.db", "rows", mode=0o666)  # same bytes, mode changed
-    put(upper, "/srv/data/e.db", "rows")        # created
+    put(upper, "/srv/data/f.db", "rows", mode=0o644)  # same bytes, touched (round 10)
+    put(upper, "/srv/data/g.db", "rows", mode=0o644)  # same bytes, hard-linked (round 10)
+    os.link(upper / "srv/data/g.db", upper / "srv/data/g-link.db")
+    put(upper, "/srv/data/e2.db", "rows")             # created
+    for name in "abcdg":  # a copy-up keeps the image's modification time
+        image = (lower / f"srv/data/{name}.db").stat()
+        os.utime(upper / f"srv/data/{name}.db", ns=(image.st_atime_ns, image.st_mtime_ns))
+    os.utime(upper / "srv/data/f.db", ns=(1, 1))
     view = LowerView([str(lower)])
     found = {e.path: view.unchanged(e) for e in walk_upper(str(upper)) if not e.is_dir}
     assert found == {"/srv/data/a.db": True, "/srv/data/b.db": False,
                      "/srv/data/c.db": False, "/srv/data/d.db": False,
-                     "/srv/data/e.db": False}
+                     "/srv/data/f.db": False, "/srv/data/g.db": False,
+                     "/srv/data/g-link.db": False, "/srv/data/e2.db": False}
 
 
 @pytest.fixture(scope="module")

@@ -294,7 +294,7 @@ def main() -> None:
     prepare_tests(config)
     writable = Writable([config.get("tests_dir", "/tests")], signer,
                         config.get("install_dirs"), config.get("pythons"),
-                        config.get("path_dirs"))
+                        config.get("path_dirs"), config.get("path_carried"))
     mapped = foreign_mappings("self", config)
     if mapped:
         signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),

@@ -118,26 +118,44 @@ def archive_members(root: str, files: dict[str, str]) -> set[tuple[str, str]]:
 
 IN_NEW_NAME = 0x100 | 0x80
 """inotify: create, moved to (a name appears in a watched directory)."""
+IN_REWRITE = 0x2 | 0x4 | 0x8
+"""inotify: modify, attrib, close-write (an entry's bytes or metadata written)."""
 
 
 class PathShadows:
-    """test.sh's ``PATH`` directories, watched for names that appear while the tests run.
+    """test.sh's ``PATH`` directories, watched from the broker's start to the end.
 
-    A name that appears in one of them after the first key is granted and that a later
-    ``PATH`` directory also holds would be run in place of that tool by every test that
-    runs it by name (a ``cmp`` made in ``/usr/local/bin`` before ``/usr/bin/cmp``): an
-    alarm, even when the file is gone again by the end (the host's look at B's layer
-    after the tests sees only what is left)."""
+    After the first key is granted:
 
-    def __init__(self, dirs: "list[str]", signer: Any) -> None:
+    * a name that appears in one of them and that a later ``PATH`` directory also holds
+      would be run in place of that tool by every test that runs it by name (a ``cmp``
+      made in ``/usr/local/bin`` before ``/usr/bin/cmp``): an alarm, even when the file
+      is gone again by the end (the host's look at B's layer after the tests sees only
+      what is left);
+    * an image tool there (present when the first key was granted, not carried from the
+      agent: ``carried``) written, replaced or its mode changed: an alarm, even when its
+      bytes are written back afterwards (a fake ``sort`` that answered once, then restored).
+
+    Before it (test.sh's own steps, the declared services): a name made then ahead of a
+    later ``PATH`` tool is noted; gone by the end, it stood in for that tool and cleaned
+    up (a service's fake ``awk``): an alarm. One that stays is judged by the host's look
+    at B's layer after the tests, as any created file is."""
+
+    def __init__(self, dirs: "list[str]", signer: Any,
+                 carried: "list[str] | None" = None) -> None:
         self.signer = signer
         self.dirs: list[str] = []
         for each in dirs:
             real = os.path.realpath(each) if each.startswith("/") else ""
             if real and os.path.isdir(real) and real not in self.dirs:
                 self.dirs.append(real)
+        self.carried = {os.path.join(os.path.realpath(os.path.dirname(p)),
+                                     os.path.basename(p)) for p in carried or []}
         self.watches: dict[int, int] = {}
         self.reported: set[str] = set()
+        self.early: set[tuple[int, str]] = set()
+        self.tools: set[tuple[int, str]] = set()
+        self.sealed = False
         self.fd = -1
         if not self.dirs:
             return
@@ -147,13 +165,33 @@ class PathShadows:
             libc = ctypes.CDLL(None, use_errno=True)
             self.fd = int(libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
             for index, each in enumerate(self.dirs):
-                wd = int(libc.inotify_add_watch(self.fd, os.fsencode(each), IN_NEW_NAME))
+                wd = int(libc.inotify_add_watch(self.fd, os.fsencode(each),
+                                                IN_NEW_NAME | IN_REWRITE))
                 if wd >= 0:
                     self.watches[wd] = index
         except Exception:
             self.fd = -1
 
-    def drain(self, sealed: bool) -> None:
+    def _shadowed(self, index: int, name: str) -> "str | None":
+        for each in self.dirs[index + 1:]:
+            if os.path.lexists(os.path.join(each, name)):
+                return os.path.join(each, name)
+        return None
+
+    def seal(self) -> None:
+        """The first key is about to be granted: what is on PATH now is the image's
+        (less what the agent's work put there)."""
+        self.drain()
+        self.sealed = True
+        for index, each in enumerate(self.dirs):
+            try:
+                names = os.listdir(each)
+            except OSError:
+                continue
+            self.tools.update((index, n) for n in names
+                              if os.path.join(each, n) not in self.carried)
+
+    def drain(self) -> None:
         while self.fd >= 0:
             try:
                 data = os.read(self.fd, 65536)
@@ -167,21 +205,35 @@ class PathShadows:
                 name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode(
                     "utf-8", "replace")
                 offset += 16 + size
-                if not sealed:
-                    continue
                 if mask & IN_Q_OVERFLOW:
-                    self._alarm("PATH", "too many new names to follow in test.sh's PATH "
+                    self._alarm("PATH", "too many changes to follow in test.sh's PATH "
                                 "directories")
                 index = self.watches.get(wd)
                 if index is None or not name:
                     continue
-                later = [d for d in self.dirs[index + 1:]
-                         if os.path.lexists(os.path.join(d, name))]
+                path = os.path.join(self.dirs[index], name)
+                if not self.sealed:
+                    if mask & IN_NEW_NAME and self._shadowed(index, name):
+                        self.early.add((index, name))
+                    continue
+                if (index, name) in self.tools:
+                    self._alarm(path, "an image tool on PATH written while the tests ran "
+                                "(a stand-in for it, restored or not)")
+                    continue
+                later = self._shadowed(index, name) if mask & IN_NEW_NAME else None
                 if later:
-                    self._alarm(os.path.join(self.dirs[index], name),
-                                "made while the tests ran, ahead of "
-                                f"{os.path.join(later[0], name)} on PATH: a stand-in for a "
-                                "tool the tests run by name")
+                    self._alarm(path, f"made while the tests ran, ahead of {later} on "
+                                "PATH: a stand-in for a tool the tests run by name")
+
+    def finish(self) -> None:
+        """The tests ended: a name made before them ahead of a later tool, now gone."""
+        self.drain()
+        for index, name in sorted(self.early):
+            path = os.path.join(self.dirs[index], name)
+            later = self._shadowed(index, name)
+            if later and not os.path.lexists(path):
+                self._alarm(path, f"made before the tests ahead of {later} on PATH, gone "
+                            "by their end: a stand-in for a tool they ran by name")
 
     def _alarm(self, path: str, why: str) -> None:
         if path not in self.reported:
@@ -203,8 +255,9 @@ class Writable:
 
     def __init__(self, roots: "list[str]", signer: Any, installs: "list[str] | None" = None,
                  pythons: "list[str] | None" = None,
-                 path_dirs: "list[str] | None" = None) -> None:
-        self.shadows = PathShadows(list(path_dirs or []), signer)
+                 path_dirs: "list[str] | None" = None,
+                 path_carried: "list[str] | None" = None) -> None:
+        self.shadows = PathShadows(list(path_dirs or []), signer, path_carried)
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.installs = [r for r in installs or [] if os.path.isdir(r)]
         self.pythons = list(pythons or [])
@@ -245,7 +298,7 @@ class Writable:
     def drain(self) -> None:
         """Read inotify's events: new directories get watched; after the first grant every
         write is an alarm (and a new name on PATH ahead of a tool: :class:`PathShadows`)."""
-        self.shadows.drain(self.sealed)
+        self.shadows.drain()
         while self.fd >= 0:
             try:
                 data = os.read(self.fd, 65536)
@@ -269,8 +322,11 @@ class Writable:
                     self._alarm(path, "written while the tests ran")
 
     def check(self) -> None:
-        """Every change since the broker started must be an unpacked archive member."""
+        """Every change since the broker started must be an unpacked archive member (and,
+        at the end, :meth:`PathShadows.finish`)."""
         self.drain()
+        if self.sealed:
+            self.shadows.finish()
         for root in self.roots:
             install = root in self.installs
             before = self.base[root]
@@ -320,4 +376,5 @@ class Writable:
         """The first key is about to be granted: from now on nothing may write here."""
         if not self.sealed:
             self.check()
+            self.shadows.seal()
             self.sealed = True

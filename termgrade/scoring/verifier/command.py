@@ -147,10 +147,14 @@ def install_roots(task: Task, closure: Closure) -> tuple[str, ...]:
 
 def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                   launchers: tuple[str, ...] = (),
-                  transfer_roots: list[str] | None = None, path: str = "") -> bytes:
+                  transfer_roots: list[str] | None = None, path: str = "",
+                  carried: frozenset[str] = frozenset()) -> bytes:
     """What the broker reads on its standard input before test.sh starts: one JSON line
     (the key, the socket name, what it trusts, test.sh's ``PATH`` directories it watches
-    for new names), never written to any file."""
+    and which of their entries are the agent's carried work), never written to any
+    file."""
+    dirs = [d for d in path.split(":") if d.startswith("/")]
+    on_path = sorted(p for p in carried if posixpath.dirname(p) in dirs)
     services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
                 for s in task.config.verifier.services]
     trusted = [*closure.dirs, *closure.files, str(CONTAINER.tests_dir), GRADER_DIR]
@@ -163,5 +167,5 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                        "install_dirs": list(install_roots(task, closure)),
                        "tests_source": f"{GRADER_DIR}/{TESTS_SOURCE}",
                        "tests_dir": str(CONTAINER.tests_dir),
-                       "path_dirs": [d for d in path.split(":") if d.startswith("/")]}
+                       "path_dirs": dirs, "path_carried": on_path}
                       ).encode() + b"\n"

@@ -83,13 +83,16 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
         below = lower.lstat(path)
         if below is None or stat.S_ISDIR(below.st_mode):
             continue  # created while the tests ran: the stand-in review's to judge
-        if lower.unchanged(entry):
-            continue  # opened for writing, never written (sqlite3 on a database it reads)
         if transfer is not None and transfer.carries_changes(path):
             continue  # where the task asks for the agent's changes: its outputs
         program = _program(entry.host_path, entry.mode) if not entry.whiteout else False
         program = program or _program(_image_path(lower, path), below.st_mode)
-        changed.append((path, trust(path, program, transfer)))
+        level = trust(path, program, transfer)
+        if level < Trust.SOFTWARE and lower.unchanged(entry):
+            continue  # opened for writing, never written (sqlite3 on a database it reads);
+            # installed software is never opened so: one written back as it was (a fake
+            # that answered, then restored the image's bytes) is still a change
+        changed.append((path, level))
     return sorted(changed)
 
 

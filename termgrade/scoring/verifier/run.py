@@ -75,7 +75,7 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
     try:
         config = attest_config(task, key, scoring.closure, socket=procs.socket,
                                launchers=procs.launchers, transfer_roots=roots,
-                               path=scoring.path)
+                               path=scoring.path, carried=carried)
         # test.sh runs in the container's working directory (the image's WORKDIR, or the
         # task's [environment] workdir), as Harbor runs it.
         run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
