@@ -208,3 +208,39 @@ def test_a_condition_skip_without_a_reference_is_its_only_blocker() -> None:
     blockers = attest(run(session(PASS_A, CONDITION_SKIP_S))).pass_blockers()
     assert len(blockers) == 1 and "condition can read the agent's state" in blockers[0]
     assert attest(run(session(PASS_A, MARKER_SKIP_S))).pass_blockers() == []
+
+
+def stopped_session(*events: Event, collected: int, stopped: bool = True) -> list[Event]:
+    """A session pytest stopped by ``-x``/``--maxfail`` (its ``shouldfail``)."""
+    head: Event = {"e": "collected", "n": collected}
+    return [OPEN, START, head, *events, {"e": "finish", "exitstatus": 1, "stopped": stopped},
+            CLOSE]
+
+
+def test_a_session_stopped_by_maxfail_after_a_failure_is_a_failing_run_not_an_incomplete_one(
+        ) -> None:
+    """Fairness round 10: a task whose test.sh runs ``pytest -x`` was ``error`` in verify
+    (the untouched container's run "collected 3 but reported 1", an attestation failure).
+    Stopped by pytest's own rule after a failure, the tests it never ran are not passed:
+    0 with no failure, and partial credit counts them as 0. Without the stop (or with no
+    failure in it) the unreported tests still make the record incomplete."""
+    failed = report("t.py::test_a", "failed")
+
+    def failing(events: list[Event], reference: ReferenceRecord | None = None
+                ) -> VerifierResult:  # test.sh's own number: 0, as pytest exited 1
+        return decide(VerifierResult(reward=None, raw_reward=0.0), attest(run(events)),
+                      reference=reference)
+
+    stopped = failing(stopped_session(failed, collected=3))
+    assert stopped.reward == 0.0 and stopped.failure is None, stopped.failure
+    against = ref(t_py__test_a="passed", t_py__test_b="passed", t_py__test_c="passed")
+    assert failing(stopped_session(failed, collected=3), against).failure is None
+    weights = {"test_a": 1.0, "test_b": 1.0, "test_c": 1.0}
+    partial = decide(VerifierResult(reward=None, raw_reward=1.0),
+                     attest(run(stopped_session(report("t.py::test_b"), failed,
+                                                collected=3))), weights)
+    assert partial.reward == pytest.approx(1 / 3)
+    unstopped = failing(stopped_session(failed, collected=3, stopped=False))
+    assert "collected 3" in (unstopped.failure or "")
+    no_failure = failing(stopped_session(PASS_A, collected=3))  # a stop with none failed
+    assert no_failure.reward == 0.0 and "collected 3" in (no_failure.failure or "")

@@ -765,7 +765,9 @@ try:
     def _finish(session: Any, exitstatus: Any) -> None:
         _emit({"e": "finish", "exitstatus": int(exitstatus),
                "failed": int(getattr(session, "testsfailed", 0)),
-               "collected": int(getattr(session, "testscollected", 0))})
+               "collected": int(getattr(session, "testscollected", 0)),
+               "stopped": bool(getattr(session, "shouldfail", False)
+                               or getattr(session, "shouldstop", False))})
 
     pytest_sessionfinish = _pytest.hookimpl(trylast=True)(_finish)
 except ImportError:  # imported outside pytest: nothing to attest

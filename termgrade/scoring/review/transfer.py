@@ -407,8 +407,9 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         instruction = task.paths.instruction
         if instruction.is_file():
             text = instruction_text = instruction.read_text(errors="replace")
-            named = instruction_paths(text, homes, regular) \
-                + _in_workdir(relative_names(text), where, view)
+            named = instruction_paths(text, homes, regular) + [
+                p for p in _in_workdir(relative_names(text), where, view)
+                if view is not None and not _code(view, p)]
             candidates += [(p, _instruction_why(p, footprint, view, resolve)) for p in named]
             mentioned |= set(_CODE_WORD.findall(text))
         candidates += [(p, "reference-dir" if posixpath.normpath(p) in footprint.alone
@@ -416,7 +417,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
         for name, text in _test_texts(task.paths.tests_dir):
             named = named_paths(text, homes)
             if name.endswith(".py"):
-                named += built_paths(text)
+                named += [p for p in built_paths(text) if view is None or not _code(view, p)]
             named += [p for p in _in_workdir(relative_names(text), where, view)
                       if view is not None and not _code(view, p)]
             candidates += [(p, _tests_why(p, footprint, view, resolve)) for p in named]
@@ -563,7 +564,9 @@ _CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".pl", ".pm", ".rb", ".js", "
 
 def _code(view: str, path: str) -> bool:
     """Is the image's file at ``path`` code (a known source suffix, or executable)? A
-    test that runs ``main.py`` by a relative name may be running the deliverable."""
+    text that names ``src/main.py`` relatively, or a test that builds its path from parts,
+    may be naming the deliverable (the reference fixed a helper, an honest solution the
+    program itself): such a spelling makes no input of code, only of data."""
     if posixpath.splitext(path)[1] in _CODE_SUFFIXES:
         return True
     try:

@@ -145,6 +145,10 @@ class Session:
     """The broker saw its process end without the plugin's last word (a signal killed it,
     ``_exit``, ``exec``): whatever lines were written for it, it never exited normally."""
     exitstatus: int | None = None
+    stopped: bool = False
+    """pytest stopped the session early by its own rule (``-x``, ``--maxfail``: its
+    ``shouldfail`` once that many tests failed; ``--sw``'s ``shouldstop``): the tests it
+    did not run are not passed."""
     collected: int | None = None
     deselected: int = 0
     deselected_ids: dict[str, str] = field(default_factory=dict)
@@ -220,6 +224,9 @@ class Session:
             return "a marker whose condition can read the agent's state, not only the platform"
         return "the agent's state decides such a skip"
 
+    def _stopped_on_failure(self) -> bool:
+        return self.stopped and any(o in ("failed", "error") for o in self.outcomes().values())
+
     def blockers(self, *, soft: bool = True, reference: dict[str, str] | None = None
                  ) -> list[str]:
         """Why this session does not show a passing run (empty when it does).
@@ -241,14 +248,19 @@ class Session:
         if self.collect_only:
             return []
         reasons: list[str] = []
+        later: list[str] = []
+        # stopped by -x/--maxfail after a test failed: the tests it never ran are not
+        # passed, a failing run like any other (partial credit counts them as 0), not an
+        # incomplete record
+        short = reasons if not self._stopped_on_failure() else later
         if self.collect_errors:
             reasons.append(f"{tag}: {len(self.collect_errors)} test file(s) failed to collect")
         if self.collect_skips:
             reasons.append(f"{tag}: {len(self.collect_skips)} test module(s) skipped at import "
                            f"(every test in them vanished), e.g. {self.collect_skips[0]}")
         if self.collected is not None and self.collected != len(self.reports):
-            reasons.append(f"{tag}: pytest collected {self.collected} test(s) but reported "
-                           f"{len(self.reports)}")
+            short.append(f"{tag}: pytest collected {self.collected} test(s) but reported "
+                         f"{len(self.reports)}")
         dropped = (self.seen or 0) - self.deselected - (self.collected or 0)
         if self.seen is not None and self.collected is not None and dropped > 0:
             reasons.append(f"{tag}: {dropped} collected test(s) were removed by a hook and "
@@ -256,15 +268,16 @@ class Session:
         if reference is not None:
             expected = [n for n, o in reference.items() if o != "deselected"]
             if len(self.reports) < len(expected):
-                reasons.append(f"{tag}: ran {len(self.reports)} test(s), fewer than the "
-                               f"{len(expected)} the reference solution's run did")
+                short.append(f"{tag}: ran {len(self.reports)} test(s), fewer than the "
+                             f"{len(expected)} the reference solution's run did")
             present = self.outcomes()
             missing = [n for n in expected if n not in present]
             if missing:  # by node id: one parametrised case cannot stand in for another
-                reasons.append(f"{tag}: {len(missing)} test(s) of the reference solution's "
-                               f"run missing from this one, e.g. {missing[0]}")
+                short.append(f"{tag}: {len(missing)} test(s) of the reference solution's "
+                             f"run missing from this one, e.g. {missing[0]}")
         if not soft:
             return reasons
+        reasons += later
         outcomes = self.outcomes()
         bad = [n for n, o in outcomes.items() if o in ("failed", "error")]
         if bad:
@@ -474,6 +487,7 @@ def _apply(att: Attestation, session: Session, event: dict[str, object]) -> None
     elif kind == "finish":
         session.finished = True
         session.exitstatus = int(str(event.get("exitstatus")))
+        session.stopped = bool(event.get("stopped"))
 
 
 EVIDENCE_BOUNDS = {"msg": ("message", 300), "repr": ("repr", 1200), "out": ("output", 600)}
