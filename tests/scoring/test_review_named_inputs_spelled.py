@@ -137,21 +137,25 @@ def test_git_configuration_asked_by_command_or_key_asks_for_every_scope(
             == expected, review.left_out_summary()
 
 
-def test_code_named_relatively_or_built_from_parts_is_no_input(tmp_path: Path) -> None:
-    """Fairness round 10 (Z1): the instruction names ``src/main.py`` (or the tests build
-    ``APP / "src" / "main.py"``), the reference fixed a helper module, an honest solution
-    fixes ``main.py`` itself: carried. Only data becomes an input by these spellings."""
+def test_code_named_relatively_is_no_input_code_built_from_constants_is(
+        tmp_path: Path) -> None:
+    """Fairness round 10 (Z1): the instruction names ``src/main.py`` relatively, the
+    reference fixed a helper module, an honest solution fixes ``main.py`` itself: carried
+    (a relative name makes an input of data only). Round 11: a checker the tests build as
+    ``TOOLS / "validate.py"`` is read as a literal absolute path, code or not."""
     view = tmp_path / "image"
     put(view, "/app/src/main.py", "print(1)\n")
     put(view, "/app/src/util.py", "X = 1\n")
     put(view, "/app/data/in.csv", "1\n")
+    put(view, "/app/tools/check.py", "import sys\n")
     root = write_task(tmp_path / "task", instruction="Fix `src/main.py` so it sums "
                       "`data/in.csv`.\n",
                       tests="from pathlib import Path\nAPP = Path('/app')\n"
-                            "def test_x():\n    assert (APP / 'src' / 'main.py').exists()\n")
+                            "def test_x():\n    assert (APP / 'tools' / 'check.py').exists()\n")
     reference = ReferenceRecord(task_digest="d", footprint=["/app/src/util.py"])
     transfer = derive_transfer_set(load_task(root), workdir="/app", reference=reference,
                                    view=str(view))
     why = {r.path: r.why for r in transfer.roots}
-    assert why["/app/data/in.csv"] == "input" and "/app/src/main.py" not in why
-    assert transfer.carries_changes("/app/src/main.py")
+    assert why["/app/data/in.csv"] == why["/app/tools/check.py"] == "input"
+    assert "/app/src/main.py" not in why and transfer.carries_changes("/app/src/main.py")
+    assert not transfer.carries_changes("/app/tools/check.py")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,7 +20,7 @@ from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.verifier import run as verifier_run
 from termgrade.task import load_task
 from tests.support.grading import play_script
-from tests.support.task_dirs import task_toml, write_task
+from tests.support.task_dirs import STANDARD_TEST_SH, task_toml, write_task
 
 pytestmark = pytest.mark.docker
 
@@ -66,6 +65,22 @@ ATTACK = textwrap.dedent("""\
 NONE = ReferenceRecord(task_digest="none")
 
 
+def unwatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the staged watch module's PATH watch reads no event."""
+    from termgrade.scoring.pair import containers
+
+    real = containers.attest.watch_source
+    inert = b"    def drain(self) -> None:\n        while False:"
+    live = b"    def drain(self) -> None:\n        while self.fd >= 0:"
+
+    def staged() -> bytes:
+        source = real()
+        assert source.count(live) == 1  # PathShadows' drain (Writable's has a docstring)
+        return source.replace(live, inert, 1)
+
+    monkeypatch.setattr(containers.attest, "watch_source", staged)
+
+
 @pytest.fixture(scope="module")
 def primes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = write_task(tmp_path_factory.mktemp("shadows"), "prime-filter", tests=TESTS,
@@ -92,12 +107,7 @@ def test_a_self_deleting_path_shadow_made_during_the_tests_scores_0(
 
 def test_control_no_path_directory_watched_the_attack_forges_a_pass(
         primes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = verifier_run.attest_config
-
-    def unwatched(*args: Any, **kwargs: Any) -> bytes:
-        return real(*args, **{**kwargs, "path": ""})
-
-    monkeypatch.setattr(verifier_run, "attest_config", unwatched)
+    unwatch(monkeypatch)
     outcome = play_script(primes, ATTACK, tmp_path, reference=NONE)
     assert outcome.reward == 1.0 and outcome.attested, outcome.verifier
 
@@ -140,12 +150,7 @@ def test_an_image_tool_rewritten_and_written_back_while_the_tests_run_scores_0(
     excuse installed software copied up unchanged. Control: both patched out, 1."""
     outcome = play_script(primes, RESTORE, tmp_path, reference=NONE)
     assert outcome.reward == 0.0, outcome.verifier
-    real = verifier_run.attest_config
-
-    def unwatched(*args: Any, **kwargs: Any) -> bytes:
-        return real(*args, **{**kwargs, "path": ""})
-
-    monkeypatch.setattr(verifier_run, "attest_config", unwatched)
+    unwatch(monkeypatch)
     monkeypatch.setattr(verifier_run, "image_changes", lambda *args, **kwargs: [])
     control = play_script(primes, RESTORE, tmp_path, reference=NONE)
     assert control.reward == 1.0 and control.attested, control.verifier
@@ -167,3 +172,41 @@ def test_a_fake_a_service_made_before_the_first_key_and_removed_scores_0(
     honest = play_script(root, HONEST + SERVER.replace('"FAKE", "1"', '"FAKE", "0"'),
                          tmp_path, reference=NONE)
     assert honest.reward == 1.0 and honest.attested, honest.verifier
+
+
+# --- round 11: a PATH test.sh sets itself ---------------------------------------------------
+
+OWN_PATH_SH = STANDARD_TEST_SH.replace("cd /tests || exit 1\n",
+                                       "export PATH=/opt/tools/bin:$PATH\ncd /tests || exit 1\n")
+OWN_PATH_IMAGE = "FROM termgrade/base:local\nWORKDIR /app\nRUN mkdir -p /opt/tools/bin\n"
+OWN_PATH_ATTACK = ATTACK.replace("/usr/local/bin/cmp", "/opt/tools/bin/cmp")
+
+
+def test_a_shadow_in_a_path_directory_test_sh_adds_itself_scores_0(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """test.sh puts ``/opt/tools/bin`` first on its PATH; the agent's program makes a
+    self-deleting ``cmp`` there. The broker watches each keyed pytest's own PATH too, read
+    from its environment before it is keyed. Control: with that reading removed from the
+    staged watch module, the attack is an attested 1."""
+    from termgrade.scoring.pair import containers
+
+    root = write_task(tmp_path_factory.mktemp("own-path"), "prime-filter-path", tests=TESTS,
+                      test_sh=OWN_PATH_SH, dockerfile=OWN_PATH_IMAGE, solve=HONEST,
+                      toml=task_toml(verifier_s=60.0, agent_s=30.0),
+                      instruction="Write an executable /app/primes IN OUT that writes the "
+                                  "primes of IN to OUT, one per line.\n")
+    build_task_image(load_task(root))
+    assert play_script(root, HONEST, tmp_path, reference=NONE).reward == 1.0
+    outcome = play_script(root, OWN_PATH_ATTACK, tmp_path, reference=NONE)
+    assert outcome.reward == 0.0
+    assert "/opt/tools/bin/cmp: made while the tests ran" in (outcome.failure or "")
+    real = containers.attest.watch_source
+
+    def blind() -> bytes:  # test.sh's own PATH is not read: the image's is still watched
+        return real().replace(b"    def follow(self, pid: int) -> None:\n",
+                              b"    def follow(self, pid: int) -> None:\n        return\n")
+
+    monkeypatch.setattr(containers.attest, "watch_source", blind)
+    control = play_script(root, OWN_PATH_ATTACK, tmp_path, reference=NONE)
+    assert control.reward == 1.0 and control.attested, control.verifier

@@ -235,6 +235,8 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         pid = struct.unpack("3i", creds)[0]
         why = why_refused(pid, root, config, started)
+        if why is None:  # its own PATH (test.sh may set one), read while it is dumpable
+            writable.shadows.follow(pid)
         mapped = foreign_mappings(str(pid), config) if why is None else []
         if mapped is None:
             why = "its mappings are unreadable"

@@ -123,7 +123,8 @@ IN_REWRITE = 0x2 | 0x4 | 0x8
 
 
 class PathShadows:
-    """test.sh's ``PATH`` directories, watched from the broker's start to the end.
+    """test.sh's ``PATH`` directories, watched from the broker's start to the end, and each
+    keyed pytest's own ``PATH`` (:meth:`follow`: a test.sh that sets ``PATH`` itself).
 
     After the first key is granted:
 
@@ -145,35 +146,77 @@ class PathShadows:
                  carried: "list[str] | None" = None) -> None:
         self.signer = signer
         self.dirs: list[str] = []
-        for each in dirs:
-            real = os.path.realpath(each) if each.startswith("/") else ""
-            if real and os.path.isdir(real) and real not in self.dirs:
-                self.dirs.append(real)
         self.carried = {os.path.join(os.path.realpath(os.path.dirname(p)),
                                      os.path.basename(p)) for p in carried or []}
-        self.watches: dict[int, int] = {}
+        self.watches: dict[int, str] = {}
         self.reported: set[str] = set()
-        self.early: set[tuple[int, str]] = set()
-        self.tools: set[tuple[int, str]] = set()
+        self.early: set[tuple[str, str]] = set()
+        self.tools: set[tuple[str, str]] = set()
         self.sealed = False
         self.fd = -1
-        if not self.dirs:
-            return
+        self.libc: Any = None
         try:
             import ctypes
 
-            libc = ctypes.CDLL(None, use_errno=True)
-            self.fd = int(libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
-            for index, each in enumerate(self.dirs):
-                wd = int(libc.inotify_add_watch(self.fd, os.fsencode(each),
-                                                IN_NEW_NAME | IN_REWRITE))
-                if wd >= 0:
-                    self.watches[wd] = index
+            self.libc = ctypes.CDLL(None, use_errno=True)
+            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
         except Exception:
             self.fd = -1
+        self._add(self._real(dirs), first=False)
 
-    def _shadowed(self, index: int, name: str) -> "str | None":
-        for each in self.dirs[index + 1:]:
+    @staticmethod
+    def _real(dirs: "list[str]") -> "list[str]":
+        found: list[str] = []
+        for each in dirs:
+            real = os.path.realpath(each) if each.startswith("/") else ""
+            if real and os.path.isdir(real) and real not in found:
+                found.append(real)
+        return found
+
+    def _add(self, dirs: "list[str]", *, first: bool) -> None:
+        """Watch ``dirs`` too: ahead of the known ones (``first``: a pytest's own PATH,
+        which is the order its tests look tools up in), else after them."""
+        new = [d for d in dirs if d not in self.dirs]
+        if first:
+            self.dirs = dirs + [d for d in self.dirs if d not in dirs]
+        else:
+            self.dirs += new
+        for each in new:
+            if self.fd >= 0:
+                wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(each),
+                                                     IN_NEW_NAME | IN_REWRITE))
+                if wd >= 0:
+                    self.watches[wd] = each
+            if self.sealed:
+                self._snapshot(each)
+
+    def follow(self, pid: int) -> None:
+        """A pytest about to be keyed: its own ``PATH`` (test.sh may have set one) is
+        watched too, in its order."""
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                pairs = handle.read().split(b"\0")
+        except OSError:
+            return
+        for pair in pairs:
+            if pair.startswith(b"PATH="):
+                self.drain()
+                self._add(self._real(pair[5:].decode("utf-8", "replace").split(":")),
+                          first=True)
+                return
+
+    def _snapshot(self, directory: str) -> None:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return
+        self.tools.update((directory, n) for n in names
+                          if os.path.join(directory, n) not in self.carried)
+
+    def _shadowed(self, directory: str, name: str) -> "str | None":
+        if directory not in self.dirs:
+            return None
+        for each in self.dirs[self.dirs.index(directory) + 1:]:
             if os.path.lexists(os.path.join(each, name)):
                 return os.path.join(each, name)
         return None
@@ -183,13 +226,8 @@ class PathShadows:
         (less what the agent's work put there)."""
         self.drain()
         self.sealed = True
-        for index, each in enumerate(self.dirs):
-            try:
-                names = os.listdir(each)
-            except OSError:
-                continue
-            self.tools.update((index, n) for n in names
-                              if os.path.join(each, n) not in self.carried)
+        for each in self.dirs:
+            self._snapshot(each)
 
     def drain(self) -> None:
         while self.fd >= 0:
@@ -208,19 +246,19 @@ class PathShadows:
                 if mask & IN_Q_OVERFLOW:
                     self._alarm("PATH", "too many changes to follow in test.sh's PATH "
                                 "directories")
-                index = self.watches.get(wd)
-                if index is None or not name:
+                directory = self.watches.get(wd)
+                if directory is None or not name:
                     continue
-                path = os.path.join(self.dirs[index], name)
+                path = os.path.join(directory, name)
                 if not self.sealed:
-                    if mask & IN_NEW_NAME and self._shadowed(index, name):
-                        self.early.add((index, name))
+                    if mask & IN_NEW_NAME and self._shadowed(directory, name):
+                        self.early.add((directory, name))
                     continue
-                if (index, name) in self.tools:
+                if (directory, name) in self.tools:
                     self._alarm(path, "an image tool on PATH written while the tests ran "
                                 "(a stand-in for it, restored or not)")
                     continue
-                later = self._shadowed(index, name) if mask & IN_NEW_NAME else None
+                later = self._shadowed(directory, name) if mask & IN_NEW_NAME else None
                 if later:
                     self._alarm(path, f"made while the tests ran, ahead of {later} on "
                                 "PATH: a stand-in for a tool the tests run by name")
@@ -228,9 +266,9 @@ class PathShadows:
     def finish(self) -> None:
         """The tests ended: a name made before them ahead of a later tool, now gone."""
         self.drain()
-        for index, name in sorted(self.early):
-            path = os.path.join(self.dirs[index], name)
-            later = self._shadowed(index, name)
+        for directory, name in sorted(self.early):
+            path = os.path.join(directory, name)
+            later = self._shadowed(directory, name)
             if later and not os.path.lexists(path):
                 self._alarm(path, f"made before the tests ahead of {later} on PATH, gone "
                             "by their end: a stand-in for a tool they ran by name")

@@ -278,6 +278,13 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
     present: dict[str, UpperEntry] | None = None
     ordered: list[str] | None = None
     bad: dict[str, str] = {}
+    carried: set[str] = set()
+
+    def carried_paths() -> set[str]:
+        if not carried:
+            carried.update(e.path for e in review.carried)
+        return carried
+
     out: dict[str, str] = {}
     for path, host in review.links.items():
         why = carried_link(path, host, lower, review.links, review.transient)
@@ -295,6 +302,11 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
                              f"{'a directory' if kind == 'dir' else 'nothing B has'}: what "
                              "they write there would land where it points")
                 continue
+            review.watched_links[path] = str(final)
+        elif final is not None and lower.lstat(path) is None and _image_file(final, lower) \
+                and final not in carried_paths():
+            # a link the agent made to a file of the image's (an answer linked to where the
+            # tests write their expected value): watched too, wherever the link lies
             review.watched_links[path] = str(final)
         if final is None or final in review.links or final.startswith(RUNTIME_TREES):
             continue  # the engine's and the kernel's
@@ -324,6 +336,11 @@ def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
     if gone:
         review.carried = [e for e in review.carried if e.path not in gone]
         review.replay = [(v, e) for v, e in review.replay if e.path not in gone]
+
+
+def _image_file(path: str, lower: LowerView) -> bool:
+    below = lower.lstat(path)
+    return below is not None and stat.S_ISREG(below.st_mode)
 
 
 def _kind_in_b(final: str | None, review: LayerReview, lower: LowerView) -> str | None:

@@ -416,8 +416,8 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
                         else "reference") for p in footprint.paths]
         for name, text in _test_texts(task.paths.tests_dir):
             named = named_paths(text, homes)
-            if name.endswith(".py"):
-                named += [p for p in built_paths(text) if view is None or not _code(view, p)]
+            if name.endswith(".py"):  # built from constants: as a literal absolute path
+                named += built_paths(text)
             named += [p for p in _in_workdir(relative_names(text), where, view)
                       if view is not None and not _code(view, p)]
             candidates += [(p, _tests_why(p, footprint, view, resolve)) for p in named]
@@ -564,9 +564,10 @@ _CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".pl", ".pm", ".rb", ".js", "
 
 def _code(view: str, path: str) -> bool:
     """Is the image's file at ``path`` code (a known source suffix, or executable)? A
-    text that names ``src/main.py`` relatively, or a test that builds its path from parts,
-    may be naming the deliverable (the reference fixed a helper, an honest solution the
-    program itself): such a spelling makes no input of code, only of data."""
+    text that names ``src/main.py`` relatively may be naming the deliverable (the
+    reference fixed a helper, an honest solution the program itself): a relative name
+    makes no input of code, only of data. A path a test builds from constants is read as
+    a literal absolute path (a checker the tests reach as ``TOOLS / "validate.py"``)."""
     if posixpath.splitext(path)[1] in _CODE_SUFFIXES:
         return True
     try:

@@ -157,7 +157,8 @@ LOADER_CONFIG = ("/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
                  "/etc/nsswitch.conf", "/etc/ssl", "/etc/perl", "/etc/python3")
 """Configuration the loader, libc and interpreters read on every start."""
 CODE_SUFFIXES = frozenset({".py", ".pyc", ".pm", ".pmc", ".pl", ".rb", ".js", ".mjs", ".cjs",
-                           ".sh", ".bash", ".lua", ".php", ".tcl", ".jar", ".class", ".so"})
+                           ".sh", ".bash", ".lua", ".php", ".tcl", ".jar", ".class", ".so",
+                           ".awk", ".sed", ".jq", ".r", ".R", ".mk", ".bats", ".zsh"})
 
 
 def trust(path: str, program: bool, transfer: TransferSet | None) -> Trust:
@@ -206,12 +207,13 @@ def identities(upper: str, paths: Iterable[str]) -> dict[str, Identity]:
 
 def written_through(upper: str, links: dict[str, str],
                     before: dict[str, Identity]) -> list[str]:
-    """Findings for the agent's links at paths only the tests name (``links``: link ->
-    the file it resolves to) whose file changed while the tests ran: a write of the tests
-    through the link landed in the agent's file (their expected value as its answer)."""
+    """Findings for the agent's watched links (``links``: link -> the file it resolves
+    to: a link at a path only the tests name, or any link the agent made to a file of the
+    image's) whose file changed while the tests ran: a write through the link landed where
+    it points (the tests' expected value as the agent's answer)."""
     after = identities(upper, before)
     return [f"M {target}: written through {link} while the tests ran (a link the agent "
-            "made at a path only the tests name: what they wrote there landed in the file "
-            "it points to)" for link, target in sorted(links.items())
+            "made: what was written there landed in the file it points to)"
+            for link, target in sorted(links.items())
             if target in before and after.get(target) != before[target]]
 
