@@ -153,3 +153,53 @@ def test_without_the_startup_archive_the_zero_comes_back(
     assert "no attested pytest session" in outcome.failure
     kept = _play(roots["export-keep"], HONEST, tmp_path)
     assert kept.reward == 1.0 and kept.attested is True, _why(kept)
+
+
+SITE_IMAGE = ("FROM termgrade/base:local\nWORKDIR /app\n"
+              "RUN printf '\\nimport os as _o\\nopen(\"/tmp/site-ran\", \"a\").write("
+              "\"%%d\\\\n\" %% _o.getpid())\\n' >> /etc/python3.11/sitecustomize.py\n")
+SITE_TESTS = textwrap.dedent("""\
+    import subprocess
+
+
+    def test_the_images_own_sitecustomize_runs_once_in_each_python():
+        child = subprocess.run(["/usr/bin/python3", "-c", "import os; print(os.getpid())"],
+                               capture_output=True, text=True, check=True)
+        ran = open("/tmp/site-ran").read().split()
+        assert ran.count(child.stdout.strip()) == 1, ran
+    """)
+
+
+@pytest.mark.parametrize("shape", ["export", "export-keep"])
+def test_the_images_own_sitecustomize_still_runs_once(tmp_path: Path, shape: str) -> None:
+    """The grader's ``sitecustomize`` runs the image's own next, once: the standard-library
+    zip path now holds the grader's startup directory, whose ``sitecustomize`` is the
+    grader's again, and taking it for the image's ran the grader's file over and over
+    until the recursion limit (each Python of B about a second slower, and the image's
+    own hook never ran)."""
+    root = write_task(tmp_path, f"own-site-{shape}", tests=SITE_TESTS, test_sh=SHAPES[shape],
+                      dockerfile=SITE_IMAGE, solve="true\n",
+                      toml=task_toml(verifier_s=60.0, agent_s=30.0))
+    build_task_image(load_task(root))
+    outcome = play_script(root, "true\n", tmp_path, reference=ReferenceRecord(task_digest="none"))
+    assert outcome.reward == 1.0 and outcome.attested, _why(outcome)
+
+
+def test_control_the_startup_directory_taken_for_the_images_hook_fails_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from termgrade.scoring.pair import containers
+
+    real = containers.attest.sitecustomize_source
+
+    def unguarded() -> bytes:
+        source = real()
+        assert b' or entry.endswith(".zip")' in source
+        return source.replace(b' or entry.endswith(".zip")', b"")
+
+    monkeypatch.setattr(containers.attest, "sitecustomize_source", unguarded)
+    root = write_task(tmp_path, "own-site-control", tests=SITE_TESTS,
+                      test_sh=SHAPES["export"], dockerfile=SITE_IMAGE, solve="true\n",
+                      toml=task_toml(verifier_s=60.0, agent_s=30.0))
+    build_task_image(load_task(root))
+    outcome = play_script(root, "true\n", tmp_path, reference=ReferenceRecord(task_digest="none"))
+    assert outcome.reward == 0.0

@@ -147,7 +147,10 @@ if _TRUSTED and _verifier_process():
 def _image_sitecustomize() -> None:
     """Run the next ``sitecustomize`` on the closure's path (the image's), if any."""
     for entry in _TRUSTED:
-        if entry == GRADER:
+        if entry == GRADER or entry.endswith(".zip"):
+            # the standard-library zip path holds the grader's own startup directory
+            # (termgrade.scoring.pair.containers.stage_startup), never the image's hook:
+            # running it would run this file again
             continue
         candidate = os.path.join(entry, "sitecustomize.py")
         if os.path.isfile(candidate):
