@@ -70,8 +70,8 @@ def unwatch(monkeypatch: pytest.MonkeyPatch) -> None:
     from termgrade.scoring.pair import containers
 
     real = containers.attest.watch_source
-    inert = b"    def drain(self) -> None:\n        while False:"
-    live = b"    def drain(self) -> None:\n        while self.fd >= 0:"
+    live = b"    def drain(self) -> None:\n        for wd, mask, name in inotify_events("
+    inert = b"    def drain(self) -> None:\n        for wd, mask, name in ()[:0] and ("
 
     def staged() -> bytes:
         source = real()

@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 MAX_FIELD = 1000
@@ -122,6 +123,24 @@ IN_REWRITE = 0x2 | 0x4 | 0x8
 """inotify: modify, attrib, close-write (an entry's bytes or metadata written)."""
 
 
+def inotify_events(fd: int) -> "Iterator[tuple[int, int, str]]":
+    """Every event inotify has queued on ``fd`` (non-blocking), as (watch, mask, name)."""
+    while fd >= 0:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            return
+        if not data:
+            return
+        offset = 0
+        while offset + 16 <= len(data):
+            wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
+            name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
+                                                                              "replace")
+            offset += 16 + size
+            yield wd, mask, name
+
+
 class PathShadows:
     """test.sh's ``PATH`` directories, watched from the broker's start to the end, and each
     keyed pytest's own ``PATH`` (:meth:`follow`: a test.sh that sets ``PATH`` itself).
@@ -230,38 +249,26 @@ class PathShadows:
             self._snapshot(each)
 
     def drain(self) -> None:
-        while self.fd >= 0:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            offset = 0
-            while offset + 16 <= len(data):
-                wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
-                name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode(
-                    "utf-8", "replace")
-                offset += 16 + size
-                if mask & IN_Q_OVERFLOW:
-                    self._alarm("PATH", "too many changes to follow in test.sh's PATH "
-                                "directories")
-                directory = self.watches.get(wd)
-                if directory is None or not name:
-                    continue
-                path = os.path.join(directory, name)
-                if not self.sealed:
-                    if mask & IN_NEW_NAME and self._shadowed(directory, name):
-                        self.early.add((directory, name))
-                    continue
-                if (directory, name) in self.tools:
-                    self._alarm(path, "an image tool on PATH written while the tests ran "
-                                "(a stand-in for it, restored or not)")
-                    continue
-                later = self._shadowed(directory, name) if mask & IN_NEW_NAME else None
-                if later:
-                    self._alarm(path, f"made while the tests ran, ahead of {later} on "
-                                "PATH: a stand-in for a tool the tests run by name")
+        for wd, mask, name in inotify_events(self.fd):
+            if mask & IN_Q_OVERFLOW:
+                self._alarm("PATH", "too many changes to follow in test.sh's PATH "
+                            "directories")
+            directory = self.watches.get(wd)
+            if directory is None or not name:
+                continue
+            path = os.path.join(directory, name)
+            if not self.sealed:
+                if mask & IN_NEW_NAME and self._shadowed(directory, name):
+                    self.early.add((directory, name))
+                continue
+            if (directory, name) in self.tools:
+                self._alarm(path, "an image tool on PATH written while the tests ran "
+                            "(a stand-in for it, restored or not)")
+                continue
+            later = self._shadowed(directory, name) if mask & IN_NEW_NAME else None
+            if later:
+                self._alarm(path, f"made while the tests ran, ahead of {later} on "
+                            "PATH: a stand-in for a tool the tests run by name")
 
     def finish(self) -> None:
         """The tests ended: a name made before them ahead of a later tool, now gone."""
@@ -337,27 +344,15 @@ class Writable:
         """Read inotify's events: new directories get watched; after the first grant every
         write is an alarm (and a new name on PATH ahead of a tool: :class:`PathShadows`)."""
         self.shadows.drain()
-        while self.fd >= 0:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            offset = 0
-            while offset + 16 <= len(data):
-                wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
-                if mask & IN_Q_OVERFLOW:
-                    self._alarm("inotify", "too many writes to follow: the verifier's "
-                                "files may have changed unseen")
-                name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
-                                                                                  "replace")
-                offset += 16 + size
-                path = os.path.join(self.watches.get(wd, "?"), name)
-                if mask & IN_ISDIR and mask & 0x100:
-                    self._watch(path)
-                if self.sealed and not any(is_cache(part) for part in path.split("/")):
-                    self._alarm(path, "written while the tests ran")
+        for wd, mask, name in inotify_events(self.fd):
+            if mask & IN_Q_OVERFLOW:
+                self._alarm("inotify", "too many writes to follow: the verifier's "
+                            "files may have changed unseen")
+            path = os.path.join(self.watches.get(wd, "?"), name)
+            if mask & IN_ISDIR and mask & 0x100:
+                self._watch(path)
+            if self.sealed and not any(is_cache(part) for part in path.split("/")):
+                self._alarm(path, "written while the tests ran")
 
     def check(self) -> None:
         """Every change since the broker started must be an unpacked archive member (and,
