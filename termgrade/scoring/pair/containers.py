@@ -45,7 +45,7 @@ STDLIB_ZIP = re.compile(r"/lib/python\d+\.zip$")
 entries, ``<base prefix>/lib/python3XY.zip``, whether it exists or not, and whatever it is:
 a zip is read by ``zipimport``, a directory by the same finder as any other (a zip there
 made every import of every Python in B take ``zipimport``'s pure-Python lookup first:
-about 0.15 s more per trial's tests, measured)."""
+about 0.2 s more per trial's tests, measured)."""
 STUB = ('"""TermGrade: {real}, run as this module (termgrade.scoring.pair.containers)."""\n'
         "__file__ = {real!r}\n"
         'with open(__file__, "rb") as _source:\n'

@@ -26,14 +26,7 @@ MAX_ACCOUNT_BYTES = 4 << 20
 
 
 def _image_text(lower: LowerView, path: str) -> str:
-    host = lower.host_path(path)  # the image's, as its layers merge (whiteouts too)
-    if host is None:
-        return ""
-    try:
-        with open(host, "rb") as handle:
-            return handle.read(MAX_ACCOUNT_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return ""
+    return lower.text(path, MAX_ACCOUNT_BYTES)
 
 
 def _read_upper(entry: UpperEntry) -> str | None:

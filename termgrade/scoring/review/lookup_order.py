@@ -85,17 +85,6 @@ def lookup_suspect(path: str) -> bool:
             or "/.git/" in path or any(p in _GIT_PARTS for p in path.split("/")[1:-1]))
 
 
-def _make_text(lower: LowerView, path: str) -> str:
-    host = lower.host_path(path)
-    if host is None:
-        return ""
-    try:
-        with open(host, "rb") as handle:
-            return handle.read(MAX_MAKEFILE_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def image_makefile(directory: str, lower: LowerView) -> str | None:
     """The makefile GNU make reads in ``directory`` of the image (the first of
     :data:`MAKEFILE_NAMES` it has as a file or link), or None."""
@@ -116,7 +105,7 @@ def _image_makefile(directory: str, layers: tuple[str, ...]) -> str | None:
 def _included(makefile: str, layers: tuple[str, ...]) -> tuple[str, ...]:
     """The literal names (or glob patterns) the image's ``makefile`` includes, relative
     to its directory (a word holding a variable is no name the review can know)."""
-    text = _make_text(LowerView(list(layers)), makefile).replace("\\\n", " ")
+    text = LowerView(list(layers)).text(makefile, MAX_MAKEFILE_BYTES).replace("\\\n", " ")
     words: list[str] = []
     for match in _INCLUDE.finditer(text):
         for word in match.group(1).split("#", 1)[0].split():

@@ -203,8 +203,7 @@ def _nss_sources(text: str) -> set[str]:
 
 
 def _image_text(lower: LowerView, path: str) -> str:
-    host = lower.host_path(path)  # the image's, as its layers merge (whiteouts too)
-    return _read(host) if host is not None else ""
+    return lower.text(path, MAX_CONFIG_BYTES)
 
 
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,

@@ -155,11 +155,12 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                   str(CONTAINER.tests_dir), *box.engine_paths(),
                   *install_roots(task, scoring.closure))
         entries = list(walk_upper(layer[0]))
-        after = review_layer(entries, LowerView(layer[1]), policy, grader_paths=grader,
+        lower = LowerView(layer[1])  # one view: what it learns serves both looks
+        after = review_layer(entries, lower, policy, grader_paths=grader,
                              standins=scoring.transfer)
         # the reference's run records every image file its tests changed, asked-for
         # paths included: a later trial may read that path as an input
-        changed = image_changes(entries, LowerView(layer[1]), carried=carried,
+        changed = image_changes(entries, lower, carried=carried,
                                 transfer=None if reference_run else scoring.transfer,
                                 skip=grader, accounts=accounts)
         if cache_changed:
