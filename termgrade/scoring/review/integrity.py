@@ -204,13 +204,14 @@ def review_layer(
         if stat.S_ISREG(entry.mode):  # most entries: a file in a plain directory
             parent = entry.path.rpartition("/")[0] or "/"
             known = plain.get(parent)
-            if known is None:
-                known = plain[parent] = parent not in engine and policy.plain_dir(parent)
+            if known is None:  # once per directory; make may read a new file beside a makefile
+                known = plain[parent] = parent not in engine and policy.plain_dir(parent) \
+                    and not ((transfer or standins) is not None
+                             and makefile_near(parent, lower))
             if known and not policy.named(entry.path) and entry.path not in engine.exact \
                     and not tops.withheld_below(entry.path) \
                     and not ((transfer or standins) is not None and (
-                        suspect_name(entry.path) or policy.tool_env.watched(entry.path)
-                        or makefile_near(parent, lower))):  # make may read it
+                        suspect_name(entry.path) or policy.tool_env.watched(entry.path))):
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
