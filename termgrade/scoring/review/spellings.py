@@ -32,7 +32,13 @@ def relative_names(text: str) -> list[str]:
     """Relative paths ``text`` names, as written (no leading ``/``), in order, without
     duplicates: a word with a ``/`` in it (``data/numbers.txt``, ``src/app``) or a file
     name with an extension (``numbers.txt``); never a part of an absolute path, a URL or
-    an option. The caller resolves each against the working directory."""
+    an option. The caller resolves each against the working directory. Read once per text
+    (trials of one task share it)."""
+    return list(_relative_names(text))
+
+
+@lru_cache(maxsize=64)
+def _relative_names(text: str) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for match in _RELATIVE.finditer(text):
         word = match.group(1).removeprefix("./").rstrip(".")
@@ -42,7 +48,7 @@ def relative_names(text: str) -> list[str]:
             found.setdefault(posixpath.normpath(word), None)
             if len(found) >= MAX_NAMES:
                 break
-    return list(found)
+    return tuple(found)
 
 
 _PATH_CALLS = frozenset({"Path", "PurePath", "PosixPath", "PurePosixPath"})
