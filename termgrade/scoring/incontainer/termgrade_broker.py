@@ -211,15 +211,16 @@ def serve(master: bytes, config: dict[str, Any], root: int, listener: socket.soc
     woken, wake = os.pipe()
     threading.Thread(target=_signals_to, args=(wake,), daemon=True).start()
     while True:
-        ready, _, _ = select.select([listener.fileno(), woken, *keyed.fds()], [], [], 0.05)
+        ready, _, _ = select.select([listener.fileno(), woken, *keyed.fds(), *writable.fds()],
+                                    [], [], 0.05)
         writable.drain()
-        keyed.read([fd for fd in ready if fd not in (listener.fileno(), woken)])
+        keyed.read([fd for fd in ready if fd in keyed.conns])
         if woken in ready:
             data = os.read(woken, 4096)
             senders = [pid for (pid,) in struct.iter_unpack("i", data[:len(data) // 4 * 4])]
             if root in senders:
                 keyed.drain()
-                writable.check()
+                writable.finish()
                 signer.emit({"e": "end", "sessions": sessions})
                 marker = "TERMGRADE-END " + derive(master, "end").hex()[:32]
                 os.write(signer.fd, (marker + "\n").encode())
@@ -296,11 +297,14 @@ def main() -> None:
     prepare_tests(config)
     writable = Writable([config.get("tests_dir", "/tests")], signer,
                         config.get("install_dirs"), config.get("pythons"),
-                        config.get("path_dirs"), config.get("path_carried"))
+                        config.get("path_dirs"), config.get("path_carried"),
+                        config.get("names"), config.get("names_skip"))
     mapped = foreign_mappings("self", config)
     if mapped:
         signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),
                      "path": ", ".join(mapped[:5])[:MAX_FIELD]})
+    if config.get("services"):  # agent code: only once the names it could make are watched
+        writable.names.start(background=False)
     services = start_services(config, signer)
     ready_r, ready_w = os.pipe()
     child = os.fork()
@@ -319,6 +323,7 @@ def main() -> None:
     os.close(ready_w)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])  # as serve does
     started.start(registrar, config)  # threads do not survive the fork
+    writable.names.start(background=True)
     serve(master, config, root, listener, signer, services, writable, started)
 
 

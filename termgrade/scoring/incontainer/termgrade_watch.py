@@ -11,6 +11,8 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+from watch_names import Names  # type: ignore[import-not-found]  # staged inline
+
 MAX_FIELD = 1000
 
 ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
@@ -301,8 +303,11 @@ class Writable:
     def __init__(self, roots: "list[str]", signer: Any, installs: "list[str] | None" = None,
                  pythons: "list[str] | None" = None,
                  path_dirs: "list[str] | None" = None,
-                 path_carried: "list[str] | None" = None) -> None:
+                 path_carried: "list[str] | None" = None,
+                 names: "list[list[Any]] | None" = None,
+                 names_skip: "list[str] | None" = None) -> None:
         self.shadows = PathShadows(list(path_dirs or []), signer, path_carried)
+        self.names = Names(list(names or []), signer, list(names_skip or []), inotify_events)
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.installs = [r for r in installs or [] if os.path.isdir(r)]
         self.pythons = list(pythons or [])
@@ -344,6 +349,7 @@ class Writable:
         """Read inotify's events: new directories get watched; after the first grant every
         write is an alarm (and a new name on PATH ahead of a tool: :class:`PathShadows`)."""
         self.shadows.drain()
+        self.names.drain()
         for wd, mask, name in inotify_events(self.fd):
             if mask & IN_Q_OVERFLOW:
                 self._alarm("inotify", "too many writes to follow: the verifier's "
@@ -405,9 +411,19 @@ class Writable:
         return os.path.realpath(shebang) in ours and (shebang in self.pythons or any(
             shebang.startswith(root.rstrip("/") + "/") for root in self.installs))
 
+    def fds(self) -> "list[int]":
+        """What the broker's loop wakes on (a name made is seen at once)."""
+        return list(self.names.fds())
+
+    def finish(self) -> None:
+        """test.sh ended: the last check, and the names gone and files written."""
+        self.check()
+        self.names.finish()
+
     def seal(self) -> None:
         """The first key is about to be granted: from now on nothing may write here."""
         if not self.sealed:
+            self.names.wait()
             self.check()
             self.shadows.seal()
             self.sealed = True

@@ -32,7 +32,7 @@ from termgrade.scoring.review.lookup_order import forget_lookup_order
 from termgrade.scoring.review.toolenv import ToolEnv
 
 __all__ = ["NO_ENV", "SEARCH_PATHS", "SYSTEM_PREFIXES", "ImageLookups", "beside_image_script",
-           "forget_images", "image_lookups", "module_file", "module_form_shadow",
+           "expand_pattern", "forget_images", "image_lookups", "module_file", "module_form_shadow",
            "python_forms", "runpath_shadow", "shadowed_in_search_path", "sourced_on_path",
            "toolchain_shadow"]
 
@@ -244,7 +244,7 @@ def _image_module_names(layers: tuple[str, ...]) -> frozenset[str]:
     lower = LowerView(list(layers))
     names = set(sys.stdlib_module_names)
     for pattern in _PYTHON_SITE_DIRS:
-        for directory in _expand(pattern, lower):
+        for directory in expand_pattern(pattern, lower):
             for entry in lower.listdir(directory):
                 stem = entry.split(".", 1)[0] if entry.endswith((".py", ".so")) else entry
                 if stem.isidentifier():
@@ -360,7 +360,7 @@ def _pattern_match(pattern: str, path: str) -> bool:
         fnmatch(n, p) for p, n in zip(parts, names, strict=True))
 
 
-def _expand(pattern: str, lower: LowerView) -> list[str]:
+def expand_pattern(pattern: str, lower: LowerView) -> list[str]:
     """The image's directories that ``pattern`` names (each ``*`` one name), in order."""
     return list(_expanded(pattern, tuple(lower.lower_dirs)))
 
@@ -406,12 +406,12 @@ def shadowed_in_search_path(path: str, lower: LowerView,
                 continue
             relative = path[len(head):]
             if relative.endswith(".pmc"):  # perl loads X.pmc ahead of an X.pm beside it
-                for directory in [d for each in order[index:] for d in _expand(each, lower)]:
+                for directory in [d for each in order[index:] for d in expand_pattern(each, lower)]:
                     if lower.lstat(directory + relative[:-1]) is not None:
                         return (f"a compiled Perl module that perl loads in place of the "
                                 f"image's {directory}{relative[:-1]}")
             for later in order[index + 1:]:
-                for directory in _expand(later, lower):
+                for directory in expand_pattern(later, lower):
                     if directory != head and lower.lstat(directory + relative) is not None:
                         return (f"shadows the image's {kind} {directory}{relative}, which "
                                 f"{head} comes before")

@@ -305,6 +305,11 @@ class Attestation:
     """Why the record cannot be trusted (forged, missing or reordered lines)."""
     services_down: list[int] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    gone: list[tuple[str, int]] = field(default_factory=list)
+    """Names the broker saw appear in a watched directory and go by the end, with their
+    ``st_mode`` (``incontainer/watch_names.py``)."""
+    written: set[str] = field(default_factory=set)
+    """Entries of a watched directory that were there when watched and were written."""
     """pytest processes the broker gave no key (started by agent code, or nested)."""
 
     @property
@@ -451,6 +456,10 @@ def _apply_broker(att: Attestation, event: dict[str, object]) -> None:
             died.died = True
     elif kind == "service" and not event.get("ready"):
         att.services_down.append(int(str(event.get("n"))))
+    elif kind == "gone":
+        att.gone.append((str(event.get("path")), int(str(event.get("mode") or 0))))
+    elif kind == "written":
+        att.written.add(str(event.get("path")))
     elif kind == "end":
         att.ended = True
 

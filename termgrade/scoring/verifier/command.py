@@ -148,11 +148,14 @@ def install_roots(task: Task, closure: Closure) -> tuple[str, ...]:
 def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                   launchers: tuple[str, ...] = (),
                   transfer_roots: list[str] | None = None, path: str = "",
-                  carried: frozenset[str] = frozenset()) -> bytes:
+                  carried: frozenset[str] = frozenset(),
+                  names: list[tuple[str, int]] | None = None,
+                  names_skip: tuple[str, ...] = ()) -> bytes:
     """What the broker reads on its standard input before test.sh starts: one JSON line
     (the key, the socket name, what it trusts, test.sh's ``PATH`` directories it watches
-    and which of their entries are the agent's carried work), never written to any
-    file."""
+    and which of their entries are the agent's carried work, the directories it watches for
+    names made and files written while the tests run: ``names``, walked to each depth,
+    less ``names_skip``), never written to any file."""
     dirs = [d for d in path.split(":") if d.startswith("/")]
     on_path = sorted(p for p in carried if posixpath.dirname(p) in dirs)
     services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
@@ -167,5 +170,7 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                        "install_dirs": list(install_roots(task, closure)),
                        "tests_source": f"{GRADER_DIR}/{TESTS_SOURCE}",
                        "tests_dir": str(CONTAINER.tests_dir),
-                       "path_dirs": dirs, "path_carried": on_path}
+                       "path_dirs": dirs, "path_carried": on_path,
+                       "names": [list(n) for n in names or []],
+                       "names_skip": list(names_skip)}
                       ).encode() + b"\n"

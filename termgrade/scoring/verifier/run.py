@@ -19,6 +19,7 @@ from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.phases import timed
 from termgrade.scoring.review.integrity import review_layer
 from termgrade.scoring.review.policy import GRADER_RUN_DIR, GradingPolicy
+from termgrade.scoring.review.watched import WATCH_SKIP, gone_entries, watched_roots
 from termgrade.scoring.verifier import attestation as attest
 from termgrade.scoring.verifier.command import (
     MAX_VERIFIER_OUTPUT,
@@ -72,10 +73,13 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
         return
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
+    names = watched_roots(LowerView(layer[1]), scoring.tool_env, scoring.transfer) \
+        if layer else []
     try:
         config = attest_config(task, key, scoring.closure, socket=procs.socket,
                                launchers=procs.launchers, transfer_roots=roots,
-                               path=scoring.path, carried=carried)
+                               path=scoring.path, carried=carried, names=names,
+                               names_skip=(*WATCH_SKIP, *_grader_paths(box, task, scoring)))
         # test.sh runs in the container's working directory (the image's WORKDIR, or the
         # task's [environment] workdir), as Harbor runs it.
         run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
@@ -151,9 +155,7 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                     f"{run.output[-300:]!r})")
     if layer:  # what the verifier's processes (agent code run by the tests) changed
         # (a verify-time install target is the broker's to judge: termgrade_broker.Writable)
-        grader = (GRADER_RUN_DIR, str(CONTAINER.verifier_dir), str(CONTAINER.logs_dir),
-                  str(CONTAINER.tests_dir), *box.engine_paths(),
-                  *install_roots(task, scoring.closure))
+        grader = _grader_paths(box, task, scoring)
         entries = list(walk_upper(layer[0]))
         lower = LowerView(layer[1])  # one view: what it learns serves both looks
         after = review_layer(entries, lower, policy, grader_paths=grader,
@@ -162,10 +164,18 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         # paths included: a later trial may read that path as an input
         changed = image_changes(entries, lower, carried=carried,
                                 transfer=None if reference_run else scoring.transfer,
-                                skip=grader, accounts=accounts)
+                                skip=grader, accounts=accounts,
+                                written=frozenset(record.written))
         if cache_changed:
             changed.append((CACHE, Trust.SOFTWARE))
         standins = list(zip(after.finding_paths, after.findings, strict=True))
+        # what agent code made where a tool looks and removed before the end: the same review
+        gone = gone_entries(record.gone, {e.path for e in entries})
+        if gone:
+            seen = review_layer(gone, lower, policy, grader_paths=grader,
+                                standins=scoring.transfer)
+            standins += [(p, f"{why} (made while the tests ran, gone by their end)")
+                         for p, why in zip(seen.finding_paths, seen.findings, strict=True)]
         if after.unlisted:
             result.tampered.append(f"... and {after.unlisted} more findings (while the "
                                    "verifier ran)")
@@ -176,6 +186,12 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         result.attested = True  # the task's property: a 0 here is an attested 0
     else:
         decide_unattested(result, record)
+
+
+def _grader_paths(box: Sandbox, task: Task, scoring: Scoring) -> tuple[str, ...]:
+    """What the grader and the engine put into B: never the agent's, never judged."""
+    return (GRADER_RUN_DIR, str(CONTAINER.verifier_dir), str(CONTAINER.logs_dir),
+            str(CONTAINER.tests_dir), *box.engine_paths(), *install_roots(task, scoring.closure))
 
 
 def _attested_tests(record: attest.Attestation) -> list[TestVerdict]:

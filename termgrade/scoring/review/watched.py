@@ -1,0 +1,104 @@
+"""Where the broker watches, while the tests run, for names that appear and go and for files
+written and restored (``incontainer/watch_names.py``), and what the host makes of what it
+reports.
+
+The look after the tests (:func:`termgrade.scoring.review.integrity.review_layer`) judges
+what B's layer holds at the end. Agent code that runs during the tests (a service, a
+program a test runs) can make a file where an image tool looks (a ``strict.pm`` first on
+Perl's ``@INC``, a ``json.py`` beside an image checker, a ``~/.gitconfig``), let a later
+test's tool read it, and remove it; or write an image file a later test reads and put its
+bytes and time back. The places watched are the stand-in review's own: ``/`` (above the
+tests), ``/etc``, the homes, the tools' search paths (the built-in ones and what test.sh's
+environment adds), the loader's directories, and the directories of the image files and
+directories the task's texts name (inputs, the tests' checkers and ground truth). A name
+gone by the end is judged by the same stand-in review as one still there
+(:func:`gone_entries`); an image file written there is a change even when its copy-up
+looks as the image had it (:func:`termgrade.scoring.verifier.during.image_changes`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import stat
+from collections.abc import Iterable
+from functools import lru_cache
+
+from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
+from termgrade.scoring.review.lookups import SEARCH_PATHS, expand_pattern
+from termgrade.scoring.review.toolenv import ToolEnv
+from termgrade.scoring.review.transfer import SCRATCH, TransferSet
+
+__all__ = ["WATCH_SKIP", "gone_entries", "watched_roots"]
+
+SEARCH_DEPTH = 3
+"""Subdirectories of a search path watched (``File/Spec/Unix.pm`` below Perl's)."""
+NAMED_DEPTH = 2
+"""Subdirectories of a directory the task's texts name watched."""
+_FIXED: tuple[tuple[str, int], ...] = (
+    ("/", 0), ("/etc", 3), ("/root", 3), ("/usr/local/lib", 1),
+    ("/usr/lib/x86_64-linux-gnu", 0), ("/lib/x86_64-linux-gnu", 0),
+    ("/usr/lib/aarch64-linux-gnu", 0), ("/lib/aarch64-linux-gnu", 0),
+    ("/usr/lib/x86_64-linux-gnu/glibc-hwcaps", 1), ("/usr/lib/aarch64-linux-gnu/glibc-hwcaps", 1),
+)
+"""Watched in every image: above the tests, the system configuration, root's home (its
+start-up files and tool configuration), the loader's and the compiler's own directories."""
+WATCH_SKIP = (*SCRATCH, "/proc", "/sys", "/dev", "/tests", "/logs", "/var/log", "/home/.cache")
+"""Never walked: scratch and caches, the tests (the broker's own watch), logs."""
+
+
+def watched_roots(lower: LowerView, tool_env: ToolEnv,
+                  transfer: TransferSet | None) -> list[tuple[str, int]]:
+    """(directory, depth) pairs the broker watches, each an image directory: the fixed
+    places, each home, the tools' search paths, and what the task's texts name."""
+    roots = list(_image_roots(tuple(lower.lower_dirs)))
+    for _kind, dirs in tool_env.search:
+        roots += [(d, SEARCH_DEPTH) for d in dirs]
+    for root in transfer.roots if transfer is not None else ():
+        if root.why not in ("input", "tests"):
+            continue  # where the task asks for changes: the agent's own outputs churn
+        found = lower.lstat(root.path)
+        if found is None:
+            continue
+        if stat.S_ISDIR(found.st_mode):
+            roots.append((root.path, NAMED_DEPTH))
+        else:
+            roots.append((posixpath.dirname(root.path) or "/", 0))
+    seen: dict[str, int] = {}
+    for directory, depth in roots:
+        if lower.lstat(directory) is not None:
+            seen[directory] = max(depth, seen.get(directory, -1))
+    return sorted(seen.items())
+
+
+@lru_cache(maxsize=16)
+def _image_roots(layers: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    lower = LowerView(list(layers))
+    roots = list(_FIXED)
+    roots += [(f"/home/{name}", 3) for name in sorted(lower.listdir("/home"))]
+    for patterns in SEARCH_PATHS.values():
+        found = [d for pattern in patterns for d in expand_pattern(pattern, lower)]
+        found = [d for d in found if _real_dir(lower, d)]  # a link to one: watched there
+        # below the last directory of a search path nothing shadows anything
+        roots += [(d, SEARCH_DEPTH if d != found[-1] else 0) for d in found]
+    return tuple(roots)
+
+
+def _real_dir(lower: LowerView, path: str) -> bool:
+    found = lower.lstat(path)
+    return found is not None and stat.S_ISDIR(found.st_mode)
+
+
+def gone_entries(gone: Iterable[tuple[str, int]], present: set[str]) -> list[UpperEntry]:
+    """What the broker saw appear and go, as layer entries the stand-in review can judge
+    (no bytes: a rule that reads them finds nothing). A directory is judged as itself, as a
+    file of its name (a Perl namespace ``Net/`` made first on ``@INC``) and as a package
+    (``json/`` with an ``__init__.py``), since what was below it went unseen."""
+    entries: list[UpperEntry] = []
+    for path, mode in gone:
+        if path in present or not path.startswith("/"):
+            continue
+        entries.append(UpperEntry(path, "/nonexistent", mode or 0o100755, 0, 0))
+        if stat.S_ISDIR(mode):
+            entries.append(UpperEntry(path, "/nonexistent", 0o100755, 0, 0))
+            entries.append(UpperEntry(f"{path}/__init__.py", "/nonexistent", 0o100644, 0, 0))
+    return entries
