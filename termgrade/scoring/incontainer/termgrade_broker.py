@@ -298,7 +298,8 @@ def main() -> None:
     writable = Writable([config.get("tests_dir", "/tests")], signer,
                         config.get("install_dirs"), config.get("pythons"),
                         config.get("path_dirs"), config.get("path_carried"),
-                        config.get("names"), config.get("names_skip"))
+                        config.get("names"), config.get("names_skip"),
+                        config.get("names_files"))
     mapped = foreign_mappings("self", config)
     if mapped:
         signer.emit({"e": "alarm", "how": "mapping", "pid": os.getpid(),

@@ -305,9 +305,11 @@ class Writable:
                  path_dirs: "list[str] | None" = None,
                  path_carried: "list[str] | None" = None,
                  names: "list[list[Any]] | None" = None,
-                 names_skip: "list[str] | None" = None) -> None:
+                 names_skip: "list[str] | None" = None,
+                 names_files: "list[str] | None" = None) -> None:
         self.shadows = PathShadows(list(path_dirs or []), signer, path_carried)
-        self.names = Names(list(names or []), signer, list(names_skip or []), inotify_events)
+        self.names = Names(list(names or []), signer, list(names_skip or []), inotify_events,
+                           names_files)
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.installs = [r for r in installs or [] if os.path.isdir(r)]
         self.pythons = list(pythons or [])

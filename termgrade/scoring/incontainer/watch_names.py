@@ -13,8 +13,9 @@ reports, at the end:
 
 * ``gone``: every name that appeared in a watched directory and is not there any more,
   with its type (the host judges it by the same stand-in review as a file still there);
-* ``written``: every entry of a watched directory whose bytes or metadata were written
-  (the host does not take a copy-up that looks unchanged for an unwritten one).
+* ``written``: every entry of a watched directory whose bytes or metadata were written,
+  and every named file (watched itself) written, moved or deleted through any of its
+  names (the host does not take a copy-up that looks unchanged for an unwritten one).
 
 Kept free of TermGrade imports and of syntax newer than Python 3.8.
 """
@@ -27,6 +28,8 @@ NAMES_NEW = 0x100 | 0x80
 """inotify: create, moved to."""
 NAMES_WRITTEN = 0x2 | 0x4
 """inotify: modify (bytes written, truncated), attrib (mode, owner, times, link count)."""
+FILE_WRITTEN = 0x2 | 0x4 | 0x400 | 0x800
+"""inotify, on a file itself: modify, attrib, delete self, move self (through any name)."""
 NAMES_ISDIR = 0x40000000
 NAMES_OVERFLOW = 0x4000
 MAX_NAMES_WATCHED = 8000
@@ -44,7 +47,7 @@ class Names:
     names; ``skip``: prefixes not walked (scratch, the grader's paths)."""
 
     def __init__(self, roots: "list[list[Any]]", signer: Any, skip: "list[str]",
-                 events: Any) -> None:
+                 events: Any, files: "list[str] | None" = None) -> None:
         self.signer = signer
         self.events = events
         self.skip = tuple(s.rstrip("/") + "/" for s in skip)
@@ -64,6 +67,8 @@ class Names:
         except Exception:
             self.fd = -1
         self.roots = roots
+        self.files = list(files or [])
+        self.inodes: dict[int, str] = {}
         self.ready = threading.Event()
 
     def start(self, *, background: bool) -> None:
@@ -80,6 +85,11 @@ class Names:
 
     def _walk_roots(self, roots: "list[list[Any]]") -> None:
         try:
+            for path in self.files:  # each named file itself, whatever name writes it
+                wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(path),
+                                                     FILE_WRITTEN)) if self.fd >= 0 else -1
+                if wd >= 0:
+                    self.inodes[wd] = path
             for directory, depth in roots:
                 self._walk(str(directory), int(depth), note=False)
         finally:
@@ -140,6 +150,8 @@ class Names:
             if mask & NAMES_OVERFLOW:
                 self._alarm("inotify", "too many changes to follow in the directories "
                             "watched for names made while the tests ran")
+            if wd in self.inodes and mask & FILE_WRITTEN:
+                self.written.add(self.inodes[wd])
             directory = self.watches.get(wd)
             if directory is None or not name:
                 continue

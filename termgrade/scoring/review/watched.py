@@ -3,17 +3,20 @@ written and restored (``incontainer/watch_names.py``), and what the host makes o
 reports.
 
 The look after the tests (:func:`termgrade.scoring.review.integrity.review_layer`) judges
-what B's layer holds at the end. Agent code that runs during the tests (a service, a
-program a test runs) can make a file where an image tool looks (a ``strict.pm`` first on
-Perl's ``@INC``, a ``json.py`` beside an image checker, a ``~/.gitconfig``), let a later
-test's tool read it, and remove it; or write an image file a later test reads and put its
-bytes and time back. The places watched are the stand-in review's own: ``/`` (above the
-tests), ``/etc``, the homes, the tools' search paths (the built-in ones and what test.sh's
-environment adds), the loader's directories, and the directories of the image files and
-directories the task's texts name (inputs, the tests' checkers and ground truth). A name
-gone by the end is judged by the same stand-in review as one still there
-(:func:`gone_entries`); an image file written there is a change even when its copy-up
-looks as the image had it (:func:`termgrade.scoring.verifier.during.image_changes`).
+what B's layer holds at the end. Agent code that runs during the tests (a service, a program
+a test runs) can make a file where an image tool looks (a ``strict.pm`` first on Perl's
+``@INC``, a ``json.py`` beside an image checker, a ``~/.gitconfig``), let a later test's
+tool read it, and remove it; or write an image file a later test reads (through a hard link
+made elsewhere too) and put its bytes and time back. The places watched are the stand-in
+review's own: ``/`` (above the tests), ``/etc``, the homes, the tools' search paths (the
+built-in ones and what test.sh's environment adds), the loader's directories, and the
+directories of the image files and directories the task's texts name (inputs, the tests'
+checkers and ground truth), and those named image files themselves (their inodes: a write
+through a hard link made elsewhere is seen). A name gone by the end is judged by the same
+stand-in review as one still there (:func:`gone_entries`); an image file written there is a
+change even when its copy-up looks as the image had it, and a named file the watch saw no
+write to is none even under ``/usr``
+(:func:`termgrade.scoring.verifier.during.image_changes`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import posixpath
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
@@ -28,12 +32,14 @@ from termgrade.scoring.review.lookups import SEARCH_PATHS, expand_pattern
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.scoring.review.transfer import SCRATCH, TransferSet
 
-__all__ = ["WATCH_SKIP", "gone_entries", "watched_roots"]
+__all__ = ["WATCH_SKIP", "Watched", "gone_entries", "watched"]
 
 SEARCH_DEPTH = 3
 """Subdirectories of a search path watched (``File/Spec/Unix.pm`` below Perl's)."""
 NAMED_DEPTH = 2
 """Subdirectories of a directory the task's texts name watched."""
+MAX_FILES_IN_NAMED = 256
+"""Files of a named directory watched each (its first, by name)."""
 _FIXED: tuple[tuple[str, int], ...] = (
     ("/", 0), ("/etc", 3), ("/root", 3), ("/usr/local/lib", 1),
     ("/usr/lib/x86_64-linux-gnu", 0), ("/lib/x86_64-linux-gnu", 0),
@@ -46,28 +52,54 @@ WATCH_SKIP = (*SCRATCH, "/proc", "/sys", "/dev", "/tests", "/logs", "/var/log", 
 """Never walked: scratch and caches, the tests (the broker's own watch), logs."""
 
 
-def watched_roots(lower: LowerView, tool_env: ToolEnv,
-                  transfer: TransferSet | None) -> list[tuple[str, int]]:
-    """(directory, depth) pairs the broker watches, each an image directory: the fixed
-    places, each home, the tools' search paths, and what the task's texts name."""
+@dataclass(frozen=True)
+class Watched:
+    """What the broker watches while the tests run."""
+
+    roots: tuple[tuple[str, int], ...] = ()
+    """(directory, depth): each walked that many levels down, every directory watched for
+    names made and entries written through it."""
+    files: frozenset[str] = frozenset()
+    """Image files the task's texts name, each watched itself (its inode): a write through
+    any name of it (a hard link made elsewhere), a change of its mode, owner, times or link
+    count, or its move or deletion is reported as written. One not reported was at most
+    opened: its copy-up as the image had it is no change, wherever it lies."""
+
+
+def watched(lower: LowerView, tool_env: ToolEnv, transfer: TransferSet | None) -> Watched:
+    """The directories (each an image directory: the fixed places, each home, the tools'
+    search paths, what the task's texts name) and the named image files the broker
+    watches."""
     roots = list(_image_roots(tuple(lower.lower_dirs)))
     for _kind, dirs in tool_env.search:
         roots += [(d, SEARCH_DEPTH) for d in dirs]
+    files: set[str] = set()
     for root in transfer.roots if transfer is not None else ():
-        if root.why not in ("input", "tests"):
-            continue  # where the task asks for changes: the agent's own outputs churn
         found = lower.lstat(root.path)
-        if found is None:
+        if found is None or root.why in ("accounts", "reference-dir"):
             continue
+        if stat.S_ISREG(found.st_mode):  # any named image file (the reference's own run
+            # has no input roots: what it did not write is no change it explains)
+            files.add(root.path)
+        if root.why not in ("input", "tests"):
+            continue  # a directory where the task asks for changes: the agent's outputs churn
         if stat.S_ISDIR(found.st_mode):
             roots.append((root.path, NAMED_DEPTH))
+            files.update(f"{root.path.rstrip('/')}/{n}"
+                         for n in sorted(lower.listdir(root.path))[:MAX_FILES_IN_NAMED])
         else:
             roots.append((posixpath.dirname(root.path) or "/", 0))
     seen: dict[str, int] = {}
     for directory, depth in roots:
         if lower.lstat(directory) is not None:
             seen[directory] = max(depth, seen.get(directory, -1))
-    return sorted(seen.items())
+    return Watched(tuple(sorted(seen.items())), frozenset(
+        f for f in files if _regular(lower, f) and not f.startswith(WATCH_SKIP)))
+
+
+def _regular(lower: LowerView, path: str) -> bool:
+    found = lower.lstat(path)
+    return found is not None and stat.S_ISREG(found.st_mode)
 
 
 @lru_cache(maxsize=16)

@@ -16,6 +16,7 @@ import posixpath
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, Closure
 from termgrade.scoring.review.policy import GRADER_DIR, TESTS_SOURCE
 from termgrade.scoring.review.toolenv import ToolEnv
+from termgrade.scoring.review.watched import Watched
 from termgrade.scoring.verifier.attestation import BROKER_MODULE
 from termgrade.scoring.verifier.grader_procs import LAUNCHERS
 from termgrade.task import CONTAINER, Task
@@ -149,13 +150,14 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                   launchers: tuple[str, ...] = (),
                   transfer_roots: list[str] | None = None, path: str = "",
                   carried: frozenset[str] = frozenset(),
-                  names: list[tuple[str, int]] | None = None,
+                  names: Watched | None = None,
                   names_skip: tuple[str, ...] = ()) -> bytes:
     """What the broker reads on its standard input before test.sh starts: one JSON line
     (the key, the socket name, what it trusts, test.sh's ``PATH`` directories it watches
     and which of their entries are the agent's carried work, the directories it watches for
-    names made and files written while the tests run: ``names``, walked to each depth,
-    less ``names_skip``), never written to any file."""
+    names made and files written while the tests run and the named files it watches
+    itself: ``names``, walked to each depth less ``names_skip``), never written to any
+    file."""
     dirs = [d for d in path.split(":") if d.startswith("/")]
     on_path = sorted(p for p in carried if posixpath.dirname(p) in dirs)
     services = [s.model_dump(include={"command", "ready", "ready_timeout_sec", "workdir"})
@@ -171,6 +173,7 @@ def attest_config(task: Task, key: bytes, closure: Closure, *, socket: str,
                        "tests_source": f"{GRADER_DIR}/{TESTS_SOURCE}",
                        "tests_dir": str(CONTAINER.tests_dir),
                        "path_dirs": dirs, "path_carried": on_path,
-                       "names": [list(n) for n in names or []],
+                       "names": [list(n) for n in names.roots] if names else [],
+                       "names_files": sorted(names.files) if names else [],
                        "names_skip": list(names_skip)}
                       ).encode() + b"\n"

@@ -62,14 +62,19 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
                   carried: frozenset[str], transfer: TransferSet | None,
                   skip: tuple[str, ...],
                   accounts: dict[str, str] | None = None,
-                  written: frozenset[str] = frozenset()) -> list[tuple[str, Trust]]:
+                  written: frozenset[str] = frozenset(),
+                  watched: frozenset[str] = frozenset()) -> list[tuple[str, Trust]]:
     """The image's files (and symlinks) that B's layer changed or deleted beyond what was
     carried into it before B started, each with how far a later test or tool trusts it
     (:func:`trust`), sorted by path. ``skip``: the grader's own paths. ``accounts``: the
     account databases as carried into B (merged: a new user joined an image group),
     read before the tests: the yardstick of their image entries, in place of the image's.
     ``written``: entries the broker saw written while the tests ran (its watched
-    directories): a copy-up of one is a change even when it looks as the image had it."""
+    directories): a copy-up of one is a change even when it looks as the image had it;
+    ``watched``: image files the broker watched themselves (their inodes), which saw every
+    write through any name: one not ``written`` was at most opened for writing, whatever
+    it is (installed software included: ``sqlite3`` querying a named database under
+    ``/usr``)."""
     changed = []
     for entry in entries:
         path = entry.path
@@ -91,7 +96,8 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
         program = _program(entry.host_path, entry.mode) if not entry.whiteout else False
         program = program or _program(_image_path(lower, path), below.st_mode)
         level = trust(path, program, transfer)
-        if level < Trust.SOFTWARE and path not in written and lower.unchanged(entry):
+        if (level < Trust.SOFTWARE or path in watched) and path not in written \
+                and lower.unchanged(entry):
             continue  # opened for writing, never written (sqlite3 on a database it reads);
             # installed software is never opened so: one written back as it was (a fake
             # that answered, then restored the image's bytes) is still a change

@@ -19,7 +19,7 @@ from termgrade.scoring.errors import VerifierError
 from termgrade.scoring.phases import timed
 from termgrade.scoring.review.integrity import review_layer
 from termgrade.scoring.review.policy import GRADER_RUN_DIR, GradingPolicy
-from termgrade.scoring.review.watched import WATCH_SKIP, gone_entries, watched_roots
+from termgrade.scoring.review.watched import WATCH_SKIP, Watched, gone_entries, watched
 from termgrade.scoring.verifier import attestation as attest
 from termgrade.scoring.verifier.command import (
     MAX_VERIFIER_OUTPUT,
@@ -73,8 +73,8 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
         return
     timeout = task.config.verifier.timeout_sec
     began = time.monotonic()
-    names = watched_roots(LowerView(layer[1]), scoring.tool_env, scoring.transfer) \
-        if layer else []
+    names = watched(LowerView(layer[1]), scoring.tool_env, scoring.transfer) \
+        if layer else Watched()
     try:
         config = attest_config(task, key, scoring.closure, socket=procs.socket,
                                launchers=procs.launchers, transfer_roots=roots,
@@ -95,7 +95,7 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
         if layer and before:  # before the decision: a finding scores 0
             result.tampered += written_through(layer[0], links, before)
         _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
-                carried, reference_run, accounts)
+                carried, reference_run, accounts, names.files)
 
 
 def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
@@ -122,11 +122,13 @@ def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierRe
 def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
             exceeded: int | None, cache: str | None, carried: frozenset[str],
-            reference_run: bool, accounts: dict[str, str]) -> None:
+            reference_run: bool, accounts: dict[str, str],
+            watched_files: frozenset[str] = frozenset()) -> None:
     """From test.sh's run, the signed record and B's outputs: the reward. ``carried``: the
     paths of the agent's work carried into B before it started; ``reference_run``: the
     agent is the task's reference solution (what its tests change is recorded);
-    ``accounts``: the account databases as carried, read before the tests."""
+    ``accounts``: the account databases as carried, read before the tests;
+    ``watched_files``: the named image files the broker watched themselves."""
     weights = read_weights(task)
     timeout = task.config.verifier.timeout_sec
     layer = box.writable_layer()
@@ -165,7 +167,8 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
         changed = image_changes(entries, lower, carried=carried,
                                 transfer=None if reference_run else scoring.transfer,
                                 skip=grader, accounts=accounts,
-                                written=frozenset(record.written))
+                                written=frozenset(record.written),
+                                watched=watched_files if record.ended else frozenset())
         if cache_changed:
             changed.append((CACHE, Trust.SOFTWARE))
         standins = list(zip(after.finding_paths, after.findings, strict=True))
