@@ -127,6 +127,13 @@ IN_REWRITE = 0x2 | 0x4 | 0x8
 
 def inotify_events(fd: int) -> "Iterator[tuple[int, int, str]]":
     """Every event inotify has queued on ``fd`` (non-blocking), as (watch, mask, name)."""
+    for wd, mask, _cookie, name in inotify_records(fd):
+        yield wd, mask, name
+
+
+def inotify_records(fd: int) -> "Iterator[tuple[int, int, int, str]]":
+    """Every event inotify has queued on ``fd`` (non-blocking), as (watch, mask, cookie,
+    name): a rename's two halves share a cookie."""
     while fd >= 0:
         try:
             data = os.read(fd, 65536)
@@ -136,11 +143,11 @@ def inotify_events(fd: int) -> "Iterator[tuple[int, int, str]]":
             return
         offset = 0
         while offset + 16 <= len(data):
-            wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
+            wd, mask, cookie, size = struct.unpack_from("iIII", data, offset)
             name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
                                                                               "replace")
             offset += 16 + size
-            yield wd, mask, name
+            yield wd, mask, cookie, name
 
 
 class PathShadows:
@@ -308,8 +315,8 @@ class Writable:
                  names_skip: "list[str] | None" = None,
                  names_files: "list[str] | None" = None) -> None:
         self.shadows = PathShadows(list(path_dirs or []), signer, path_carried)
-        self.names = Names(list(names or []), signer, list(names_skip or []), inotify_events,
-                           names_files)
+        self.names = Names(list(names or []), signer, list(names_skip or []),
+                           inotify_records, names_files)
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.installs = [r for r in installs or [] if os.path.isdir(r)]
         self.pythons = list(pythons or [])

@@ -26,10 +26,12 @@ from typing import Any
 
 NAMES_NEW = 0x100 | 0x80
 """inotify: create, moved to."""
-NAMES_WRITTEN = 0x2 | 0x4
-"""inotify: modify (bytes written, truncated), attrib (mode, owner, times, link count)."""
-FILE_WRITTEN = 0x2 | 0x4 | 0x400 | 0x800
-"""inotify, on a file itself: modify, attrib, delete self, move self (through any name)."""
+NAMES_WRITTEN = 0x2
+"""inotify: modify (bytes written, truncated). A mode, owner or time put back as it was
+(``chmod 600`` of a file already 600) is no change: the host compares those at the end."""
+NAMES_MOVED_FROM = 0x40
+FILE_WRITTEN = 0x2 | 0x400 | 0x800
+"""inotify, on a file itself: modify, delete self, move self (through any of its names)."""
 NAMES_ISDIR = 0x40000000
 NAMES_OVERFLOW = 0x4000
 MAX_NAMES_WATCHED = 8000
@@ -68,6 +70,7 @@ class Names:
             self.fd = -1
         self.roots = roots
         self.files = list(files or [])
+        self.moved: dict[int, str] = {}
         self.inodes: dict[int, str] = {}
         self.ready = threading.Event()
 
@@ -111,7 +114,7 @@ class Names:
             self.full = True  # said from the broker's own thread (:meth:`drain`)
             return
         wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(directory),
-                                             NAMES_NEW | NAMES_WRITTEN))
+                                             NAMES_NEW | NAMES_WRITTEN | NAMES_MOVED_FROM))
         if wd < 0 or wd in self.watches:
             return  # unwatchable, or watched already (through a link to it)
         self.watches[wd] = directory
@@ -143,7 +146,7 @@ class Names:
     def drain(self) -> None:
         if not self.ready.is_set():
             return  # the walk still adds watches: its events wait in inotify's queue
-        for wd, mask, name in self.events(self.fd):
+        for wd, mask, cookie, name in self.events(self.fd):
             if self.full:
                 self._alarm("watch", f"over {MAX_NAMES_WATCHED} directories to watch for "
                             "names made while the tests ran")
@@ -156,7 +159,14 @@ class Names:
             if directory is None or not name:
                 continue
             path = os.path.join(directory, name)
+            if mask & NAMES_MOVED_FROM and path in self.appeared:
+                self.moved[cookie] = path  # a name made here, renamed away
+                continue
             if mask & NAMES_NEW:
+                source = self.moved.pop(cookie, None) if cookie else None
+                if source is not None and os.path.dirname(source) == directory:
+                    del self.appeared[source]  # renamed over its target (a lock, a temp
+                    # file written then moved into place): what it became is judged there
                 self._appeared(path)
                 if mask & NAMES_ISDIR:
                     self._walk(path, MADE_DEPTH, note=True)

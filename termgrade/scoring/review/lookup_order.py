@@ -45,6 +45,10 @@ GIT_STATE_NAMES = frozenset({"packed-refs", "shallow", "commondir", "grafts", "a
                              "REVERT_HEAD", "BISECT_HEAD", "config.worktree", "gitdir"})
 _GIT_PARTS = frozenset({"refs", "objects", "info", "hooks", "worktrees", "logs"})
 MAX_MAKEFILE_BYTES = 1 << 20
+_GIT_TRANSIENT = re.compile(r"\.lock$|(?:^|/)tmp_(?:obj|pack|idx)_[^/]*$|^objects/incoming-")
+"""git's own transient files: a lock (``index.lock``, ``HEAD.lock``: written, then renamed
+over its target or removed) and an object or pack being written (renamed into place before
+any read). git never reads one as the repository's state."""
 _LOOSE = re.compile(r"^objects/[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})$")
 """A loose object: read only for its own name, and only where no pack of the image has
 that object (git searches packs first); new ones are what an honest commit adds."""
@@ -192,7 +196,8 @@ def git_state(path: str, lower: LowerView) -> str | None:
     relative = path[len(git_dir) + 1:]
     bare = posixpath.basename(git_dir) != ".git"
     if _LOOSE.match(relative) or relative.endswith(".sample") or relative.startswith("logs/") \
-            or relative in _GIT_WORK_FILES or (bare and relative.startswith("hooks/")):
+            or relative in _GIT_WORK_FILES or (bare and relative.startswith("hooks/")) \
+            or _GIT_TRANSIENT.search(relative):
         # a reflog is read only for `@{n}` (what a test's own commit writes, too); a hook of
         # a bare repository is the agent's program, run by a push (agent code while the
         # tests run, judged so), with no work tree of the image's to rewrite

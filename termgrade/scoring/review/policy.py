@@ -20,6 +20,7 @@ from functools import cached_property
 
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.scoring.review.pathset import PathSet
+from termgrade.scoring.review.tool_reads import tests_words
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
 
@@ -49,6 +50,8 @@ KEPT_PRISTINE = ("/etc/ld.so.cache",)
 the one the grader rebuilds there with the image's ``ldconfig`` when the agent's work
 carries shared libraries or loader configuration."""
 BYTECODE_CACHE = "__pycache__"
+MAX_TESTS_FILES = 200
+MAX_TESTS_TEXT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class GradingPolicy:
     tests_files: frozenset[str] = frozenset()
     """The names of the tests' own files (``lib.sh``): bash's ``source lib.sh`` looks on
     ``PATH`` before the tests' working directory."""
+    tests_words: frozenset[str] = frozenset()
+    """Every word of the tests' texts that could name a program they run
+    (:mod:`termgrade.scoring.review.tool_reads`)."""
     """What test.sh's environment adds to the image's tools' search paths and start-up
     reads (``PERL5LIB``, ``GIT_CONFIG_GLOBAL``...)."""
 
@@ -81,11 +87,18 @@ class GradingPolicy:
         ``tool_env``: what the rest of test.sh's environment adds."""
         path = task.config.verifier.env.get("PATH", path)
         tests = task.paths.tests_dir
-        names = frozenset(p.name for p in tests.rglob("*") if p.is_file()) \
-            if tests.is_dir() else frozenset()
+        files = sorted(p for p in tests.rglob("*") if p.is_file()) if tests.is_dir() else []
+        texts = []
+        for each in files[:MAX_TESTS_FILES]:
+            try:
+                texts.append(each.read_bytes()[:MAX_TESTS_TEXT].decode("utf-8", "replace"))
+            except OSError:
+                continue
         return cls(closure=closure,
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")),
-                   tool_env=tool_env or ToolEnv(), tests_files=names)
+                   tool_env=tool_env or ToolEnv(),
+                   tests_files=frozenset(p.name for p in files),
+                   tests_words=tests_words(texts))
 
     def grader_owned(self, path: str) -> bool:
         return path in self._grader

@@ -122,15 +122,8 @@ def _real_dir(lower: LowerView, path: str) -> bool:
 
 def gone_entries(gone: Iterable[tuple[str, int]], present: set[str]) -> list[UpperEntry]:
     """What the broker saw appear and go, as layer entries the stand-in review can judge
-    (no bytes: a rule that reads them finds nothing). A directory is judged as itself, as a
-    file of its name (a Perl namespace ``Net/`` made first on ``@INC``) and as a package
-    (``json/`` with an ``__init__.py``), since what was below it went unseen."""
-    entries: list[UpperEntry] = []
-    for path, mode in gone:
-        if path in present or not path.startswith("/"):
-            continue
-        entries.append(UpperEntry(path, "/nonexistent", mode or 0o100755, 0, 0))
-        if stat.S_ISDIR(mode):
-            entries.append(UpperEntry(path, "/nonexistent", 0o100755, 0, 0))
-            entries.append(UpperEntry(f"{path}/__init__.py", "/nonexistent", 0o100644, 0, 0))
-    return entries
+    (no bytes: a rule that reads them finds nothing). What was made below a directory made
+    while watched was watched too (a ``json/__init__.py``): each is judged by its own
+    name."""
+    return [UpperEntry(path, "/nonexistent", mode or 0o100755, 0, 0)
+            for path, mode in gone if path not in present and path.startswith("/")]
