@@ -81,8 +81,10 @@ def watched(lower: LowerView, tool_env: ToolEnv, transfer: TransferSet | None) -
         if stat.S_ISREG(found.st_mode):  # any named image file (the reference's own run
             # has no input roots: what it did not write is no change it explains)
             files.add(root.path)
-        if root.why not in ("input", "tests"):
-            continue  # a directory where the task asks for changes: the agent's outputs churn
+        if root.why == "workdir":
+            continue  # the working directory as a whole: the agent's outputs churn there
+        # a named directory: watched whether an input or (in the reference's own run, which
+        # has no inputs yet) asked for, so the reference records what its tests make there
         if stat.S_ISDIR(found.st_mode):
             roots.append((root.path, NAMED_DEPTH))
             files.update(f"{root.path.rstrip('/')}/{n}"
