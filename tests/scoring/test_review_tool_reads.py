@@ -129,3 +129,17 @@ def test_where_the_task_asks_for_it_the_same_file_is_carried(lower: Path,
     review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), TOOLS,
                           transfer=asked)
     assert "/etc/default/su" in _carried(review), review.left_out_summary()
+
+
+def test_a_fifo_deliverable_is_left_out_and_said(lower: Path, tmp_path: Path) -> None:
+    """B gets no special files from the agent: a FIFO it made is counted and said in
+    ``left_out`` (round 12: it was held without a word, and ``verify`` named no cause)."""
+    import os
+
+    upper = tmp_path / "upper"
+    put(upper, "/app", None)
+    os.mkfifo(upper / "app" / "pipe")
+    review = _review(lower, upper)
+    assert "/app/pipe" not in _carried(review)
+    assert "a FIFO, socket or device" in (review.left_out_summary() or ""), \
+        review.left_out_summary()

@@ -254,6 +254,11 @@ def review_layer(
 
         elif verdict == "whiteout":
             review.deleted.append(entry.path)
+        if verdict == "hold" and transfer is not None and _special(entry) \
+                and entry.path not in engine:
+            _leave_out(entry, transfer, review, tops, "a FIFO, socket or device: the scoring "
+                       "container gets none from the agent's work")
+            continue
         if verdict == "hold":
             review.held.append(entry.path)
             if entry.is_dir and entry.path not in engine and (
@@ -265,6 +270,12 @@ def review_layer(
         _judge_links(review, lower, transfer, policy)
         _merge_accounts(review, lower, transfer)
     return review
+
+
+def _special(entry: UpperEntry) -> bool:
+    """A FIFO, socket or device the agent made (a whiteout is a deletion, not one)."""
+    return not (entry.whiteout or entry.is_dir or stat.S_ISREG(entry.mode)
+                or stat.S_ISLNK(entry.mode))
 
 
 def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
