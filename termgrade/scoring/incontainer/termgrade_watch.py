@@ -7,21 +7,22 @@ than Python 3.8.
 import hashlib
 import os
 import re
-import struct
-from collections.abc import Iterator
 from typing import Any
 
+from watch_base import (  # type: ignore[import-not-found]  # staged inline
+    IN_ISDIR,
+    IN_Q_OVERFLOW,
+    InotifyWatch,
+    inotify_events,
+)
 from watch_names import Names  # type: ignore[import-not-found]  # staged inline
-
-MAX_FIELD = 1000
+from watch_path import PathShadows  # type: ignore[import-not-found]  # staged inline
 
 ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
 PIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
 """Files pip writes into a ``.dist-info`` itself (not members of the wheel)."""
 IN_WRITES = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
 """inotify: modify, attrib, close-write, moved from/to, create, delete, delete/move self."""
-IN_ISDIR = 0x40000000
-IN_Q_OVERFLOW = 0x4000
 LAUNCHER = re.compile(
     r"#!(/\S+)\n# -\*- coding: utf-8 -\*-\nimport re\nimport sys\n"
     r"from [A-Za-z_][\w.]* import ([A-Za-z_]\w*)\n"
@@ -36,6 +37,8 @@ made in): written by every honest session that keeps the cache provider."""
 
 def is_cache(name: str) -> bool:
     return name == CACHES[0] or name.startswith(CACHES[1])
+
+
 MAX_WATCHED = 256 << 20
 
 
@@ -119,184 +122,7 @@ def archive_members(root: str, files: dict[str, str]) -> set[tuple[str, str]]:
     return found
 
 
-IN_NEW_NAME = 0x100 | 0x80
-"""inotify: create, moved to (a name appears in a watched directory)."""
-IN_REWRITE = 0x2 | 0x4 | 0x8
-"""inotify: modify, attrib, close-write (an entry's bytes or metadata written)."""
-
-
-def inotify_events(fd: int) -> "Iterator[tuple[int, int, str]]":
-    """Every event inotify has queued on ``fd`` (non-blocking), as (watch, mask, name)."""
-    for wd, mask, _cookie, name in inotify_records(fd):
-        yield wd, mask, name
-
-
-def inotify_records(fd: int) -> "Iterator[tuple[int, int, int, str]]":
-    """Every event inotify has queued on ``fd`` (non-blocking), as (watch, mask, cookie,
-    name): a rename's two halves share a cookie."""
-    while fd >= 0:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            return
-        if not data:
-            return
-        offset = 0
-        while offset + 16 <= len(data):
-            wd, mask, cookie, size = struct.unpack_from("iIII", data, offset)
-            name = data[offset + 16:offset + 16 + size].rstrip(b"\0").decode("utf-8",
-                                                                              "replace")
-            offset += 16 + size
-            yield wd, mask, cookie, name
-
-
-class PathShadows:
-    """test.sh's ``PATH`` directories, watched from the broker's start to the end, and each
-    keyed pytest's own ``PATH`` (:meth:`follow`: a test.sh that sets ``PATH`` itself).
-
-    After the first key is granted:
-
-    * a name that appears in one of them and that a later ``PATH`` directory also holds
-      would be run in place of that tool by every test that runs it by name (a ``cmp``
-      made in ``/usr/local/bin`` before ``/usr/bin/cmp``): an alarm, even when the file
-      is gone again by the end (the host's look at B's layer after the tests sees only
-      what is left);
-    * an image tool there (present when the first key was granted, not carried from the
-      agent: ``carried``) written, replaced or its mode changed: an alarm, even when its
-      bytes are written back afterwards (a fake ``sort`` that answered once, then restored).
-
-    Before it (test.sh's own steps, the declared services): a name made then ahead of a
-    later ``PATH`` tool is noted; gone by the end, it stood in for that tool and cleaned
-    up (a service's fake ``awk``): an alarm. One that stays is judged by the host's look
-    at B's layer after the tests, as any created file is."""
-
-    def __init__(self, dirs: "list[str]", signer: Any,
-                 carried: "list[str] | None" = None) -> None:
-        self.signer = signer
-        self.dirs: list[str] = []
-        self.carried = {os.path.join(os.path.realpath(os.path.dirname(p)),
-                                     os.path.basename(p)) for p in carried or []}
-        self.watches: dict[int, str] = {}
-        self.reported: set[str] = set()
-        self.early: set[tuple[str, str]] = set()
-        self.tools: set[tuple[str, str]] = set()
-        self.sealed = False
-        self.fd = -1
-        self.libc: Any = None
-        try:
-            import ctypes
-
-            self.libc = ctypes.CDLL(None, use_errno=True)
-            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
-        except Exception:
-            self.fd = -1
-        self._add(self._real(dirs), first=False)
-
-    @staticmethod
-    def _real(dirs: "list[str]") -> "list[str]":
-        found: list[str] = []
-        for each in dirs:
-            real = os.path.realpath(each) if each.startswith("/") else ""
-            if real and os.path.isdir(real) and real not in found:
-                found.append(real)
-        return found
-
-    def _add(self, dirs: "list[str]", *, first: bool) -> None:
-        """Watch ``dirs`` too: ahead of the known ones (``first``: a pytest's own PATH,
-        which is the order its tests look tools up in), else after them."""
-        new = [d for d in dirs if d not in self.dirs]
-        if first:
-            self.dirs = dirs + [d for d in self.dirs if d not in dirs]
-        else:
-            self.dirs += new
-        for each in new:
-            if self.fd >= 0:
-                wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(each),
-                                                     IN_NEW_NAME | IN_REWRITE))
-                if wd >= 0:
-                    self.watches[wd] = each
-            if self.sealed:
-                self._snapshot(each)
-
-    def follow(self, pid: int) -> None:
-        """A pytest about to be keyed: its own ``PATH`` (test.sh may have set one) is
-        watched too, in its order."""
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as handle:
-                pairs = handle.read().split(b"\0")
-        except OSError:
-            return
-        for pair in pairs:
-            if pair.startswith(b"PATH="):
-                self.drain()
-                self._add(self._real(pair[5:].decode("utf-8", "replace").split(":")),
-                          first=True)
-                return
-
-    def _snapshot(self, directory: str) -> None:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            return
-        self.tools.update((directory, n) for n in names
-                          if os.path.join(directory, n) not in self.carried)
-
-    def _shadowed(self, directory: str, name: str) -> "str | None":
-        if directory not in self.dirs:
-            return None
-        for each in self.dirs[self.dirs.index(directory) + 1:]:
-            if os.path.lexists(os.path.join(each, name)):
-                return os.path.join(each, name)
-        return None
-
-    def seal(self) -> None:
-        """The first key is about to be granted: what is on PATH now is the image's
-        (less what the agent's work put there)."""
-        self.drain()
-        self.sealed = True
-        for each in self.dirs:
-            self._snapshot(each)
-
-    def drain(self) -> None:
-        for wd, mask, name in inotify_events(self.fd):
-            if mask & IN_Q_OVERFLOW:
-                self._alarm("PATH", "too many changes to follow in test.sh's PATH "
-                            "directories")
-            directory = self.watches.get(wd)
-            if directory is None or not name:
-                continue
-            path = os.path.join(directory, name)
-            if not self.sealed:
-                if mask & IN_NEW_NAME and self._shadowed(directory, name):
-                    self.early.add((directory, name))
-                continue
-            if (directory, name) in self.tools:
-                self._alarm(path, "an image tool on PATH written while the tests ran "
-                            "(a stand-in for it, restored or not)")
-                continue
-            later = self._shadowed(directory, name) if mask & IN_NEW_NAME else None
-            if later:
-                self._alarm(path, f"made while the tests ran, ahead of {later} on "
-                            "PATH: a stand-in for a tool the tests run by name")
-
-    def finish(self) -> None:
-        """The tests ended: a name made before them ahead of a later tool, now gone."""
-        self.drain()
-        for directory, name in sorted(self.early):
-            path = os.path.join(directory, name)
-            later = self._shadowed(directory, name)
-            if later and not os.path.lexists(path):
-                self._alarm(path, f"made before the tests ahead of {later} on PATH, gone "
-                            "by their end: a stand-in for a tool they ran by name")
-
-    def _alarm(self, path: str, why: str) -> None:
-        if path not in self.reported:
-            self.reported.add(path)
-            self.signer.emit({"e": "alarm", "how": "verifier-changed",
-                              "path": f"{path}: {why}"[:MAX_FIELD], "pid": 0})
-
-
-class Writable:
+class Writable(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
     """``/tests`` (a private writable copy) and the verify-time install target, watched.
 
     Until the first key is granted, test.sh may unpack into them what the task ships in
@@ -314,45 +140,26 @@ class Writable:
                  names: "list[list[Any]] | None" = None,
                  names_skip: "list[str] | None" = None,
                  names_files: "list[str] | None" = None) -> None:
+        super().__init__(signer)
         self.shadows = PathShadows(list(path_dirs or []), signer, path_carried)
-        self.names = Names(list(names or []), signer, list(names_skip or []),
-                           inotify_records, names_files)
+        self.names = Names(list(names or []), signer, list(names_skip or []), names_files)
         self.roots = [r for r in roots if os.path.isdir(r)]
         self.installs = [r for r in installs or [] if os.path.isdir(r)]
         self.pythons = list(pythons or [])
-        self.signer = signer
         self.base = {root: manifest(root) for root in self.roots}
         self.base.update({root: signatures(root) for root in self.installs})
         tests = self.roots[0] if self.roots else ""
         self.members = archive_members(tests, self.base.get(tests, {}))
         self.roots += self.installs
         self.sealed = False
-        self.reported: set[str] = set()
-        self.fd = -1
-        self.watches: dict[int, str] = {}
-        try:
-            import ctypes
-
-            self.libc = ctypes.CDLL(None, use_errno=True)
-            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
-        except Exception:
-            self.fd = -1
         for root in self.roots:
             for here, _dirs, _names in os.walk(root):
                 self._watch(here)
 
     def _watch(self, path: str) -> None:
-        if self.fd < 0:
-            return
-        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_WRITES))
+        wd = self.add_watch(path, IN_WRITES)
         if wd >= 0:
             self.watches[wd] = path
-
-    def _alarm(self, path: str, why: str) -> None:
-        if path not in self.reported:
-            self.reported.add(path)
-            self.signer.emit({"e": "alarm", "how": "verifier-changed",
-                              "path": f"{path}: {why}"[:MAX_FIELD], "pid": 0})
 
     def drain(self) -> None:
         """Read inotify's events: new directories get watched; after the first grant every

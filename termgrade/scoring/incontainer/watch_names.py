@@ -24,6 +24,12 @@ import os
 import threading
 from typing import Any
 
+from watch_base import (  # type: ignore[import-not-found]  # staged inline
+    MAX_FIELD,
+    InotifyWatch,
+    inotify_records,
+)
+
 NAMES_NEW = 0x100 | 0x80
 """inotify: create, moved to."""
 NAMES_WRITTEN = 0x2
@@ -44,30 +50,18 @@ MAX_NAMES_REPORTED = 4000
 """Gone names and written files reported at most, each (past it: an alarm)."""
 
 
-class Names:
+class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
     """The watch (see the module's text). ``roots``: (directory, depth) pairs the host
     names; ``skip``: prefixes not walked (scratch, the grader's paths)."""
 
     def __init__(self, roots: "list[list[Any]]", signer: Any, skip: "list[str]",
-                 events: Any, files: "list[str] | None" = None) -> None:
-        self.signer = signer
-        self.events = events
+                 files: "list[str] | None" = None) -> None:
+        super().__init__(signer)
         self.skip = tuple(s.rstrip("/") + "/" for s in skip)
-        self.watches: dict[int, str] = {}
         self.appeared: dict[str, int] = {}
         self.written: set[str] = set()
-        self.reported: set[str] = set()
         self.full = False
         self.started = False
-        self.fd = -1
-        self.libc: Any = None
-        try:
-            import ctypes
-
-            self.libc = ctypes.CDLL(None, use_errno=True)
-            self.fd = int(self.libc.inotify_init1(0o4000 | 0o2000000))  # NONBLOCK, CLOEXEC
-        except Exception:
-            self.fd = -1
         self.roots = roots
         self.files = list(files or [])
         self.moved: dict[int, str] = {}
@@ -89,8 +83,7 @@ class Names:
     def _walk_roots(self, roots: "list[list[Any]]") -> None:
         try:
             for path in self.files:  # each named file itself, whatever name writes it
-                wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(path),
-                                                     FILE_WRITTEN)) if self.fd >= 0 else -1
+                wd = self.add_watch(path, FILE_WRITTEN)
                 if wd >= 0:
                     self.inodes[wd] = path
             for directory, depth in roots:
@@ -113,8 +106,7 @@ class Names:
         if len(self.watches) >= MAX_NAMES_WATCHED:
             self.full = True  # said from the broker's own thread (:meth:`drain`)
             return
-        wd = int(self.libc.inotify_add_watch(self.fd, os.fsencode(directory),
-                                             NAMES_NEW | NAMES_WRITTEN | NAMES_MOVED_FROM))
+        wd = self.add_watch(directory, NAMES_NEW | NAMES_WRITTEN | NAMES_MOVED_FROM)
         if wd < 0 or wd in self.watches:
             return  # unwatchable, or watched already (through a link to it)
         self.watches[wd] = directory
@@ -146,7 +138,7 @@ class Names:
     def drain(self) -> None:
         if not self.ready.is_set():
             return  # the walk still adds watches: its events wait in inotify's queue
-        for wd, mask, cookie, name in self.events(self.fd):
+        for wd, mask, cookie, name in inotify_records(self.fd):
             if self.full:
                 self._alarm("watch", f"over {MAX_NAMES_WATCHED} directories to watch for "
                             "names made while the tests ran")
@@ -183,10 +175,4 @@ class Names:
                 self._alarm(kind, f"over {MAX_NAMES_REPORTED} names {kind} in the "
                             "directories watched while the tests ran")
             for path, mode in paths[:MAX_NAMES_REPORTED]:
-                self.signer.emit({"e": kind, "path": path[:1000], "mode": mode})
-
-    def _alarm(self, path: str, why: str) -> None:
-        if path not in self.reported:
-            self.reported.add(path)
-            self.signer.emit({"e": "alarm", "how": "verifier-changed",
-                              "path": f"{path}: {why}"[:1000], "pid": 0})
+                self.signer.emit({"e": kind, "path": path[:MAX_FIELD], "mode": mode})
