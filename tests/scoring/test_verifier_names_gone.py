@@ -23,7 +23,7 @@ from termgrade.scoring.reference import ReferenceRecord
 from termgrade.task import load_task
 from termgrade.verify.runner import verify_task
 from termgrade.verify.verdict import Verdict
-from tests.support.grading import play_script
+from tests.support.grading import patch_watch_source, play_script
 from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -95,18 +95,8 @@ PACKAGE_ATTACK = textwrap.dedent("""\
 
 def unwatch(monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: the staged watch module reports nothing gone and nothing written."""
-    from termgrade.scoring.pair import containers
-
-    real = containers.attest.watch_source
-    live = b"        self.drain()\n        gone = "
-    inert = b"        self.appeared.clear(); self.written.clear()\n        gone = "
-
-    def staged() -> bytes:
-        source = real()
-        assert source.count(live) == 1
-        return source.replace(live, inert, 1)
-
-    monkeypatch.setattr(containers.attest, "watch_source", staged)
+    patch_watch_source(monkeypatch, b"        self.drain()\n        gone = ",
+                       b"        self.appeared.clear(); self.written.clear()\n        gone = ")
 
 
 def _task(parent: Path, name: str, check: str, suffix: str, tool: str) -> Path:
@@ -246,12 +236,8 @@ def test_a_named_input_rewritten_through_a_hard_link_and_written_back_scores_0(
     outcome = play_script(root, HARD_LINK_RESTORE, tmp_path)
     assert outcome.reward == 0.0
     assert "M /app/data/numbers.txt" in (outcome.failure or ""), outcome.failure
-    from termgrade.scoring.pair import containers
-
-    real = containers.attest.watch_source
-    live = b"            for path in self.files:"
-    monkeypatch.setattr(containers.attest, "watch_source",
-                        lambda: real().replace(live, b"            for path in []:", 1))
+    patch_watch_source(monkeypatch, b"            for path in self.files:",
+                       b"            for path in []:")
     control = play_script(root, HARD_LINK_RESTORE, tmp_path)
     assert control.reward == 1.0 and control.attested, control.verifier
 

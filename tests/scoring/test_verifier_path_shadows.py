@@ -19,7 +19,7 @@ from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.verifier import run as verifier_run
 from termgrade.task import load_task
-from tests.support.grading import play_script
+from tests.support.grading import patch_watch_source, play_script
 from tests.support.task_dirs import STANDARD_TEST_SH, task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -66,19 +66,10 @@ NONE = ReferenceRecord(task_digest="none")
 
 
 def unwatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The control: the staged watch module's PATH watch reads no event."""
-    from termgrade.scoring.pair import containers
-
-    real = containers.attest.watch_source
-    live = b"    def drain(self) -> None:\n        for wd, mask, name in inotify_events("
-    inert = b"    def drain(self) -> None:\n        for wd, mask, name in ()[:0] and ("
-
-    def staged() -> bytes:
-        source = real()
-        assert source.count(live) == 1  # PathShadows' drain (Writable's has a docstring)
-        return source.replace(live, inert, 1)
-
-    monkeypatch.setattr(containers.attest, "watch_source", staged)
+    """The control: the staged watch module's PATH watch reads no event (PathShadows'
+    drain; Writable's has a docstring)."""
+    head = b"    def drain(self) -> None:\n        for wd, mask, name in "
+    patch_watch_source(monkeypatch, head + b"inotify_events(", head + b"()[:0] and (")
 
 
 @pytest.fixture(scope="module")

@@ -44,3 +44,18 @@ def play_script(root: Path, body: str, tmp_path: Path, *, name: str = "agent",
     script.write_text("#!/usr/bin/env bash\n" + body)
     task = load_task(root)
     return trial.run_task(task, task.image_tag, ScriptAgent(name, script), reference=reference)
+
+
+def patch_watch_source(monkeypatch: pytest.MonkeyPatch, live: bytes, inert: bytes) -> None:
+    """A control: the staged watch module (``termgrade_watch`` as B gets it) with ``live``,
+    which must occur exactly once, replaced by ``inert``."""
+    from termgrade.scoring.pair import containers
+
+    real = containers.attest.watch_source
+
+    def staged() -> bytes:
+        source = real()
+        assert source.count(live) == 1, live
+        return source.replace(live, inert, 1)
+
+    monkeypatch.setattr(containers.attest, "watch_source", staged)
