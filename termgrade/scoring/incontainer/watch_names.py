@@ -13,8 +13,9 @@ reports, at the end:
 
 * ``gone``: every name that appeared in a watched directory and is not there any more,
   with its type (the host judges it by the same stand-in review as a file still there);
-* ``written``: every entry of a watched directory whose bytes or metadata were written,
-  and every named file (watched itself) written, moved or deleted through any of its
+* ``written``: every entry of a watched directory that was there when watched and whose
+  bytes were written, or that was deleted, moved aside or renamed over (put back later or
+  not), and every named file (watched itself) written, moved or deleted through any of its
   names (the host does not take a copy-up that looks unchanged for an unwritten one).
 
 Kept free of TermGrade imports and of syntax newer than Python 3.8.
@@ -36,6 +37,7 @@ NAMES_WRITTEN = 0x2
 """inotify: modify (bytes written, truncated). A mode, owner or time put back as it was
 (``chmod 600`` of a file already 600) is no change: the host compares those at the end."""
 NAMES_MOVED_FROM = 0x40
+NAMES_DELETED = 0x200
 FILE_WRITTEN = 0x2 | 0x400 | 0x800
 """inotify, on a file itself: modify, delete self, move self (through any of its names)."""
 NAMES_ISDIR = 0x40000000
@@ -59,6 +61,7 @@ class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
         super().__init__(signer)
         self.skip = tuple(s.rstrip("/") + "/" for s in skip)
         self.appeared: dict[str, int] = {}
+        self.present: set[str] = set()
         self.written: set[str] = set()
         self.full = False
         self.started = False
@@ -106,7 +109,8 @@ class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
         if len(self.watches) >= MAX_NAMES_WATCHED:
             self.full = True  # said from the broker's own thread (:meth:`drain`)
             return
-        wd = self.add_watch(directory, NAMES_NEW | NAMES_WRITTEN | NAMES_MOVED_FROM)
+        wd = self.add_watch(directory,
+                            NAMES_NEW | NAMES_WRITTEN | NAMES_MOVED_FROM | NAMES_DELETED)
         if wd < 0 or wd in self.watches:
             return  # unwatchable, or watched already (through a link to it)
         self.watches[wd] = directory
@@ -121,6 +125,8 @@ class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
                 is_dir = False
             if note:
                 self._appeared(entry.path)
+            else:
+                self.present.add(entry.path)  # there when watched: the image's, the work's
             if is_dir and depth > 0:
                 self._walk(entry.path, depth - 1, note=note)
 
@@ -154,6 +160,11 @@ class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
             if mask & NAMES_MOVED_FROM and path in self.appeared:
                 self.moved[cookie] = path  # a name made here, renamed away
                 continue
+            if mask & (NAMES_MOVED_FROM | NAMES_DELETED) and path not in self.appeared:
+                self.written.add(path)  # one that was there, moved aside or deleted (to be
+                continue  # put back later: what a reader found there meanwhile was not it)
+            if mask & NAMES_NEW and path in self.present and path not in self.appeared:
+                self.written.add(path)  # renamed over one that was there
             if mask & NAMES_NEW:
                 source = self.moved.pop(cookie, None) if cookie else None
                 if source is not None and os.path.dirname(source) == directory:

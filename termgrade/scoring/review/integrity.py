@@ -232,7 +232,8 @@ def review_layer(
                             created=created,
                             changes=task_set is not None and task_set.carries_changes(
                                 entry.path),
-                            changes_at=task_set.carries_changes if task_set else None)
+                            changes_at=task_set.carries_changes if task_set else None,
+                            names_at=task_set.names if task_set else None)
             if why and created and transfer is not None:
                 # created where the task asked for nothing: not carried, and said
                 hard = stands_in(entry, lower, policy, asked=True, named=True) is not None

@@ -217,7 +217,8 @@ def _image_text(lower: LowerView, path: str) -> str:
 def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
               asked: bool, named: bool = False, created: bool = False,
               changes: bool = False, texts: bool | None = None,
-              changes_at: Callable[[str], bool] | None = None) -> str | None:
+              changes_at: Callable[[str], bool] | None = None,
+              names_at: Callable[[str], bool] | None = None) -> str | None:
     """Why this carried entry would stand in for the verifier, or None.
 
     ``asked``: the task asked for a deliverable at this path (instruction, declared
@@ -233,6 +234,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     (None: ``asked or named``): where an answer read from a standard stream would be read.
     ``changes_at``: does the task carry changes at another path (the image file a created
     one would be read in place of: the agent may edit that file itself); None: ``changes``.
+    ``names_at``: does a text of the task name another path (the file's directory)?
     """
     if entry.whiteout:
         return None
@@ -295,7 +297,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if own:
             return own
     if not (asked or named):
-        own = read_by_tests_tool(path, lower, policy.path_dirs, policy.tests_words)
+        own = read_by_tests_tool(path, lower, policy.path_dirs, policy.tests_words,
+                                 named_dir=names_at is not None and names_at(parent))
         if own:
             return own
     if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)

@@ -58,7 +58,7 @@ def plugin_module(path: str, lower: LowerView) -> str | None:
     """Why a created shared object is a plugin of an image program, or None."""
     parent, name = posixpath.split(path)
     if not _SHARED_OBJECT.search(name) or parent in LOADER_DIRS \
-            or not parent.startswith(_SYSTEM):
+            or not parent.startswith(_SYSTEM) or lower.lstat(path) is not None:
         return None
     image = sorted(n for n in lower.listdir(parent) if _SHARED_OBJECT.search(n))
     if not image:
@@ -73,7 +73,8 @@ def login_path_shadow(path: str, mode: int, lower: LowerView,
     """Why a created executable in a home's ``bin`` or ``.local/bin`` stands in for an
     image tool in a login shell, or None."""
     parent, name = posixpath.split(path)
-    if not (stat.S_ISLNK(mode) or (stat.S_ISREG(mode) and mode & 0o111)):
+    if not (stat.S_ISLNK(mode) or (stat.S_ISREG(mode) and mode & 0o111)) \
+            or lower.lstat(path) is not None:
         return None
     if not any(parent == f"{home}/{b}" for home in _homes(parent) for b in _HOME_BINS):
         return None
@@ -92,12 +93,15 @@ def _homes(parent: str) -> list[str]:
 
 
 def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
-                       words: frozenset[str]) -> str | None:
+                       words: frozenset[str], *, named_dir: bool = False) -> str | None:
     """Why a created file under ``/etc`` or in a home is read unasked by a program the
-    tests run, judged by that program's own bytes; None otherwise."""
+    tests run, judged by that program's own bytes; None otherwise. ``named_dir``: a text
+    of the task names the file's directory (the tests read ``/etc/cron.d`` themselves): a
+    new file in it is what the task checks there, not a drop-in it did not ask for."""
     home = next(iter(_homes(posixpath.dirname(path) + "/")), None)
-    if not (path.startswith("/etc/") or home is not None) or not words:
-        return None
+    if not (path.startswith("/etc/") or home is not None) or not words \
+            or lower.lstat(path) is not None:
+        return None  # the image's own file, changed: the carry rule's and the tests' look's
     parent, name = posixpath.split(path)
     layers = tuple(lower.lower_dirs)
     for tool, host in _tests_tools(layers, path_dirs, words):
@@ -105,7 +109,7 @@ def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
         if path in held:
             return f"{tool} reads {path} (its own bytes name it), which the task did not ask for"
         drop_in = posixpath.basename(parent)
-        if "." in drop_in and lower.lstat(parent) is not None and (
+        if "." in drop_in and not named_dir and lower.lstat(parent) is not None and (
                 drop_in in held or parent in held):
             return (f"in {parent}, a directory {tool} reads whole (its own bytes name it), "
                     "which the task did not ask for")

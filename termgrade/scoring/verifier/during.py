@@ -96,13 +96,22 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
         program = _program(entry.host_path, entry.mode) if not entry.whiteout else False
         program = program or _program(_image_path(lower, path), below.st_mode)
         level = trust(path, program, transfer)
-        if (level < Trust.SOFTWARE or path in watched) and path not in written \
-                and lower.unchanged(entry):
+        if (level == Trust.DATA or (path in watched and not _code(path, program))) \
+                and path not in written and lower.unchanged(entry):
             continue  # opened for writing, never written (sqlite3 on a database it reads);
-            # installed software is never opened so: one written back as it was (a fake
-            # that answered, then restored the image's bytes) is still a change
+            # installed software and configuration are never opened so: one written back
+            # as it was (a fake that answered, then restored the image's bytes, through a
+            # hard link made elsewhere too) is still a change, unless it is a named file the
+            # broker watched itself and saw no write to that is not code (a write through a
+            # shared mapping raises no event: a checker is never excused)
         changed.append((path, level))
     return sorted(changed)
+
+
+def _code(path: str, program: bool) -> bool:
+    """Is this file code (a program, a shared object, an interpreter's source)?"""
+    name = posixpath.basename(path)
+    return program or is_shared_object(name) or posixpath.splitext(name)[1] in CODE_SUFFIXES
 
 
 def _image_path(lower: LowerView, path: str) -> str | None:
@@ -178,9 +187,7 @@ def trust(path: str, program: bool, transfer: TransferSet | None) -> Trust:
     (their ground truth): a test may write one, so the reference's run tells. ``DATA``:
     anything else (a service's database pages, ``/etc/timezone``), which the tests read
     as the agent's program left it."""
-    name = posixpath.basename(path)
-    if program or is_shared_object(name) or posixpath.splitext(name)[1] in CODE_SUFFIXES \
-            or _under(path, SOFTWARE_TREES):
+    if _code(path, program) or _under(path, SOFTWARE_TREES):
         return Trust.SOFTWARE
     if startup_or_config(path) or _under(path, LOADER_CONFIG) \
             or (transfer is not None and transfer.tests_only(path)):
