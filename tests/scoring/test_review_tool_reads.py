@@ -143,3 +143,78 @@ def test_a_fifo_deliverable_is_left_out_and_said(lower: Path, tmp_path: Path) ->
     assert "/app/pipe" not in _carried(review)
     assert "a FIFO, socket or device" in (review.left_out_summary() or ""), \
         review.left_out_summary()
+
+
+# --- round 13: a module every Python imports while it starts, on its start-up path ---------
+
+@pytest.fixture
+def startup_lower(tmp_path: Path) -> Path:
+    lower = tmp_path / "lower"
+    put(lower, "/etc/python3.11/sitecustomize.py",
+        "try:\n    import apport_python_hook\nexcept ImportError:\n    pass\n")
+    site = "/opt/venv/lib/python3.11/site-packages"
+    put(lower, f"{site}/distutils-precedence.pth",
+        "import os; enabled = True; enabled and __import__('_distutils_hack').add_shim();\n")
+    put(lower, f"{site}/__editable__.wc_tool-0.1.pth", "/app/src\n")
+    put(lower, f"{site}/_distutils_hack/__init__.py", "")
+    put(lower, "/app/src/wc_tool/__init__.py", "")
+    for directory in ("/tmp", "/tests"):
+        put(lower, directory, None)
+    return lower
+
+
+def _startup_review(lower: Path, upper: Path, startup: tuple[str, ...]) -> LayerReview:
+    policy = dataclasses.replace(POLICY, python_startup=startup)
+    return review_layer(walk_upper(str(upper)), LowerView([str(lower)]), policy, transfer=SET)
+
+
+@pytest.mark.parametrize(("path", "startup"), [
+    ("/app/encodings/__init__.py", ("/app",)),  # test.sh's `export PYTHONPATH=/app`
+    ("/app/sitecustomize.py", ("/app",)),
+    ("/app/_distutils_hack.py", ("/app",)),  # a .pth import line's module
+    ("/app/apport_python_hook.py", ("/app",)),  # Debian's sitecustomize imports it
+    ("/app/src/apport_python_hook.py", ()),  # an editable install's .pth path line
+    ("/app/src/usercustomize.py", ()),
+])
+def test_a_start_up_module_on_the_start_up_path_is_a_finding(
+        startup_lower: Path, tmp_path: Path, path: str, startup: tuple[str, ...],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    upper = tmp_path / "upper"
+    put(upper, path, "import os\n")
+    review = _startup_review(startup_lower, upper, startup)
+    assert path not in _carried(review)
+    assert any("on the start-up path" in f for f in review.all_findings()), \
+        review.all_findings()
+    monkeypatch.setattr(standins, "startup_module", lambda *a, **k: None)  # the control
+    assert path in _carried(_startup_review(startup_lower, upper, startup))
+
+
+@pytest.mark.parametrize(("path", "startup"), [
+    ("/app/mymod.py", ("/app",)),  # the project's own modules there
+    ("/app/src/wc_tool/util.py", ()),
+    ("/app/src/helpers.py", ()),
+    ("/app/sitecustomize.py", ()),  # /app on no start-up path: a file like any other
+    ("/srv/encodings/__init__.py", ("/app",)),
+])
+def test_the_projects_own_modules_on_the_start_up_path_are_carried(
+        startup_lower: Path, tmp_path: Path, path: str, startup: tuple[str, ...]) -> None:
+    upper = tmp_path / "upper"
+    put(upper, path, "x = 1\n")
+    review = _startup_review(startup_lower, upper, startup)
+    assert path in _carried(review), (review.all_findings(), review.left_out_summary())
+
+
+def test_the_start_up_path_is_read_from_test_sh_and_the_verifier_env(tmp_path: Path) -> None:
+    from termgrade.scoring.review.policy import GradingPolicy
+    from termgrade.task import load_task
+    from tests.support.task_dirs import STANDARD_TEST_SH, write_task
+
+    test_sh = STANDARD_TEST_SH.replace("cd /tests",
+                                       'export PYTHONPATH="/app:$PYTHONPATH"\ncd /tests')
+    toml = ('version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n'
+            '[verifier.env]\nPYTHONPATH = "/opt/lib"\n[agent]\ntimeout_sec = 30.0\n')
+    root = write_task(tmp_path, "pp", test_sh=test_sh, toml=toml)
+    policy = GradingPolicy.for_task(load_task(root))
+    assert policy.python_startup == ("/app", "/opt/lib")
+    plain = GradingPolicy.for_task(load_task(write_task(tmp_path / "b", "plain")))
+    assert plain.python_startup == ()

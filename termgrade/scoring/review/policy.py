@@ -14,12 +14,14 @@ process there can change it either.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from functools import cached_property
 
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.scoring.review.pathset import PathSet
+from termgrade.scoring.review.python_startup import startup_dirs
 from termgrade.scoring.review.tool_reads import tests_words
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
@@ -50,6 +52,8 @@ KEPT_PRISTINE = ("/etc/ld.so.cache",)
 the one the grader rebuilds there with the image's ``ldconfig`` when the agent's work
 carries shared libraries or loader configuration."""
 BYTECODE_CACHE = "__pycache__"
+_PYTHONPATH = re.compile(r"\bPYTHONPATH=(\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
+"""A ``PYTHONPATH=`` assignment in a script (``export PYTHONPATH=/app:$PYTHONPATH``)."""
 MAX_TESTS_FILES = 200
 MAX_TESTS_TEXT = 1 << 20
 
@@ -67,6 +71,9 @@ class GradingPolicy:
     tests_words: frozenset[str] = frozenset()
     """Every word of the tests' texts that could name a program they run
     (:mod:`termgrade.scoring.review.tool_reads`)."""
+    python_startup: tuple[str, ...] = ()
+    """Directories a ``PYTHONPATH`` test.sh exports, or the task's ``[verifier] env`` sets,
+    puts on every Python's start-up path (:mod:`termgrade.scoring.review.python_startup`)."""
     """What test.sh's environment adds to the image's tools' search paths and start-up
     reads (``PERL5LIB``, ``GIT_CONFIG_GLOBAL``...)."""
 
@@ -94,11 +101,15 @@ class GradingPolicy:
                 texts.append(each.read_bytes()[:MAX_TESTS_TEXT].decode("utf-8", "replace"))
             except OSError:
                 continue
+        exported = [m.group(1).strip("'\"") for text in texts
+                    for m in _PYTHONPATH.finditer(text)]
+        exported += [task.config.verifier.env.get("PYTHONPATH", "")]
         return cls(closure=closure,
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")),
                    tool_env=tool_env or ToolEnv(),
                    tests_files=frozenset(p.name for p in files),
-                   tests_words=tests_words(texts))
+                   tests_words=tests_words(texts),
+                   python_startup=startup_dirs(exported))
 
     def grader_owned(self, path: str) -> bool:
         return path in self._grader

@@ -38,6 +38,7 @@ from termgrade.scoring.review.lookups import (
 )
 from termgrade.scoring.review.perlhooks import perl_hook
 from termgrade.scoring.review.policy import GradingPolicy
+from termgrade.scoring.review.python_startup import startup_module
 from termgrade.scoring.review.tool_reads import (
     login_path_shadow,
     plugin_module,
@@ -252,6 +253,11 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
                               changes_at=changes_at)
     if looked_up:
         return looked_up
+    if not asked:  # in the working directory too: it runs before any grader code does
+        boot = startup_module(path, lower, (*policy.python_startup,
+                                            *policy.tool_env.search_dirs("Python module")))
+        if boot:
+            return boot
     if stat.S_ISLNK(entry.mode) and ((asked or named) if texts is None else texts):
         stream = _stream_link(entry)
         if stream:
