@@ -96,7 +96,7 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
         program = _program(entry.host_path, entry.mode) if not entry.whiteout else False
         program = program or _program(_image_path(lower, path), below.st_mode)
         level = trust(path, program, transfer)
-        if (level == Trust.DATA or (path in watched and not _code(path, program))) \
+        if _excused(level, path in watched and not _code(path, program)) \
                 and path not in written and lower.unchanged(entry):
             continue  # opened for writing, never written (sqlite3 on a database it reads);
             # installed software and configuration are never opened so: one written back
@@ -106,6 +106,12 @@ def image_changes(entries: Iterable[UpperEntry], lower: LowerView, *,
             # shared mapping raises no event: a checker is never excused)
         changed.append((path, level))
     return sorted(changed)
+
+
+def _excused(level: Trust, watched: bool) -> bool:
+    """May a copy-up as the image had it be no change? Data's (opened for writing,
+    never written), and a named file's the broker watched itself that is not code."""
+    return level == Trust.DATA or watched
 
 
 def _code(path: str, program: bool) -> bool:
