@@ -44,7 +44,7 @@ def lower(tmp_path: Path) -> Path:
     put(lower, "/usr/lib/x86_64-linux-gnu/libc.so.6", "\x7fELF")
     put(lower, "/usr/bin/sha256sum", "\x7fELF", 0o755)
     put(lower, "/usr/bin/su", _elf("/etc/default/su", "/etc/default/runuser"), 0o755)
-    put(lower, "/usr/bin/dpkg", _elf("/etc/dpkg", "%s/%s.cfg.d", "dpkg.cfg.d"), 0o755)
+    put(lower, "/usr/bin/dpkg", _elf("/etc/dpkg", "%s/%s.cfg.d", "%s.d"), 0o755)
     put(lower, "/usr/bin/gpgv", _elf("trustedkeys.kbx", "gnupg"), 0o755)
     put(lower, "/usr/bin/python3", _elf("/etc/default/myapp", "config.json"), 0o755)
     put(lower, "/etc/dpkg/dpkg.cfg.d", None)
@@ -100,7 +100,7 @@ def test_a_round12_stand_in_is_left_out_and_said(
     "/etc/default/myapp",  # named by python3 only: an interpreter's bytes are not read
     "/etc/myapp/config.json",
     "/root/.gnupg/pubring.kbx",  # a name gpgv does not hold
-    "/etc/cron.d/backup",  # no program the tests run names it
+    "/etc/cron.d/backup",  # no program the tests run names it (dpkg's `%s.d` is too short)
 ])
 def test_honest_files_beside_them_are_carried(lower: Path, tmp_path: Path, path: str) -> None:
     upper = tmp_path / "upper"

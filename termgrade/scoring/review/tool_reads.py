@@ -16,9 +16,9 @@ agent created where the task asked for nothing (round 12 of the cold attacks):
 * **A file a tool the tests run names in its own bytes** (:func:`read_by_tests_tool`):
   each program on ``PATH`` that the tests' texts name by its file name (``su``, ``dpkg``,
   ``gpgv``, not the interpreters and shells) is read for the paths it holds; a created file
-  at such a path (``/etc/default/su``), in a drop-in directory it names
-  (``dpkg.cfg.d``), or in a home under a file name it holds (``trustedkeys.kbx``) is read
-  by that tool unasked.
+  at such a path (``/etc/default/su``), in a drop-in directory it names (``dpkg.cfg.d``,
+  or by a format with a fixed ending: dpkg's ``%s/%s.cfg.d``), or in a home under a file
+  name it holds (``trustedkeys.kbx``) is read by that tool unasked.
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
             return f"{tool} reads {path} (its own bytes name it), which the task did not ask for"
         drop_in = posixpath.basename(parent)
         if "." in drop_in and not named_dir and lower.lstat(parent) is not None and (
-                drop_in in held or parent in held):
+                drop_in in held or parent in held
+                or any(p.fullmatch(drop_in) for p in _formats(host))):
             return (f"in {parent}, a directory {tool} reads whole (its own bytes name it), "
                     "which the task did not ask for")
         if home is not None and "/." in path[len(home):] and "." in name and name in held:
@@ -153,6 +154,25 @@ def _resolve(lower: LowerView, path: str) -> str | None:
             return None
         path = posixpath.normpath(posixpath.join(posixpath.dirname(path), os.readlink(host)))
     return None
+
+
+@lru_cache(maxsize=256)
+def _formats(host: str) -> tuple[re.Pattern[str], ...]:
+    """The last components of the program's ``printf`` path formats that name a directory
+    by a fixed ending (``%s/%s.cfg.d``: dpkg's ``<admindir>/<name>.cfg.d``), as patterns
+    of a directory's name; an ending shorter than four characters (``%s.d``) names none."""
+    found = []
+    for text in _strings(host):
+        last = text.rsplit("/", 1)[-1]
+        if "%s" not in last or "%" in last.replace("%s", ""):
+            continue
+        fixed = last.replace("%s", "")
+        if len(fixed) >= MIN_FORMAT_ENDING and "." in fixed:
+            found.append(re.compile("[^/]+".join(re.escape(p) for p in last.split("%s"))))
+    return tuple(found)
+
+
+MIN_FORMAT_ENDING = 4
 
 
 @lru_cache(maxsize=256)
