@@ -164,13 +164,17 @@ class LayerWriter:
         across the layers (XFS project quotas): the caller carries it entry by entry."""
         if self._trees_refused:
             return False
+        target = self.parent_of(entry.path)
         try:
-            os.rename(entry.host_path, self.parent_of(entry.path))
+            os.rename(entry.host_path, target)
         except OSError as exc:
             if exc.errno not in COPY_INSTEAD:
                 raise
             self._trees_refused = True
             return False
+        for here, _dirs, names in os.walk(target):
+            for name in names:
+                _drop_copy_up_marks(os.path.join(here, name))
         self._made.add(entry.path)
         self.stats.trees += 1
         return True
@@ -212,6 +216,7 @@ class LayerWriter:
         """Moved (its inode, with its metadata and links); copied across filesystems."""
         try:
             os.rename(source, host)
+            _drop_copy_up_marks(host)
             self.stats.moved += 1
             return
         except OSError as exc:
@@ -259,6 +264,25 @@ def carry_work(target_upper: str, agent_layer: tuple[str, list[str]],
             writer.move_back(path)
             back.add(path)
     return writer
+
+
+COPY_UP_MARKS = ("trusted.overlay.origin", "trusted.overlay.metacopy",
+                 "trusted.overlay.nlink", "trusted.overlay.upper")
+"""What the agent's overlay wrote on a file it copied up from the image (where it came
+from in A's lower layers): in B's layer it points at nothing B's overlay can find, and a
+read of the file there fails (``ESTALE``: an image file the agent moved into its answer)."""
+
+
+def _drop_copy_up_marks(host: str) -> None:
+    """A moved file's copy-up marks, removed (B's overlay would follow them)."""
+    try:
+        names = os.listxattr(host, follow_symlinks=False)
+    except OSError:
+        return
+    for name in names:
+        if name in COPY_UP_MARKS:
+            with contextlib.suppress(OSError):
+                os.removexattr(host, name, follow_symlinks=False)
 
 
 def _has_mark(host_path: str) -> bool:
