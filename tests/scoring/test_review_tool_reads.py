@@ -175,6 +175,7 @@ def _startup_review(lower: Path, upper: Path, startup: tuple[str, ...]) -> Layer
     ("/app/apport_python_hook.py", ("/app",)),  # Debian's sitecustomize imports it
     ("/app/src/apport_python_hook.py", ()),  # an editable install's .pth path line
     ("/app/src/usercustomize.py", ()),
+    ("/app/__future__.py", ("/app",)),  # round 14: any start-up module's __future__ import
 ])
 def test_a_start_up_module_on_the_start_up_path_is_a_finding(
         startup_lower: Path, tmp_path: Path, path: str, startup: tuple[str, ...],
@@ -218,3 +219,66 @@ def test_the_start_up_path_is_read_from_test_sh_and_the_verifier_env(tmp_path: P
     assert policy.python_startup == ("/app", "/opt/lib")
     plain = GradingPolicy.for_task(load_task(write_task(tmp_path / "b", "plain")))
     assert plain.python_startup == ()
+
+
+# --- round 14: a regular user's home where /etc/passwd puts it, not only under /home -------
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("/srv/app/bin/id", "login shell's ~/.profile"),
+    ("/srv/app/.local/bin/id", "login shell's ~/.profile"),
+    ("/srv/app/.bash_profile", "a shell start-up file"),
+])
+def test_a_stand_in_in_a_home_outside_home_is_left_out(
+        lower: Path, tmp_path: Path, path: str, why: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    put(lower, "/etc/passwd", "root:x:0:0:root:/root:/bin/bash\n"
+                              "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+                              "app:x:1001:1001:App:/srv/app:/bin/bash\n")
+    put(lower, "/usr/bin/id", "\x7fELF", 0o755)
+    put(lower, "/srv/app/.profile", 'PATH="$HOME/bin:$PATH"\n')
+    upper = tmp_path / "upper"
+    put(upper, path, "x", 0o755)
+    tool_reads._user_homes.cache_clear()
+    review = _review(lower, upper)
+    assert path not in _carried(review)
+    assert why in (review.left_out_summary() or ""), review.left_out_summary()
+    monkeypatch.setattr(standins, "user_homes", lambda lower: frozenset())  # the control
+    monkeypatch.setattr(tool_reads, "user_homes", lambda lower: frozenset())
+    assert path in _carried(_review(lower, upper)), _review(lower, upper).left_out_summary()
+
+
+def test_a_system_users_home_is_no_home(lower: Path, tmp_path: Path) -> None:
+    """``daemon``'s ``/usr/sbin`` (a uid below 1000) is no login home: a project's
+    ``.gitattributes`` under a system user's home stays the agent's."""
+    put(lower, "/etc/passwd", "www-data:x:33:33:www-data:/var/www:/usr/sbin/nologin\n")
+    put(lower, "/var/www", None)
+    upper = tmp_path / "upper"
+    put(upper, "/var/www/.gitattributes", "* text=auto\n")
+    tool_reads._user_homes.cache_clear()
+    assert "/var/www/.gitattributes" in _carried(_review(lower, upper))
+
+
+def test_the_graders_sitecustomize_imports_nothing_found_along_sys_path() -> None:
+    """Round 14: its ``from __future__ import annotations`` loaded ``__future__`` along
+    ``sys.path`` (an agent's ``/app/__future__.py`` on ``PYTHONPATH``) before it could
+    look. What it imports must be built in or frozen (or only read by type checkers)."""
+    import ast
+    import sys
+    from importlib import resources
+
+    text = (resources.files("termgrade.scoring.incontainer") / "sitecustomize.py").read_text()
+    allowed = {"os", "sys", "_socket", "_frozen_importlib_external"}
+    fallback = {"importlib.machinery", "typing"}  # another implementation / TYPE_CHECKING
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            assert node.module in allowed | fallback, node.module
+        elif isinstance(node, ast.Import):
+            assert all(a.name in allowed | fallback for a in node.names), ast.dump(node)
+    import _imp
+
+    from termgrade.scoring.review.python_startup import STARTUP_MODULES
+
+    # built in or frozen here, or (where an interpreter builds it as a file) guarded by the
+    # start-up rule on the start-up path
+    assert all(m in sys.builtin_module_names or _imp.is_frozen(m) or m in STARTUP_MODULES
+               for m in allowed)

@@ -17,10 +17,10 @@ own programs (``python3 /app/x.py``) it changes nothing. Then it runs the image'
 Kept free of TermGrade imports and of syntax newer than Python 3.8, and cheap: every
 Python process of the scoring container runs it, so it imports nothing Python has not
 loaded at start (no ``json``, ``typing``, ``contextlib`` or ``importlib.machinery``:
-they cost ~10 ms per process).
+they cost ~10 ms per process), and nothing found along ``sys.path`` at all, not even
+``__future__`` (its annotations are strings): where an agent directory is on the start-up
+path, such a module would be the agent's, run before anything here can look.
 """
-
-from __future__ import annotations
 
 import os
 import sys
@@ -66,7 +66,7 @@ def _register() -> None:
 _register()
 
 
-def _trusted() -> list[str]:
+def _trusted() -> "list[str]":
     try:
         with open(os.path.join(GRADER, CLOSURE_FILE), "rb") as handle:
             roots = [os.fsdecode(p).rstrip("/") for p in handle.read().split(b"\0") if p]
@@ -77,7 +77,7 @@ def _trusted() -> list[str]:
         entry == root or entry.startswith(root + "/") for root in roots)]
 
 
-def _argv() -> list[str]:
+def _argv() -> "list[str]":
     return list(getattr(sys, "orig_argv", sys.argv))[1:]
 
 
@@ -131,7 +131,7 @@ class _ClosureFirst:
     pytest_process = False
 
     @classmethod
-    def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(cls, fullname: str, path: "Any" = None, target: "Any" = None) -> "Any":
         if path is not None or "." in fullname:
             return None
         if fullname == "pytest" and cls.pytest_process:

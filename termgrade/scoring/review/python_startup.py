@@ -25,8 +25,13 @@ from termgrade.scoring.review.lookups import expand_pattern, python_forms
 
 __all__ = ["STARTUP_MODULES", "startup_dirs", "startup_module"]
 
-STARTUP_MODULES = frozenset({"encodings", "sitecustomize", "usercustomize"})
-"""Imported by every CPython at start from its path (``site`` and the codecs registry)."""
+STARTUP_MODULES = frozenset({"encodings", "sitecustomize", "usercustomize", "__future__",
+                             "_socket"})
+"""Imported by every CPython at start from its path (``site`` and the codecs registry;
+``__future__``, which any start-up module's ``from __future__ import`` loads: round 14
+found it in the grader's own ``sitecustomize``; ``_socket``, which the grader's
+``sitecustomize`` imports to register the process, an extension module in ``lib-dynload``
+where the interpreter was not built with it)."""
 SITE_DIRS = ("/usr/lib/python3*/site-packages", "/usr/lib/python3/dist-packages",
              "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
              "/opt/*/lib/python3*/site-packages", "/opt/*/*/lib/python3*/site-packages",

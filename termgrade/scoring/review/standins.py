@@ -40,9 +40,11 @@ from termgrade.scoring.review.perlhooks import perl_hook
 from termgrade.scoring.review.policy import GradingPolicy
 from termgrade.scoring.review.python_startup import startup_module
 from termgrade.scoring.review.tool_reads import (
+    home_of,
     login_path_shadow,
     plugin_module,
     read_by_tests_tool,
+    user_homes,
 )
 from termgrade.task import CONTAINER
 
@@ -184,7 +186,7 @@ def suspect_name(path: str) -> bool:
             or posixpath.dirname(path) in MAKE_INCLUDE_DIRS
             or bool(_SHARED_OBJECT.search(name)) or "/ossl-modules/" in path
             or "/engines-" in path or "/lib/python" in path or lookup_suspect(path)
-            or path.startswith("/etc/") or bool(_HOME_HIDDEN.match(path)))
+            or path.startswith("/etc/") or bool(_HOME_HIDDEN.match(path)) or "/bin/" in path)
 
 
 def _image_has_library(lower: LowerView, name: str) -> str | None:
@@ -245,7 +247,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         return f"a repository above the tests ({path}): git run in /tests would read it"
     if name == "node_modules" and parent in TESTS_ANCESTORS:
         return f"Node modules above the tests ({path}): a require in /tests finds them first"
-    if name in (".node_modules", ".node_libraries") and _in_home(parent):
+    if name in (".node_modules", ".node_libraries") and _in_home(parent, lower):
         return f"Node's per-user module folder ({path}): a require finds it unasked"
     if entry.is_dir:
         return None
@@ -288,7 +290,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     # the tests naming it excuses a start-up file only in a home the agent made (a new
     # user's .profile the tests check), never in root's or the image's own
     named_new = named and lower.lstat(parent) is None
-    home = _in_home(parent) or (created and lower.lstat(parent) is None)
+    home = _in_home(parent, lower) or (created and lower.lstat(parent) is None)
     if not (asked or named_new) and ((home and name in STARTUP_NAMES)
                                      or path.startswith(STARTUP_PATHS)) \
             and not _skeleton_copy(entry, lower):
@@ -309,7 +311,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             return own
     if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)
                                  or _image_tool_path(path, lower)
-                                 or _in_home_config(path)):
+                                 or _in_home_config(path, lower)):
         return ("configuration or data an image tool reads unasked (git, the compiler's "
                 "own tree, file, curl, the locale or iconv modules), which the task did not "
                 "ask for")
@@ -475,20 +477,20 @@ def _image_tool_path(path: str, lower: LowerView) -> bool:
     return False
 
 
-def _in_home(directory: str) -> bool:
-    """Is ``directory`` a home (root's, ``/home/<user>``, or ``/``)?"""
+def _in_home(directory: str, lower: LowerView) -> bool:
+    """Is ``directory`` a home (root's, ``/home/<user>``, a regular user's of the image's
+    ``/etc/passwd``, or ``/``)?"""
     return directory in ("/root", "/") or (
-        directory.startswith("/home/") and directory.count("/") == 2)
+        directory.startswith("/home/") and directory.count("/") == 2) \
+        or directory in user_homes(lower)
 
 
-def _in_home_config(path: str) -> bool:
+def _in_home_config(path: str, lower: LowerView) -> bool:
     """Is ``path`` under a home's ``.config/git/`` (git reads it unasked), or pip's or
     uv's configuration directory (what a test-time ``pip install`` installs from)?"""
-    for home in ("/root/", "/home/"):
-        if path.startswith(home):
-            rest = path[len(home):] if home == "/root/" else path[len(home):].partition("/")[2]
-            return rest.startswith((".config/git/", ".config/pip/", ".pip/", ".config/uv/"))
-    return False
+    home = home_of(path, lower)
+    return home is not None and path[len(home) + 1:].startswith(
+        (".config/git/", ".config/pip/", ".pip/", ".config/uv/"))
 
 
 

@@ -31,8 +31,8 @@ from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
 
-__all__ = ["INTERPRETERS", "login_path_shadow", "plugin_module", "read_by_tests_tool",
-           "tests_words"]
+__all__ = ["INTERPRETERS", "home_of", "login_path_shadow", "plugin_module",
+           "read_by_tests_tool", "tests_words", "user_homes"]
 
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 LOADER_DIRS = frozenset({"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib",
@@ -80,7 +80,8 @@ def login_path_shadow(path: str, mode: int, lower: LowerView,
     if not (stat.S_ISLNK(mode) or (stat.S_ISREG(mode) and mode & 0o111)) \
             or lower.lstat(path) is not None:
         return None
-    if not any(parent == f"{home}/{b}" for home in _homes(parent) for b in _HOME_BINS):
+    home = home_of(path, lower)
+    if home is None or not any(parent == f"{home}/{b}" for b in _HOME_BINS):
         return None
     for directory in path_dirs:
         if lower.lstat(f"{directory}/{name}") is not None:
@@ -89,11 +90,40 @@ def login_path_shadow(path: str, mode: int, lower: LowerView,
     return None
 
 
-def _homes(parent: str) -> list[str]:
-    if parent.startswith("/root/"):
-        return ["/root"]
-    parts = parent.split("/")
-    return ["/".join(parts[:3])] if len(parts) > 3 and parts[1] == "home" else []
+def home_of(path: str, lower: LowerView) -> str | None:
+    """The home ``path`` lies in (strictly below it): root's, a ``/home/<user>``, or the
+    home ``/etc/passwd`` gives a regular user of the image (``/srv/app``), or None."""
+    if path.startswith("/root/"):
+        return "/root"
+    parts = path.split("/")
+    if len(parts) > 3 and parts[1] == "home":
+        return "/".join(parts[:3])
+    return next((h for h in user_homes(lower) if path.startswith(h + "/")), None)
+
+
+def user_homes(lower: LowerView) -> frozenset[str]:
+    """The homes of the image's root and regular users (uid 0 or >= 1000), by its
+    ``/etc/passwd``: where a login shell the tests start (``su - app``) reads start-up
+    files and puts ``~/bin`` on ``PATH``."""
+    return _user_homes(tuple(lower.lower_dirs))
+
+
+@lru_cache(maxsize=16)
+def _user_homes(layers: tuple[str, ...]) -> frozenset[str]:
+    homes = set()
+    for line in LowerView(list(layers)).text("/etc/passwd", MAX_PASSWD_BYTES).splitlines():
+        fields = line.split(":")
+        if len(fields) < 7 or not fields[2].isdigit():
+            continue
+        home = posixpath.normpath(fields[5]) if fields[5].startswith("/") else ""
+        if (fields[2] == "0" or int(fields[2]) >= FIRST_REGULAR_UID) \
+                and home not in ("", "/", "/nonexistent"):
+            homes.add(home)
+    return frozenset(homes)
+
+
+FIRST_REGULAR_UID = 1000
+MAX_PASSWD_BYTES = 1 << 20
 
 
 def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
@@ -102,7 +132,7 @@ def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
     tests run, judged by that program's own bytes; None otherwise. ``named_dir``: a text
     of the task names the file's directory (the tests read ``/etc/cron.d`` themselves): a
     new file in it is what the task checks there, not a drop-in it did not ask for."""
-    home = next(iter(_homes(posixpath.dirname(path) + "/")), None)
+    home = home_of(path, lower)
     if not (path.startswith("/etc/") or home is not None) or not words \
             or lower.lstat(path) is not None:
         return None  # the image's own file, changed: the carry rule's and the tests' look's
