@@ -168,7 +168,7 @@ class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
             if mask & NAMES_NEW:
                 source = self.moved.pop(cookie, None) if cookie else None
                 if source is not None and os.path.dirname(source) == directory:
-                    del self.appeared[source]  # renamed over its target (a lock, a temp
+                    self.appeared.pop(source, None)  # renamed over its target (a lock, a temp
                     # file written then moved into place): what it became is judged there
                 self._appeared(path)
                 if mask & NAMES_ISDIR:
