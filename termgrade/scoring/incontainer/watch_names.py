@@ -89,6 +89,8 @@ class Names(InotifyWatch):  # type: ignore[misc]  # its base is staged inline
                 wd = self.add_watch(path, FILE_WRITTEN)
                 if wd >= 0:
                     self.inodes[wd] = path
+                elif os.path.lexists(path):  # unwatchable: nothing can say it was not
+                    self.written.add(path)  # written, so the host excuses no copy-up of it
             for directory, depth in roots:
                 self._walk(str(directory), int(depth), note=False)
         finally:

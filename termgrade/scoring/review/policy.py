@@ -22,6 +22,7 @@ from functools import cached_property
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.scoring.review.pathset import PathSet
 from termgrade.scoring.review.python_startup import startup_dirs
+from termgrade.scoring.review.tests_texts import read_test_texts
 from termgrade.scoring.review.tool_reads import tests_words
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
@@ -54,8 +55,6 @@ carries shared libraries or loader configuration."""
 BYTECODE_CACHE = "__pycache__"
 _PYTHONPATH = re.compile(r"\bPYTHONPATH=(\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
 """A ``PYTHONPATH=`` assignment in a script (``export PYTHONPATH=/app:$PYTHONPATH``)."""
-MAX_TESTS_FILES = 200
-MAX_TESTS_TEXT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,8 @@ class GradingPolicy:
     path_dirs: tuple[str, ...] = tuple(VERIFIER_PATH.split(":"))
     grader: tuple[str, ...] = field(default=GRADER_OWNED)
     tool_env: ToolEnv = field(default=ToolEnv())
+    """What test.sh's environment adds to the image's tools' search paths and start-up
+    reads (``PERL5LIB``, ``GIT_CONFIG_GLOBAL``...)."""
     tests_files: frozenset[str] = frozenset()
     """The names of the tests' own files (``lib.sh``): bash's ``source lib.sh`` looks on
     ``PATH`` before the tests' working directory."""
@@ -74,8 +75,6 @@ class GradingPolicy:
     python_startup: tuple[str, ...] = ()
     """Directories a ``PYTHONPATH`` test.sh exports, or the task's ``[verifier] env`` sets,
     puts on every Python's start-up path (:mod:`termgrade.scoring.review.python_startup`)."""
-    """What test.sh's environment adds to the image's tools' search paths and start-up
-    reads (``PERL5LIB``, ``GIT_CONFIG_GLOBAL``...)."""
 
     @cached_property
     def _closure(self) -> PathSet:
@@ -94,20 +93,16 @@ class GradingPolicy:
         ``tool_env``: what the rest of test.sh's environment adds."""
         path = task.config.verifier.env.get("PATH", path)
         tests = task.paths.tests_dir
-        files = sorted(p for p in tests.rglob("*") if p.is_file()) if tests.is_dir() else []
-        texts = []
-        for each in files[:MAX_TESTS_FILES]:
-            try:
-                texts.append(each.read_bytes()[:MAX_TESTS_TEXT].decode("utf-8", "replace"))
-            except OSError:
-                continue
+        names = frozenset(p.name for p in tests.rglob("*") if p.is_file()) \
+            if tests.is_dir() else frozenset()
+        texts = [text for _name, text in read_test_texts(tests)]
         exported = [m.group(1).strip("'\"") for text in texts
                     for m in _PYTHONPATH.finditer(text)]
         exported += [task.config.verifier.env.get("PYTHONPATH", "")]
         return cls(closure=closure,
                    path_dirs=tuple(p for p in path.split(":") if p.startswith("/")),
                    tool_env=tool_env or ToolEnv(),
-                   tests_files=frozenset(p.name for p in files),
+                   tests_files=names,
                    tests_words=tests_words(texts),
                    python_startup=startup_dirs(exported))
 

@@ -44,12 +44,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from functools import cached_property
-from pathlib import Path
 
 from termgrade.scoring.reference import ReferenceRecord
 from termgrade.scoring.review.pathset import PathSet
 from termgrade.scoring.review.spellings import built_paths, relative_names
 from termgrade.scoring.review.standins import TRUST_PATHS
+from termgrade.scoring.review.tests_texts import read_test_texts
 from termgrade.task import CONTAINER, Task
 
 __all__ = ["ACCOUNT_FILES", "CLOSURE_HINT", "SCRATCH", "TransferRoot", "TransferSet",
@@ -87,12 +87,7 @@ _SYSTEM_TREES = ("/usr/include", "/usr/local/include", "/etc/alternatives", "/et
 let the agent change a whole system tree (a library, a header, an alternatives link the
 image's tools use), so such a name adds nothing; its files are named one by one."""
 _EXCLUDED_PREFIXES = ("/proc", "/sys", "/dev", "/tmp/pytest-of-")
-_TEXT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".txt", ".md", ".json", ".toml", ".yaml",
-                            ".yml", ".cfg", ".ini", ".conf", ".js", ".ts", ".rb", ".pl", ".c",
-                            ".h", ".go", ".rs", ".java", ".sql", ".mk", ""})
 ResolveFn = Callable[[str], str | None]
-MAX_TEST_BYTES = 2 << 20
-"""Bytes of test files read for path names (a huge fixture adds nothing but time)."""
 
 
 @dataclass(frozen=True)
@@ -322,23 +317,6 @@ def named_paths(text: str, homes: Mapping[str, str] | None = None) -> list[str]:
     return list(found)
 
 
-def _test_texts(tests_dir: Path) -> Iterable[tuple[str, str]]:
-    budget = MAX_TEST_BYTES
-    for path in sorted(tests_dir.rglob("*")):
-        if not path.is_file() or path.is_symlink() or path.suffix not in _TEXT_SUFFIXES:
-            continue
-        if "__pycache__" in path.parts:
-            continue
-        try:
-            data = path.read_bytes()[:budget]
-        except OSError:
-            continue
-        budget -= len(data)
-        yield str(path.relative_to(tests_dir)), data.decode("utf-8", "replace")
-        if budget <= 0:
-            return
-
-
 def _keep(path: str) -> bool:
     if path in _TOO_WIDE or path.startswith(_EXCLUDED_PREFIXES) \
             or any(fnmatch(path, tree) for tree in _SYSTEM_TREES):
@@ -414,7 +392,7 @@ def derive_transfer_set(task: Task, *, workdir: str | None,
             mentioned |= set(_CODE_WORD.findall(text))
         candidates += [(p, "reference-dir" if posixpath.normpath(p) in footprint.alone
                         else "reference") for p in footprint.paths]
-        for name, text in _test_texts(task.paths.tests_dir):
+        for name, text in read_test_texts(task.paths.tests_dir):
             named = named_paths(text, homes)
             if name.endswith(".py"):  # built from constants: as a literal absolute path
                 named += built_paths(text)

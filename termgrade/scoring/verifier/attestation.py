@@ -305,12 +305,14 @@ class Attestation:
     """Why the record cannot be trusted (forged, missing or reordered lines)."""
     services_down: list[int] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    """pytest processes the broker gave no key (started by agent code, or nested)."""
     gone: list[tuple[str, int]] = field(default_factory=list)
     """Names the broker saw appear in a watched directory and go by the end, with their
     ``st_mode`` (``incontainer/watch_names.py``)."""
     written: set[str] = field(default_factory=set)
-    """Entries of a watched directory that were there when watched and were written."""
-    """pytest processes the broker gave no key (started by agent code, or nested)."""
+    """Entries of a watched directory that were there when watched and were written,
+    deleted, moved aside or renamed over; named files written, moved or deleted, or that
+    could not be watched."""
 
     @property
     def started(self) -> bool:

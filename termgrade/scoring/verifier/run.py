@@ -75,11 +75,12 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
     began = time.monotonic()
     names = watched(LowerView(layer[1]), scoring.tool_env, scoring.transfer) \
         if layer else Watched()
+    grader = _grader_paths(box, task, scoring)
     try:
         config = attest_config(task, key, scoring.closure, socket=procs.socket,
                                launchers=procs.launchers, transfer_roots=roots,
                                path=scoring.path, carried=carried, names=names,
-                               names_skip=(*WATCH_SKIP, *_grader_paths(box, task, scoring)))
+                               names_skip=(*WATCH_SKIP, *grader))
         # test.sh runs in the container's working directory (the image's WORKDIR, or the
         # task's [environment] workdir), as Harbor runs it.
         run = box.exec(verifier_command(task, procs.python, procs.bash, procs.python_home),
@@ -95,7 +96,7 @@ def run_verifier(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scori
         if layer and before:  # before the decision: a finding scores 0
             result.tampered += written_through(layer[0], links, before)
         _decide(box, task, policy, scoring, key, result, limit, run, channel, exceeded, cache,
-                carried, reference_run, accounts, names.files)
+                carried, reference_run, accounts, names.files, grader)
 
 
 def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierResult,
@@ -122,13 +123,14 @@ def _before_tests(box: Sandbox, scoring: Scoring, key: bytes, result: VerifierRe
 def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, key: bytes,
             result: VerifierResult, limit: int, run: ExecResult, channel: LineChannel,
             exceeded: int | None, cache: str | None, carried: frozenset[str],
-            reference_run: bool, accounts: dict[str, str],
-            watched_files: frozenset[str] = frozenset()) -> None:
+            reference_run: bool, accounts: dict[str, str], watched_files: frozenset[str],
+            grader: tuple[str, ...]) -> None:
     """From test.sh's run, the signed record and B's outputs: the reward. ``carried``: the
     paths of the agent's work carried into B before it started; ``reference_run``: the
     agent is the task's reference solution (what its tests change is recorded);
     ``accounts``: the account databases as carried, read before the tests;
-    ``watched_files``: the named image files the broker watched themselves."""
+    ``watched_files``: the named image files the broker watched themselves; ``grader``:
+    what the grader and the engine put into B (:func:`_grader_paths`)."""
     weights = read_weights(task)
     timeout = task.config.verifier.timeout_sec
     layer = box.writable_layer()
@@ -157,7 +159,6 @@ def _decide(box: Sandbox, task: Task, policy: GradingPolicy, scoring: Scoring, k
                     f"{run.output[-300:]!r})")
     if layer:  # what the verifier's processes (agent code run by the tests) changed
         # (a verify-time install target is the broker's to judge: termgrade_broker.Writable)
-        grader = _grader_paths(box, task, scoring)
         entries = list(walk_upper(layer[0]))
         lower = LowerView(layer[1])  # one view: what it learns serves both looks
         after = review_layer(entries, lower, policy, grader_paths=grader,

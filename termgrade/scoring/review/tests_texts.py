@@ -1,0 +1,36 @@
+"""The task's test files as text: what the carry rule reads for the paths the tests name,
+and the stand-in review for the programs they run and the ``PYTHONPATH`` they export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts"]
+
+TEXT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".txt", ".md", ".json", ".toml", ".yaml",
+                           ".yml", ".cfg", ".ini", ".conf", ".js", ".ts", ".rb", ".pl", ".c",
+                           ".h", ".go", ".rs", ".java", ".sql", ".mk", ""})
+MAX_TEST_BYTES = 2 << 20
+"""Bytes of test files read, all together (a huge fixture adds nothing but time)."""
+
+
+def read_test_texts(tests_dir: Path) -> Iterator[tuple[str, str]]:
+    """(path relative to ``tests_dir``, text) of each text file of the tests, in name
+    order, until :data:`MAX_TEST_BYTES` are read (no links, no bytecode caches)."""
+    budget = MAX_TEST_BYTES
+    if not tests_dir.is_dir():
+        return
+    for path in sorted(tests_dir.rglob("*")):
+        if not path.is_file() or path.is_symlink() or path.suffix not in TEXT_SUFFIXES:
+            continue
+        if "__pycache__" in path.parts:
+            continue
+        try:
+            data = path.read_bytes()[:budget]
+        except OSError:
+            continue
+        budget -= len(data)
+        yield str(path.relative_to(tests_dir)), data.decode("utf-8", "replace")
+        if budget <= 0:
+            return
