@@ -22,8 +22,7 @@ from functools import cached_property
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.scoring.review.pathset import PathSet
 from termgrade.scoring.review.python_startup import startup_dirs
-from termgrade.scoring.review.tests_texts import read_test_texts
-from termgrade.scoring.review.tool_reads import tests_words
+from termgrade.scoring.review.tests_texts import read_test_texts, tests_words
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
 

@@ -3,10 +3,11 @@ and the stand-in review for the programs they run and the ``PYTHONPATH`` they ex
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts"]
+__all__ = ["MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts", "tests_words"]
 
 TEXT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".txt", ".md", ".json", ".toml", ".yaml",
                            ".yml", ".cfg", ".ini", ".conf", ".js", ".ts", ".rb", ".pl", ".c",
@@ -34,3 +35,12 @@ def read_test_texts(tests_dir: Path) -> Iterator[tuple[str, str]]:
         yield str(path.relative_to(tests_dir)), data.decode("utf-8", "replace")
         if budget <= 0:
             return
+
+
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def tests_words(texts: Iterable[str]) -> frozenset[str]:
+    """Every word of the tests' texts that could be a program's file name (which programs
+    the tests run: :mod:`termgrade.scoring.review.tool_reads`)."""
+    return frozenset(w for text in texts for w in _WORD.findall(text))

@@ -27,19 +27,16 @@ import os
 import posixpath
 import re
 import stat
+from fnmatch import fnmatch
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
+from termgrade.scoring.review.policy import LIBRARY_DIRS
 
 __all__ = ["INTERPRETERS", "home_of", "login_path_shadow", "plugin_module",
-           "read_by_tests_tool", "tests_words", "user_homes"]
+           "read_by_tests_tool", "user_homes"]
 
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
-LOADER_DIRS = frozenset({"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib",
-                         "/usr/lib64", "/usr/local/lib", "/lib", "/lib64",
-                         "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-                         "/usr/local/lib/x86_64-linux-gnu", "/usr/local/lib/aarch64-linux-gnu"})
-"""Where the loader finds a library by its soname: a new one there is loaded only by name."""
 _SYSTEM = ("/usr/", "/lib/", "/lib64/", "/opt/")
 _LIBRARY_NAMES = frozenset({"lib", "lib64", "lib32", "libx32"})
 _HOME_BINS = ("bin", ".local/bin")
@@ -48,18 +45,12 @@ INTERPRETERS = frozenset({"python", "python3", "perl", "ruby", "node", "nodejs",
 """Programs whose own bytes name what any script may read: not read for paths."""
 MAX_TOOL_BYTES = 32 << 20
 _STRINGS = re.compile(rb"[\x21-\x7e]{4,}")
-_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
-
-
-def tests_words(texts: list[str]) -> frozenset[str]:
-    """Every word of the tests' texts that could be a program's file name."""
-    return frozenset(w for text in texts for w in _WORD.findall(text))
 
 
 def plugin_module(path: str, lower: LowerView) -> str | None:
     """Why a created shared object is a plugin of an image program, or None."""
     parent, name = posixpath.split(path)
-    if not _SHARED_OBJECT.search(name) or parent in LOADER_DIRS \
+    if not _SHARED_OBJECT.search(name) or any(fnmatch(parent, d) for d in LIBRARY_DIRS) \
             or posixpath.basename(parent) in _LIBRARY_NAMES \
             or not parent.startswith(_SYSTEM) or lower.lstat(path) is not None:
         return None  # a library directory (an application's lib/, found through its
