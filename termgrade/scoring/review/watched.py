@@ -29,6 +29,8 @@ from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.review.lookups import SEARCH_PATHS, expand_pattern
+from termgrade.scoring.review.pathset import PathSet
+from termgrade.scoring.review.tool_reads import user_homes
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.scoring.review.transfer import SCRATCH, TransferSet
 
@@ -38,17 +40,19 @@ SEARCH_DEPTH = 3
 """Subdirectories of a search path watched (``File/Spec/Unix.pm`` below Perl's)."""
 NAMED_DEPTH = 2
 """Subdirectories of a directory the task's texts name watched."""
+HOME_DEPTH = 3
+"""Subdirectories of a home watched (``~/.config/git``)."""
 MAX_FILES_IN_NAMED = 256
 """Files of a named directory watched each (its first, by name)."""
 _FIXED: tuple[tuple[str, int], ...] = (
-    ("/", 0), ("/etc", 3), ("/root", 3), ("/usr/local/lib", 1),
+    ("/", 0), ("/etc", 3), ("/root", HOME_DEPTH), ("/usr/local/lib", 1),
     ("/usr/lib/x86_64-linux-gnu", 0), ("/lib/x86_64-linux-gnu", 0),
     ("/usr/lib/aarch64-linux-gnu", 0), ("/lib/aarch64-linux-gnu", 0),
     ("/usr/lib/x86_64-linux-gnu/glibc-hwcaps", 1), ("/usr/lib/aarch64-linux-gnu/glibc-hwcaps", 1),
 )
 """Watched in every image: above the tests, the system configuration, root's home (its
 start-up files and tool configuration), the loader's and the compiler's own directories."""
-WATCH_SKIP = (*SCRATCH, "/proc", "/sys", "/dev", "/tests", "/logs", "/var/log", "/home/.cache")
+WATCH_SKIP = (*SCRATCH, "/proc", "/sys", "/dev", "/tests", "/logs", "/var/log")
 """Never walked: scratch and caches, the tests (the broker's own watch), logs."""
 
 
@@ -60,10 +64,11 @@ class Watched:
     """(directory, depth): each walked that many levels down, every directory watched for
     names made and entries written through it."""
     files: frozenset[str] = frozenset()
-    """Image files the task's texts name, each watched itself (its inode): a write through
-    any name of it (a hard link made elsewhere), a change of its mode, owner, times or link
-    count, or its move or deletion is reported as written. One not reported was at most
-    opened: its copy-up as the image had it is no change, wherever it lies."""
+    """Image files the task's texts name, each watched itself (its inode): a write of its
+    bytes through any name of it (a hard link made elsewhere), its move or deletion, or
+    its watch failing is reported as written. One not reported was at most opened: unless
+    it is code (a write through a shared mapping raises no event), its copy-up as the
+    image had it is no change, wherever it lies."""
 
 
 def watched(lower: LowerView, tool_env: ToolEnv, transfer: TransferSet | None) -> Watched:
@@ -95,8 +100,9 @@ def watched(lower: LowerView, tool_env: ToolEnv, transfer: TransferSet | None) -
     for directory, depth in roots:
         if lower.lstat(directory) is not None:
             seen[directory] = max(depth, seen.get(directory, -1))
+    skipped = PathSet(WATCH_SKIP)
     return Watched(tuple(sorted(seen.items())), frozenset(
-        f for f in files if _regular(lower, f) and not f.startswith(WATCH_SKIP)))
+        f for f in files if _regular(lower, f) and f not in skipped))
 
 
 def _regular(lower: LowerView, path: str) -> bool:
@@ -108,7 +114,8 @@ def _regular(lower: LowerView, path: str) -> bool:
 def _image_roots(layers: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     lower = LowerView(list(layers))
     roots = list(_FIXED)
-    roots += [(f"/home/{name}", 3) for name in sorted(lower.listdir("/home"))]
+    homes = {f"/home/{name}" for name in lower.listdir("/home")} | user_homes(lower)
+    roots += [(home, HOME_DEPTH) for home in sorted(homes)]
     for patterns in SEARCH_PATHS.values():
         found = [d for pattern in patterns for d in expand_pattern(pattern, lower)]
         found = [d for d in found if _real_dir(lower, d)]  # a link to one: watched there
