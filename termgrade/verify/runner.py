@@ -160,6 +160,8 @@ def verify_task(task_dir: Path, *, repeat: int = 2,
         message = (f"{task.paths.solve_script} is missing: the untouched container fails, "
                    "but no reference solution shows the tests can be passed; add one and "
                    "verify again to trust the task")
+    elif verdict is Verdict.ERROR and _tests_own_findings(nop):
+        message = _tests_own_findings(nop)
     elif verdict is Verdict.VACUOUS and message is None:
         message = ("the untouched container passes" if (nop.reward or 0) >= 1.0
                    else "every test was skipped") + f": {task.paths.tests_dir} measures nothing"
@@ -200,6 +202,24 @@ def _reason(verdict: Verdict, oracle_runs: list[RunOutcome], nop: RunOutcome) ->
     if verdict is Verdict.VACUOUS:
         return vacuous_reason(_evidence(nop))
     return None
+
+
+def _tests_own_findings(nop: RunOutcome) -> str | None:
+    """Why the task's own tests are refused, when the untouched container's run has
+    integrity findings: no agent code exists there (the nop agent runs nothing), so what
+    the grader refused is what the tests themselves did while they ran (renaming an image
+    tool aside to test a fallback, rewriting the image's configuration). The grader
+    cannot tell that from agent code doing it, so every trial of the task would be
+    refused; the message says so instead of blaming an agent. None when it has none."""
+    found = nop.verifier.tampered if nop.verifier is not None else []
+    if not found:
+        return None
+    return (f"the task's own tests change what the grader protects: the untouched "
+            f"container's run, where no agent code runs, was refused ({found[0]}); no "
+            "trial of this task can be told from tampering. Make the tests leave the "
+            "image's software and configuration as they found it (hide a tool with a "
+            "PATH of their own instead of renaming it, write to a copy of a "
+            "configuration file)")
 
 
 def _service_not_ready(failure: str) -> bool:

@@ -160,3 +160,20 @@ def test_missing_solution_with_tests_the_untouched_container_passes_is_vacuous(
     record = verify_task(root, repeat=1)
     assert record.verdict is Verdict.VACUOUS
     assert record.nop_reward == 1.0
+
+
+def test_tests_that_rename_an_image_tool_aside_are_blamed_not_an_agent(
+        make_task: MakeTask) -> None:
+    # The task's own tests move /usr/bin/tac aside to test a fallback and put it back:
+    # the grader refuses that whoever does it, and in the untouched container's run no
+    # agent code exists, so the verdict must say the tests do it (not "agent code").
+    tests = ("import os\nfrom pathlib import Path\n\n\ndef test_output_exists():\n"
+             "    assert Path('/app/out.txt').is_file()\n\n\ndef test_without_tac():\n"
+             "    os.rename('/usr/bin/tac', '/usr/bin/tac.hidden')\n    try:\n"
+             "        assert Path('/app/out.txt').read_text().strip() == 'hello'\n"
+             "    finally:\n        os.rename('/usr/bin/tac.hidden', '/usr/bin/tac')\n")
+    record = verify_task(make_task("hides-tac", tests=tests), repeat=1)
+    assert record.verdict is Verdict.ERROR, record
+    assert record.error is not None
+    assert record.error.startswith("the task's own tests change what the grader protects")
+    assert "/usr/bin/tac" in record.error and "agent code ran" not in record.error.split("(")[0]
