@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.review import lookups, perlhooks, standins
+from termgrade.scoring.review import lookups, perlhooks, python_modules, standins
 from termgrade.scoring.review.integrity import LayerReview, review_layer
 from termgrade.scoring.review.transfer import TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
@@ -178,13 +178,13 @@ def test_a_reference_that_runs_python_leaves_no_stand_in(lower: Path, tmp_path: 
 
 def test_every_suffix_of_this_python_is_a_form() -> None:
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        assert lookups.module_file(f"rules{suffix}") == ("rules", "extension")
+        assert python_modules.module_file(f"rules{suffix}") == ("rules", "extension")
     for suffix in importlib.machinery.SOURCE_SUFFIXES:
-        assert lookups.module_file(f"rules{suffix}") == ("rules", "source")
-    assert lookups.module_file("libz.so.1") is None
-    assert lookups.python_forms("/d/__pycache__/rules.cpython-311.pyc") == [
+        assert python_modules.module_file(f"rules{suffix}") == ("rules", "source")
+    assert python_modules.module_file("libz.so.1") is None
+    assert python_modules.python_forms("/d/__pycache__/rules.cpython-311.pyc") == [
         ("/d", "rules", "cached")]
-    assert lookups.python_forms("/d/pkg/__init__.abi3.so") == [
+    assert python_modules.python_forms("/d/pkg/__init__.abi3.so") == [
         ("/d/pkg", "__init__", "extension"), ("/d", "pkg", "package")]
 
 

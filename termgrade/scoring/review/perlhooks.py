@@ -18,7 +18,8 @@ import re
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
-from termgrade.scoring.review.lookups import NO_ENV, SEARCH_PATHS, _expanded, _pattern_match
+from termgrade.scoring.review.image_globs import expanded, pattern_match
+from termgrade.scoring.review.lookups import NO_ENV, SEARCH_PATHS
 from termgrade.scoring.review.toolenv import ToolEnv
 
 __all__ = ["forget_perl", "perl_hook", "perl_hooks"]
@@ -54,7 +55,7 @@ def _module_of(path: str, patterns: tuple[str, ...]) -> str | None:
     for pattern in patterns:
         depth = pattern.count("/")
         head = "/".join(path.split("/")[:depth + 1])
-        if head != path and _pattern_match(pattern, head):
+        if head != path and pattern_match(pattern, head):
             relative = stem[len(head) + 1:]
             return relative.replace("/", "::") if relative else None
     return None
@@ -91,7 +92,7 @@ def forget_perl() -> None:
 @lru_cache(maxsize=8)
 def _perl_hooks(layers: tuple[str, ...], patterns: tuple[str, ...]) -> dict[str, str]:
     lower = LowerView(list(layers))
-    dirs = list(dict.fromkeys(d for p in patterns for d in _expanded(p, layers)))
+    dirs = list(dict.fromkeys(d for p in patterns for d in expanded(p, layers)))
     probes: dict[str, str] = {}
     budget = {"files": MAX_PERL_FILES, "bytes": MAX_PERL_TOTAL}
     for directory in dirs:

@@ -21,7 +21,8 @@ import re
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
-from termgrade.scoring.review.lookups import expand_pattern, python_forms
+from termgrade.scoring.review.image_globs import expand_pattern
+from termgrade.scoring.review.python_modules import python_forms
 
 __all__ = ["STARTUP_MODULES", "startup_dirs", "startup_module"]
 

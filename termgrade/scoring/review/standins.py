@@ -29,8 +29,6 @@ from termgrade.scoring.review.lookups import (
     NO_ENV,
     SEARCH_PATHS,
     SYSTEM_PREFIXES,
-    beside_image_script,
-    module_form_shadow,
     runpath_shadow,
     shadowed_in_search_path,
     sourced_on_path,
@@ -38,6 +36,7 @@ from termgrade.scoring.review.lookups import (
 )
 from termgrade.scoring.review.perlhooks import perl_hook
 from termgrade.scoring.review.policy import GradingPolicy
+from termgrade.scoring.review.python_modules import beside_image_script, module_form_shadow
 from termgrade.scoring.review.python_startup import startup_module
 from termgrade.scoring.review.tool_reads import (
     home_of,

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
-from termgrade.scoring.review.lookups import SEARCH_PATHS, expand_pattern
+from termgrade.scoring.review.image_globs import expand_pattern
+from termgrade.scoring.review.lookups import SEARCH_PATHS
 from termgrade.scoring.review.pathset import PathSet
 from termgrade.scoring.review.tool_reads import user_homes
 from termgrade.scoring.review.toolenv import ToolEnv
