@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.review import integrity, lookups, standins
+from termgrade.scoring.review import carried_links, integrity, lookups, standins
 from termgrade.scoring.review.integrity import LayerReview, review_layer
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
@@ -158,8 +158,8 @@ def test_a_symlink_is_judged_by_where_it_resolves_in_b(lower: Path, tmp_path: Pa
     found = [f for f in review.all_findings() if "/app/zanswer.txt" in f]
     assert found and why in found[0], review.all_findings()
     assert "/app/zanswer.txt" not in _carried(review)
-    monkeypatch.setattr(integrity, "carried_link", lambda *a, **k: None)
-    monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
+    monkeypatch.setattr(carried_links, "carried_link", lambda *a, **k: None)
+    monkeypatch.setattr(carried_links, "link_target_in_b", lambda *a, **k: None)
     assert "/app/zanswer.txt" in _carried(_review(lower, upper))
 
 
@@ -306,7 +306,7 @@ def test_a_symlink_through_a_per_reader_magic_link_is_a_finding(
     assert any("/app/answer.txt" in f and "resolves per reader" in f
                for f in review.all_findings()), review.all_findings()
     monkeypatch.setattr(standins, "_MAGIC", __import__("re").compile("(?!)"))
-    monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
+    monkeypatch.setattr(carried_links, "link_target_in_b", lambda *a, **k: None)
     assert "/app/answer.txt" in _carried(_review(lower, upper))
 
 
@@ -414,7 +414,7 @@ def test_a_link_b_could_only_fill_by_the_tests_writes_is_left_out(
     # is a finding: tests/scoring/test_review_watched_links.py)
     assert review.watched_links == {"/var/lib/shop/expected.txt": "/app/real.txt"}
     assert review.all_findings() == []
-    monkeypatch.setattr(integrity, "link_target_in_b", lambda *a, **k: None)
+    monkeypatch.setattr(carried_links, "link_target_in_b", lambda *a, **k: None)
     monkeypatch.setattr(TransferSet, "tests_only", lambda self, path: False)
     again = _carried(_review(lower, upper, named))
     assert where in again and "/var/lib/shop/expected.txt" in again
@@ -610,7 +610,7 @@ def test_a_link_is_judged_by_what_it_shows_where_it_lies(
     assert "/usr/x-docs" in _carried(review)
     if target != planted:  # a directory link: only the judgement through it catches it
         assert "through this link" in (review.left_out_summary() or "")
-        monkeypatch.setattr(integrity, "_through_link", lambda *a, **k: None)
+        monkeypatch.setattr(carried_links, "_through_link", lambda *a, **k: None)
         assert link in _carried(_review(lower, upper))
 
 

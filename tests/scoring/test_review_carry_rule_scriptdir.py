@@ -19,7 +19,7 @@ import pytest
 from termgrade.agent.kinds import ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.review import integrity, lookups, standins
+from termgrade.scoring.review import integrity, python_modules, standins
 from termgrade.scoring.review.integrity import LayerReview, review_layer
 from termgrade.scoring.review.transfer import TransferRoot, TransferSet
 from termgrade.scoring.trial import RunOutcome, run_task
@@ -154,7 +154,7 @@ def test_a_module_named_like_an_image_scripts_sibling_is_left_out(
     review = _review(lower, upper)
     assert plant not in [e.path for e in review.carried]
     assert "the image's module `rules`" in (review.left_out_summary() or "")
-    monkeypatch.setattr(lookups, "_image_sibling_module", lambda *a: False)  # the control
+    monkeypatch.setattr(python_modules, "_image_sibling_module", lambda *a: False)  # the control
     assert plant in [e.path for e in _review(lower, upper).carried]
 
 

@@ -32,7 +32,7 @@ def transfer_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(integrity, "stands_in", lambda *args, **kwargs: None)
     # links judged where they resolve are the first layer too (a /lib64 repointed at the
     # agent's loader is caught there, before the loader mount this switch shows)
-    monkeypatch.setattr(integrity, "_judge_links", lambda *args, **kwargs: None)
+    monkeypatch.setattr(integrity, "judge_links", lambda *args, **kwargs: None)
 
 
 def play_script(root: Path, body: str, tmp_path: Path, *, name: str = "agent",

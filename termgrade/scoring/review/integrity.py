@@ -18,38 +18,33 @@ the top-most paths the agent changed (``verify`` records the reference solution'
 
 from __future__ import annotations
 
-import bisect
-import dataclasses
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import MAX_RELATIVE_BYTES, LowerView, UpperEntry, change_kind
 from termgrade.scoring.errors import IntegrityBudgetError
 from termgrade.scoring.review.accounts import merge_account_file
+from termgrade.scoring.review.carried_links import judge_links
+from termgrade.scoring.review.layer_review import (
+    MAX_FOOTPRINT,
+    MAX_LISTED_FINDINGS,
+    MAX_LISTED_LEFT_OUT,
+    LayerReview,
+)
 from termgrade.scoring.review.lookup_order import makefile_near
 from termgrade.scoring.review.pathset import MarkedDirs, PathSet
 from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.review.standins import (
     TRANSIENT_PREFIXES,
-    carried_link,
-    link_target_in_b,
     stands_in,
     suspect_name,
 )
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferSet
 
-RUNTIME_TREES = ("/dev/", "/proc/", "/sys/")
-"""What the engine and the kernel provide in every container at its start (a link to
-``/dev/null`` or ``/proc/self/fd/1`` is not dangling)."""
-MAX_LISTED_FINDINGS = 50
-"""Findings named one by one; past this many, one line counts the rest."""
-MAX_FOOTPRINT = 500
-"""Top-most changed paths kept as a run's footprint (``verify`` records the reference's)."""
-MAX_LISTED_LEFT_OUT = 20
-"""Top-most left-out paths named in a result; the count covers all of them."""
+__all__ = ["MAX_FOOTPRINT", "MAX_LISTED_LEFT_OUT", "LayerReview", "review_layer"]
+
 QUIET_LEFT_OUT = frozenset({
     "/etc/passwd-", "/etc/group-", "/etc/shadow-", "/etc/gshadow-", "/etc/subuid-",
     "/etc/subgid-", "/etc/.pwd.lock", "/etc/ld.so.cache", "/var/cache/ldconfig/aux-cache"})
@@ -60,78 +55,6 @@ DEFAULT_BUDGET_S = 30.0
 BUDGET_PER_ENTRY_S = 60e-6
 """The review's time budget grows by this much per entry walked (60 s a million): an
 honest million-file layer is reviewed, an adversarial slow one is stopped."""
-
-
-@dataclass
-class LayerReview:
-    findings: list[str] = field(default_factory=list)
-    finding_paths: list[str] = field(default_factory=list)
-    """The path of each of ``findings``, in order."""
-    unlisted: int = 0
-    carried: list[UpperEntry] = field(default_factory=list)
-    """The agent's changes that reach the scoring container, parents first."""
-    deleted: list[str] = field(default_factory=list)
-    """Paths the agent deleted (or replaced wholesale: opaque dirs, which are carried too)."""
-    entries: int = 0
-    carried_bytes: int = 0
-    """Apparent size of the carried regular files (a sparse file counts in full)."""
-    replay: list[tuple[str, UpperEntry]] = field(default_factory=list)
-    """What reaches the scoring container, in walk order (parents first): ``carry``
-    entries, ``whiteout`` deletions as the layer records them, and ``unchanged``
-    directories (the kernel copied them up as the image had them because something below
-    changed: no change themselves, but carried as one piece with their contents)."""
-    held: list[str] = field(default_factory=list)
-    """What stays in the agent's layer, in walk order: findings, the engine's entries,
-    FIFOs, sockets and devices, what lies outside the transfer set, and everything below
-    such a directory."""
-    left_out: int = 0
-    """Entries the agent changed outside the transfer set (not carried, no finding)."""
-    left_out_paths: list[str] = field(default_factory=list)
-    """The top-most of them (at most :data:`MAX_LISTED_LEFT_OUT`)."""
-    footprint: list[str] = field(default_factory=list)
-    """The top-most paths the agent changed (at most :data:`MAX_FOOTPRINT`)."""
-    left_out_notes: dict[str, str] = field(default_factory=dict)
-    """Why a listed left-out path was not carried (a stand-in), or a hint that it looks
-    like the deliverable (its name is one the task's text uses)."""
-    account_notes: list[str] = field(default_factory=list)
-    """Changes to the account databases that were left out (the image's own entries, a
-    new user with a login shell the image does not list)."""
-    standins: list[str] = field(default_factory=list)
-    """Created entries left out because they would stand in for what the tests trust even
-    where a task asked for them (``path: why``, at most :data:`MAX_LISTED_FINDINGS`): a
-    reference solution that makes one is tampering. A start-up file or a tool's
-    configuration is a stand-in only where nothing asks for it, and is not listed here."""
-    links: dict[str, str] = field(default_factory=dict)
-    """Carried symlinks: container path -> host path (judged once the walk is done)."""
-    watched_links: dict[str, str] = field(default_factory=dict)
-    """Links the agent created at a path only the tests name, carried: link -> the file it
-    resolves to in B, which must not change while the tests run (a write through the link
-    would land in it: :mod:`termgrade.scoring.verifier.during`)."""
-    transient: set[str] = field(default_factory=set)
-    """Carried entries in transient directories (a symlink there is not dangling)."""
-
-    def add(self, kind: ChangeKind | str, path: str, why: str) -> None:
-        if len(self.findings) < MAX_LISTED_FINDINGS:
-            label = kind.value if isinstance(kind, ChangeKind) else kind
-            self.findings.append(f"{label} {path}: {why}")
-            self.finding_paths.append(path)
-        else:
-            self.unlisted += 1
-
-    def left_out_summary(self) -> str | None:
-        """One line: how many changes were left out, and the top-most of them."""
-        if not self.left_out:
-            return "; ".join(self.account_notes) or None
-        named = [f"{path} ({self.left_out_notes[path]})" if path in self.left_out_notes
-                 else path for path in self.left_out_paths]
-        more = named + (["..."] if self.left_out > len(self.left_out_paths)
-                        and len(self.left_out_paths) >= MAX_LISTED_LEFT_OUT else [])
-        return "; ".join([f"{self.left_out:,} changed entries outside the transfer set were "
-                          f"not carried: {', '.join(more)}", *self.account_notes])
-
-    def all_findings(self) -> list[str]:
-        more = [f"... and {self.unlisted} more findings"] if self.unlisted else []
-        return sorted(self.findings) + more
 
 
 def _same_directory(entry: UpperEntry, lower: LowerView) -> bool:
@@ -268,7 +191,7 @@ def review_layer(
         else:
             review.replay.append((verdict, entry))
     if transfer is not None:  # B's layer after the tests holds their own links: not judged
-        _judge_links(review, lower, transfer, policy)
+        judge_links(review, lower, transfer, policy)
         _merge_accounts(review, lower, transfer)
     return review
 
@@ -277,133 +200,6 @@ def _special(entry: UpperEntry) -> bool:
     """A FIFO, socket or device the agent made (a whiteout is a deletion, not one)."""
     return not (entry.whiteout or entry.is_dir or stat.S_ISREG(entry.mode)
                 or stat.S_ISLNK(entry.mode))
-
-
-def _judge_links(review: LayerReview, lower: LowerView, transfer: TransferSet,
-                 policy: GradingPolicy) -> None:
-    """Every carried symlink judged by where it resolves in the scoring container, once
-    the whole walk is known (a link may resolve through one carried after it): one into
-    the grader's paths, through a per-reader magic link or to a transient path B lacks is
-    a finding; one B could only fill by the tests' own writes (a link the agent created at
-    a path only the tests name, or to a path B lacks at its start) is left out, said."""
-    if not review.links:
-        return
-    present: dict[str, UpperEntry] | None = None
-    ordered: list[str] | None = None
-    bad: dict[str, str] = {}
-    carried: set[str] = set()
-
-    def carried_paths() -> set[str]:
-        if not carried:
-            carried.update(e.path for e in review.carried)
-        return carried
-
-    out: dict[str, str] = {}
-    for path, host in review.links.items():
-        why = carried_link(path, host, lower, review.links, review.transient)
-        if why:
-            bad[path] = why
-            continue
-        final = link_target_in_b(path, host, lower, review.links)
-        if transfer.tests_only(path) and lower.lstat(path) is None:
-            # carried when it resolves to a file B has at its start (a unit's `.wants`
-            # link, a tool linked into PATH), watched: a write of the tests through it
-            # changes that file, a finding; to a directory, or to nothing, left out
-            kind = _kind_in_b(final, review, lower)
-            if kind != "file":
-                out[path] = ("a link the agent made at a path only the tests name, to "
-                             f"{'a directory' if kind == 'dir' else 'nothing B has'}: what "
-                             "they write there would land where it points")
-                continue
-            review.watched_links[path] = str(final)
-        elif final is not None and lower.lstat(path) is None and _image_file(final, lower) \
-                and final not in carried_paths():
-            # a link the agent made to a file of the image's (an answer linked to where the
-            # tests write their expected value): watched too, wherever the link lies
-            review.watched_links[path] = str(final)
-        if final is None or final in review.links or final.startswith(RUNTIME_TREES):
-            continue  # the engine's and the kernel's
-        if present is None:
-            present = {e.path: e for e in review.carried}
-        if final in present:
-            if ordered is None:
-                ordered = sorted(present)
-            why = _through_link(path, final, present, ordered, lower, policy,
-                                asked=transfer.asked(path))
-            if why:
-                out[path] = why
-        elif lower.lstat(final) is None:
-            out[path] = (f"a link to {final}, which the scoring container lacks at its "
-                         "start (only the tests' run could make it)")
-    for path, why in bad.items():
-        review.add(ChangeKind.ADDED if lower.lstat(path) is None else ChangeKind.MODIFIED,
-                   path, why)
-        review.held.append(path)  # a symlink is a leaf: putting it back after its parents
-    for path, why in out.items():
-        review.held.append(path)
-        review.left_out += 1
-        if len(review.left_out_paths) < MAX_LISTED_LEFT_OUT:
-            review.left_out_paths.append(path)
-            review.left_out_notes[path] = why
-    gone = bad.keys() | out.keys()
-    if gone:
-        review.carried = [e for e in review.carried if e.path not in gone]
-        review.replay = [(v, e) for v, e in review.replay if e.path not in gone]
-
-
-def _image_file(path: str, lower: LowerView) -> bool:
-    below = lower.lstat(path)
-    return below is not None and stat.S_ISREG(below.st_mode)
-
-
-def _kind_in_b(final: str | None, review: LayerReview, lower: LowerView) -> str | None:
-    """What ``final`` is in B at its start: ``file`` (anything but a directory), ``dir``,
-    or None (B lacks it, or the link loops)."""
-    if final is None or final in review.links:
-        return None
-    entry = next((e for e in review.carried if e.path == final), None)
-    if entry is not None:
-        return "dir" if entry.is_dir else "file"
-    if final in review.deleted:
-        return None
-    found = lower.lstat(final)
-    if found is None:
-        return None
-    return "dir" if stat.S_ISDIR(found.st_mode) else "file"
-
-
-MAX_THROUGH_LINK = 20_000
-"""Carried entries re-judged below one directory link (past this many, the link is left
-out: a tree that large behind a link in a system tree is no plain deliverable)."""
-
-
-def _through_link(link: str, final: str, present: dict[str, UpperEntry],
-                  ordered: list[str], lower: LowerView, policy: GradingPolicy, *,
-                  asked: bool) -> str | None:
-    """Why the agent's work a carried link resolves to would stand in for something when
-    seen at the link's path (where a tool looks), or None: a link judged by where it
-    resolves, the stand-in rules applied to what it shows. ``/usr/<triplet>/bin/as`` as a
-    link to ``/srv/as``, or ``/usr/<triplet>`` as a link to a directory holding ``bin/as``,
-    is what a real file there would be."""
-    target = present[final]
-    below = [target]
-    if target.is_dir:  # the carried paths under it: one range of the sorted paths ('0'
-        # follows '/'), so many directory links (a pnpm tree) cost no walk each
-        start = bisect.bisect_left(ordered, final + "/")
-        end = bisect.bisect_left(ordered, final + "0", start)
-        below = [present[p] for p in ordered[start:end]]
-    if len(below) > MAX_THROUGH_LINK:
-        return f"a link to {final}, a tree of over {MAX_THROUGH_LINK:,} entries"
-    for entry in below:
-        seen = link + entry.path[len(final):]
-        shown = dataclasses.replace(entry, path=seen)
-        why = (policy.watches(seen) and policy.shadows(
-            seen, executable=bool(entry.mode & 0o111) and not entry.is_dir,
-            is_dir=entry.is_dir, existed=lower.lstat(seen) is not None)) or stands_in(
-            shown, lower, policy, asked=asked, created=True)
-        if why:
-            return f"through this link, {seen} {why}"
-    return None
 
 
 def _merge_accounts(review: LayerReview, lower: LowerView, transfer: TransferSet) -> None:
