@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.review import carried_links, integrity, lookups, standins
+from termgrade.scoring.review import carried_links, integrity, links_in_b, lookups, standins
 from termgrade.scoring.review.integrity import LayerReview, review_layer
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
@@ -305,7 +305,7 @@ def test_a_symlink_through_a_per_reader_magic_link_is_a_finding(
     review = _review(lower, upper)
     assert any("/app/answer.txt" in f and "resolves per reader" in f
                for f in review.all_findings()), review.all_findings()
-    monkeypatch.setattr(standins, "_MAGIC", __import__("re").compile("(?!)"))
+    monkeypatch.setattr(links_in_b, "_MAGIC", __import__("re").compile("(?!)"))
     monkeypatch.setattr(carried_links, "link_target_in_b", lambda *a, **k: None)
     assert "/app/answer.txt" in _carried(_review(lower, upper))
 

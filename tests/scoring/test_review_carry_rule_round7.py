@@ -51,7 +51,7 @@ def _off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(standins, "PYTHON_READS", ())
     monkeypatch.setattr(standins, "TRUST_PATHS", ())
     monkeypatch.setattr(standins, "site_startup", lambda *a, **k: None)
-    monkeypatch.setattr(standins, "_stream_link", lambda *a, **k: None)
+    monkeypatch.setattr(standins, "stream_link", lambda *a, **k: None)
 
 
 @pytest.mark.parametrize(("path", "data", "why"), [

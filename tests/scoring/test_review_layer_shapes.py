@@ -433,7 +433,7 @@ def test_end_to_end_a_directory_chmod_on_the_way_to_a_named_file_is_carried(
 def test_the_reviews_readers_of_image_bytes_see_the_merged_image(tmp_path: Path) -> None:
     """Every place the review reads an image file's bytes or link goes through the merged
     view: a link or an account database a later layer deleted is not the image's."""
-    from termgrade.scoring.review import accounts, standins
+    from termgrade.scoring.review import accounts, links_in_b, standins
     from termgrade.scoring.verifier import during
 
     top, base = tmp_path / "top", tmp_path / "base"
@@ -445,7 +445,7 @@ def test_the_reviews_readers_of_image_bytes_see_the_merged_image(tmp_path: Path)
     put(base, "/opt/tool/run", "#!/bin/sh\n")
     put(top, "/opt/tool/run", "#!/usr/bin/perl\n")      # a later layer replaced it
     lower = LowerView([str(top), str(base)])
-    assert standins._lower_link(lower, "/usr/bin/python3") is None
+    assert links_in_b._lower_link(lower, "/usr/bin/python3") is None
     assert accounts._image_text(lower, "/etc/group") == ""
     assert standins._image_text(lower, "/opt/tool/run") == "#!/usr/bin/perl\n"
     assert during._image_path(lower, "/usr/bin/python3") is None

@@ -13,8 +13,9 @@ import stat
 from termgrade.sandbox.base import ChangeKind
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 from termgrade.scoring.review.layer_review import MAX_LISTED_LEFT_OUT, LayerReview
+from termgrade.scoring.review.links_in_b import carried_link, link_target_in_b
 from termgrade.scoring.review.policy import GradingPolicy
-from termgrade.scoring.review.standins import carried_link, link_target_in_b, stands_in
+from termgrade.scoring.review.standins import stands_in
 from termgrade.scoring.review.transfer import TransferSet
 
 __all__ = ["RUNTIME_TREES", "judge_links"]

@@ -33,11 +33,11 @@ from termgrade.scoring.review.layer_review import (
     MAX_LISTED_LEFT_OUT,
     LayerReview,
 )
+from termgrade.scoring.review.links_in_b import TRANSIENT_PREFIXES
 from termgrade.scoring.review.lookup_order import makefile_near
 from termgrade.scoring.review.pathset import MarkedDirs, PathSet
 from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.review.standins import (
-    TRANSIENT_PREFIXES,
     stands_in,
     suspect_name,
 )

@@ -11,7 +11,6 @@ Each check looks at one entry's name and, for the few that need it, the image's 
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import stat
@@ -19,6 +18,7 @@ import sys
 from collections.abc import Callable
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
+from termgrade.scoring.review.links_in_b import stream_link
 from termgrade.scoring.review.lookup_order import (
     awk_shadow,
     git_state,
@@ -45,15 +45,12 @@ from termgrade.scoring.review.tool_reads import (
     read_by_tests_tool,
     user_homes,
 )
-from termgrade.task import CONTAINER
 
 __all__ = [
     "LOADER_SEARCHED",
     "PYTEST_CONFIGS",
     "SEARCH_PATHS",
-    "carried_link",
     "is_shared_object",
-    "link_target_in_b",
     "site_startup",
     "stands_in",
     "startup_or_config",
@@ -111,16 +108,6 @@ MAKE_INCLUDE_DIRS = ("/usr/local/include", "/usr/gnu/include", "/usr/include")
 _HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".def", ".tcc",
                               ".ipp", ".inl", ".modulemap"})
 """Home subdirectories a tool reads its configuration from (``~/.config/git/config``)."""
-MAX_LINK_HOPS = 40
-TRANSIENT = ("/tmp", "/var/tmp", "/dev/shm", "/run")
-"""Where the verifier's own processes make files after B starts (pytest's temporary
-directories, sockets): a carried symlink into a path there that B lacks at its start
-would read what the tests write."""
-TRANSIENT_PREFIXES = tuple(f"{t}/" for t in TRANSIENT)
-_MAGIC = re.compile(r"^/proc/[^/]+/(root|cwd|exe|fd|fdinfo|map_files|task|environ)(/|$)"
-                    r"|^/dev/fd(/|$)")
-"""Paths through the kernel's per-process magic links: where they lead depends on who
-reads them (``/proc/self/cwd`` is ``/tests`` for a test)."""
 _USER_SITE = re.compile(r"/\.local/lib/python[^/]*/site-packages/"
                         r"(?:[^/]+\.pth|usercustomize\.py|sitecustomize\.py)$")
 """Start-up code Python runs from a user's site directory when ``PYTHONNOUSERSITE`` is
@@ -143,14 +130,7 @@ certificate the agent adds there is trusted by every ``openssl verify`` and TLS 
 tests run (a path or a directory ending in ``/``)."""
 _SITE_DIR = re.compile(r"^(/.+?/(?:site|dist)-packages)/([^/]+)(/.*)?$")
 _SITE_STARTUP = frozenset({"sitecustomize", "usercustomize"})
-_STREAM = re.compile(r"^/dev/(?:stdin|stdout|stderr|tty|fd/\d+)$"
-                     r"|^/proc/(?:self|thread-self|\d+)/fd/\d+$")
-"""A reader's own standard streams or open files: a link there reads (or writes) what the
-process that opens it has open, in a test what the test printed (pytest's capture)."""
-_STANDARD_STREAMS = frozenset({"/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
-                               "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
-"""A log written to the reader's standard streams (``/dev/stdout``) is no read of anyone's
-files."""
+
 
 
 def startup_or_config(path: str) -> bool:
@@ -260,7 +240,7 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         if boot:
             return boot
     if stat.S_ISLNK(entry.mode) and ((asked or named) if texts is None else texts):
-        stream = _stream_link(entry)
+        stream = stream_link(entry)
         if stream:
             return (f"a symlink to {stream}, at a path the task names: what the reader has "
                     "open there (in a test, what it printed) would be the answer")
@@ -441,30 +421,6 @@ def site_startup(path: str, lower: LowerView) -> str | None:
     return None
 
 
-def _stream_link(entry: UpperEntry) -> str | None:
-    """The standard stream or open file the symlink ``entry`` resolves to (through the
-    image's links and the agent's own in its layer), or None."""
-    root = entry.host_path[:len(entry.host_path) - len(entry.path)]
-    try:
-        target = os.readlink(entry.host_path)
-    except OSError:
-        return None
-    step, hops = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), target)), 0
-    while hops < MAX_LINK_HOPS:
-        if _STREAM.match(step):
-            return step
-        host = f"{root}{step}"
-        if not os.path.islink(host):
-            return None
-        try:
-            target = os.readlink(host)
-        except OSError:
-            return None
-        step = posixpath.normpath(posixpath.join(posixpath.dirname(step), target))
-        hops += 1
-    return None
-
-
 def _image_tool_path(path: str, lower: LowerView) -> bool:
     """Is ``path`` under one of :data:`TOOL_CONFIG_PATHS` that the image has (a tool of the
     image's reads it)? A toolchain the agent installs whole, where the image had none
@@ -504,103 +460,3 @@ def _skeleton_copy(entry: UpperEntry, lower: LowerView) -> bool:
     if below is None or not stat.S_ISREG(below.st_mode) or below.st_size != entry.size:
         return False
     return _read(entry.host_path) == _image_text(lower, skeleton)
-
-
-
-
-
-
-
-
-
-
-
-
-def _lower_link(lower: LowerView, path: str) -> str | None:
-    """The image's symlink target at ``path`` (None: not a symlink in the image)."""
-    host = lower.host_path(path)
-    if host is None:
-        return None
-    try:
-        return os.readlink(host)
-    except OSError:
-        return None
-
-
-def _resolve_in_b(start: str, target: str, links: dict[str, str],
-                  lower: LowerView) -> list[str]:
-    """Every path a symlink at ``start`` pointing to ``target`` passes through in the
-    scoring container, last the one it resolves to, component by component as the kernel
-    walks it (``..`` after a symlink goes up from where the symlink led): through the
-    carried symlinks (``links``: container path -> host path) and the image's own.
-    Bounded hops."""
-    seen: list[str] = []
-    done = "/" if target.startswith("/") else posixpath.dirname(start)
-    pending = [p for p in target.split("/") if p not in ("", ".")]
-    hops = 0
-    while pending:
-        part = pending.pop(0)
-        if part == "..":
-            done = posixpath.dirname(done) or "/"
-            seen.append(done)
-            continue
-        here = posixpath.join(done, part)
-        seen.append(here)
-        link: str | None = None
-        if here in links:
-            try:
-                link = os.readlink(links[here])
-            except OSError:
-                link = None
-        else:
-            link = _lower_link(lower, here)
-        if link is None:
-            done = here
-            continue
-        hops += 1
-        if hops > MAX_LINK_HOPS:  # the kernel gives ELOOP: nothing is read through it
-            break
-        if link.startswith("/"):
-            done = "/"
-        pending = [p for p in link.split("/") if p not in ("", ".")] + pending
-    return seen
-
-
-def link_target_in_b(path: str, host_path: str, lower: LowerView,
-                     links: dict[str, str]) -> str | None:
-    """Where the carried symlink at ``path`` resolves in the scoring container (None:
-    unreadable, or a loop)."""
-    try:
-        target = os.readlink(host_path)
-    except OSError:
-        return None
-    passed = _resolve_in_b(path, target, links, lower)
-    return passed[-1] if passed else "/"
-
-
-def carried_link(path: str, host_path: str, lower: LowerView, links: dict[str, str],
-                 carried: set[str] | frozenset[str] = frozenset()) -> str | None:
-    """Why the carried symlink at ``path`` is a finding, judged by where it resolves in
-    the scoring container (not by its own name), or None: into the grader's paths
-    (``/tests``, whose expected outputs an answer symlinked there would be, ``/logs``, the
-    run directory), or into a transient directory at a path B lacks at its start (what
-    the tests' run writes there). ``carried``: carried entries in transient directories."""
-    try:
-        target = os.readlink(host_path)
-    except OSError:
-        return None
-    passed = _resolve_in_b(path, target, links, lower)
-    grader = tuple(str(p) for p in CONTAINER.grader_owned)
-    streams = bool(passed) and passed[-1] in _STANDARD_STREAMS
-    for step in passed:
-        if any(step == g or step.startswith(g + "/") for g in grader):
-            return f"a symlink that resolves into the grader's {step}"
-        if _MAGIC.match(step) and not streams:
-            return (f"a symlink through {step}, a link the kernel resolves per reader (its "
-                    "root, working directory or open files: /tests for a test)")
-    final = passed[-1] if passed else "/"
-    if final.startswith(TRANSIENT_PREFIXES) and final not in links and final not in carried \
-            and lower.lstat(final) is None:
-        return (f"a symlink to {final}, which the scoring container lacks at its start "
-                "(the tests' run could write it)")
-    return None
