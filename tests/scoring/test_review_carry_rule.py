@@ -554,6 +554,35 @@ def test_a_new_user_may_join_the_images_groups(lower: Path, tmp_path: Path) -> N
     assert "1 change(s) to the image's own entries" in (review.left_out_summary() or "")
 
 
+def test_a_new_group_or_user_that_takes_an_image_id_stays_out(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 15: ``datax:x:1600:svc`` (a new name, the image group ``data``'s gid) makes the
+    image user ``svc`` a member of ``data`` for every ``initgroups``, where the task asked
+    for a permission fix; ``toor:x:0:0`` is a second name for root. Both stay out, said;
+    an honest ``groupadd``/``useradd`` (ids of their own) is merged. The control: the id
+    check patched out, the stolen gid reaches B."""
+    from termgrade.scoring.review import accounts
+
+    put(lower, "/etc/group", "root:x:0:\ndata:x:1600:\nsvc:x:1001:\n")
+    upper = tmp_path / "upper"
+    put(upper, "/etc/group", "root:x:0:\ndata:x:1600:\nsvc:x:1001:\n"
+                             "datax:x:1600:svc\nauditors:x:1700:svc\n")
+    put(upper, "/etc/passwd", PASSWD + "toor:x:0:0::/root:/bin/bash\n"
+                              "alice:x:1000:1000::/home/alice:/bin/bash\n")
+    review = _review(lower, upper)
+    assert (upper / "etc/group").read_text() == ("root:x:0:\ndata:x:1600:\nsvc:x:1001:\n"
+                                                  "auditors:x:1700:svc\n")
+    assert (upper / "etc/passwd").read_text() == PASSWD + (
+        "alice:x:1000:1000::/home/alice:/bin/bash\n")
+    summary = review.left_out_summary() or ""
+    assert "new entry `datax` left out: its id 1600 is the image's `data`'s" in summary
+    assert "new entry `toor` left out: its id 0 is the image's `root`'s" in summary
+    monkeypatch.setattr(accounts, "_image_ids", lambda *a: {})  # the control
+    put(upper, "/etc/group", "root:x:0:\ndata:x:1600:\nsvc:x:1001:\ndatax:x:1600:svc\n")
+    _review(lower, upper)
+    assert "datax:x:1600:svc" in (upper / "etc/group").read_text()
+
+
 @pytest.mark.parametrize(("path", "image_file"), [
     ("/usr/local/go/pkg/tool/linux_amd64/link", "/usr/bin/link"),  # Go's own linker
     ("/usr/include/openssl/err.h", "/usr/include/err.h"),  # libssl-dev's header

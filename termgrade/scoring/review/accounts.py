@@ -7,7 +7,9 @@ every line of the image's is kept as the image has it (a changed root shell, a r
 user, a new password for an image account do not reach the verifier), and a line whose
 name the image lacks is added. A new user whose login shell is not one the image's
 ``/etc/shells`` lists (or a no-login shell) is left out: ``runuser -l`` or ``su -`` of
-that user in the tests would run the agent's program as the shell.
+that user in the tests would run the agent's program as the shell. So is a new user or
+group that takes an id an image entry holds (a second name for the image's group would
+give its gid to the users the new line lists).
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def merge_account_file(entry: UpperEntry, lower: LowerView,
     joined = _joined(entry.path, image_lines, text, new_users)
     image_lines = [joined.get(_name(line), line) for line in image_lines]
     shells = _shells(lower) if posixpath.basename(entry.path) == "passwd" else frozenset()
+    taken = _image_ids(entry.path, image_lines)
     added, notes = [], []
     changed_own = 0
     for line in text.splitlines():
@@ -89,6 +92,11 @@ def merge_account_file(entry: UpperEntry, lower: LowerView,
         if shells and (len(fields) != 7 or fields[6] not in shells):
             notes.append(f"{entry.path}: new user `{name}` left out: its login shell "
                          f"{fields[-1]!r} is not one the image's /etc/shells lists")
+            continue
+        if len(fields) > 2 and fields[2] in taken:
+            notes.append(f"{entry.path}: new entry `{name}` left out: its id {fields[2]} is "
+                         f"the image's `{taken[fields[2]]}`'s (a second name for an image "
+                         "account or group gives its rights to whoever it lists)")
             continue
         known.add(name)
         added.append(line)
@@ -109,6 +117,20 @@ def merge_account_file(entry: UpperEntry, lower: LowerView,
     os.replace(temporary, entry.host_path)  # a new inode: a hard link the agent made keeps
     entry.size = len(merged.encode())
     return True, notes, {_name(line) for line in added}
+
+
+def _image_ids(path: str, image_lines: list[str]) -> dict[str, str]:
+    """The user ids (``passwd``) or group ids (``group``) the image's entries hold: id ->
+    name. A new line must take an id of its own: ``datax:x:1600:svc`` with the image group
+    ``data``'s gid makes ``svc`` a member of ``data`` for every ``initgroups``."""
+    if posixpath.basename(path) not in ("passwd", "group"):
+        return {}
+    ids: dict[str, str] = {}
+    for line in image_lines:
+        fields = line.split(":")
+        if len(fields) > 2 and fields[2].strip():
+            ids.setdefault(fields[2].strip(), fields[0])
+    return ids
 
 
 def _joined(path: str, image_lines: list[str], text: str,
