@@ -26,6 +26,7 @@ from termgrade.agent.kinds import AgentName, ScriptAgent
 from termgrade.sandbox.images import build_task_image
 from termgrade.scoring.trial import RunOutcome, run_task
 from termgrade.task import load_task
+from tests.support.grading import patch_watch_source
 from tests.support.task_dirs import task_toml, write_task
 
 pytestmark = pytest.mark.docker
@@ -136,6 +137,14 @@ def test_with_autoload_on_the_editable_attack_earns_one(victims: dict[str, Path]
         return {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
 
     monkeypatch.setattr(score, "verifier_env", autoloading)
+    # the grader's sitecustomize seals pytest's start too (an autoloaded plugin outside the
+    # closure is no module then, and the plugin reports one imported before it:
+    # test_verifier_sealed_start.py): both patched out as well
+    patch_watch_source(monkeypatch, b"if spec is None and cls.sealed and not _built_in",
+                       b"if spec is None and False and not _built_in",
+                       which="sitecustomize_source")
+    patch_watch_source(monkeypatch, b"    for _name, _module in list(sys.modules.items()):",
+                       b"    for _name, _module in []:", which="plugin_source")
     outcome = oracle(victims["editable-src"])
     assert outcome.reward == 1.0, said(outcome)
 

@@ -46,16 +46,19 @@ def play_script(root: Path, body: str, tmp_path: Path, *, name: str = "agent",
     return trial.run_task(task, task.image_tag, ScriptAgent(name, script), reference=reference)
 
 
-def patch_watch_source(monkeypatch: pytest.MonkeyPatch, live: bytes, inert: bytes) -> None:
-    """A control: the staged watch module (``termgrade_watch`` as B gets it) with ``live``,
-    which must occur exactly once, replaced by ``inert``."""
+def patch_watch_source(monkeypatch: pytest.MonkeyPatch, live: bytes, inert: bytes, *,
+                       which: str = "watch_source") -> None:
+    """A control: the staged watch module (``termgrade_watch`` as B gets it; ``which``
+    names another staged source of ``verifier/attestation.py``: ``sitecustomize_source``,
+    ``plugin_source``) with ``live``, which must occur exactly once, replaced by
+    ``inert``."""
     from termgrade.scoring.pair import containers
 
-    real = containers.attest.watch_source
+    real = getattr(containers.attest, which)
 
     def staged() -> bytes:
         source = real()
         assert source.count(live) == 1, live
         return source.replace(live, inert, 1)
 
-    monkeypatch.setattr(containers.attest, "watch_source", staged)
+    monkeypatch.setattr(containers.attest, which, staged)
