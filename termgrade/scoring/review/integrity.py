@@ -37,10 +37,7 @@ from termgrade.scoring.review.links_in_b import TRANSIENT_PREFIXES
 from termgrade.scoring.review.lookup_order import makefile_near
 from termgrade.scoring.review.pathset import MarkedDirs, PathSet
 from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
-from termgrade.scoring.review.standins import (
-    stands_in,
-    suspect_name,
-)
+from termgrade.scoring.review.standins import stands_in, startup_or_config, suspect_name
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferSet
 
 __all__ = ["MAX_FOOTPRINT", "MAX_LISTED_LEFT_OUT", "LayerReview", "review_layer"]
@@ -134,7 +131,8 @@ def review_layer(
             if known and not policy.named(entry.path) and entry.path not in engine.exact \
                     and not tops.withheld_below(entry.path) \
                     and not ((transfer or standins) is not None and (
-                        suspect_name(entry.path) or policy.tool_env.watched(entry.path))):
+                        suspect_name(entry.path) or policy.tool_env.watched(entry.path)
+                        or policy.near_tests_program(entry.path))):
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size
@@ -157,8 +155,12 @@ def review_layer(
                                 entry.path),
                             changes_at=task_set.carries_changes if task_set else None,
                             names_at=task_set.names if task_set else None)
-            if why and created and transfer is not None:
-                # created where the task asked for nothing: not carried, and said
+            if why and transfer is not None and (created or (
+                    not asked and startup_or_config(entry.path))):
+                # created where the task asked for nothing, or a start-up file or a tool's
+                # configuration changed where only the working directory's rule carries
+                # changes (a home as WORKDIR: `git config --global`, a line added to
+                # ~/.bashrc, incidental to the work): not carried, and said
                 hard = stands_in(entry, lower, policy, asked=True, named=True) is not None
                 _leave_out(entry, transfer, review, tops, why, hard=hard, lower=lower)
                 continue

@@ -22,7 +22,7 @@ from functools import cached_property
 from termgrade.scoring.review.closure import PYTHON_NAME, VERIFIER_PATH, VERIFIER_TOOLS
 from termgrade.scoring.review.pathset import PathSet
 from termgrade.scoring.review.python_startup import startup_dirs
-from termgrade.scoring.review.tests_texts import read_test_texts, tests_words
+from termgrade.scoring.review.tests_texts import read_test_texts, tests_paths, tests_words
 from termgrade.scoring.review.toolenv import ToolEnv
 from termgrade.task import CONTAINER, Task
 
@@ -71,6 +71,9 @@ class GradingPolicy:
     tests_words: frozenset[str] = frozenset()
     """Every word of the tests' texts that could name a program they run
     (:mod:`termgrade.scoring.review.tool_reads`)."""
+    tests_paths: frozenset[str] = frozenset()
+    """Every absolute path the tests' texts name: the image programs they run by path
+    (:mod:`termgrade.scoring.review.tool_reads`)."""
     python_startup: tuple[str, ...] = ()
     """Directories a ``PYTHONPATH`` test.sh exports, or the task's ``[verifier] env`` sets,
     puts on every Python's start-up path (:mod:`termgrade.scoring.review.python_startup`)."""
@@ -82,6 +85,18 @@ class GradingPolicy:
     @cached_property
     def _grader(self) -> PathSet:
         return PathSet(self.grader)
+
+    @cached_property
+    def _programs_dirs(self) -> PathSet:
+        return PathSet(tuple(sorted({
+            posixpath.dirname(p) for p in self.tests_paths
+            if posixpath.dirname(p) not in ("", "/", *self.path_dirs)})))
+
+    def near_tests_program(self, path: str) -> bool:
+        """Is ``path`` below the directory of a path the tests name (where an image
+        program they run by its path may look for what it loads: the stand-in review
+        decides, :func:`termgrade.scoring.review.tool_reads.beside_tests_program`)?"""
+        return path in self._programs_dirs
 
     @classmethod
     def for_task(cls, task: Task, closure: tuple[str, ...] = (),
@@ -103,6 +118,7 @@ class GradingPolicy:
                    tool_env=tool_env or ToolEnv(),
                    tests_files=names,
                    tests_words=tests_words(texts),
+                   tests_paths=tests_paths(texts),
                    python_startup=startup_dirs(exported))
 
     def grader_owned(self, path: str) -> bool:

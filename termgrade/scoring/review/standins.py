@@ -39,9 +39,11 @@ from termgrade.scoring.review.policy import GradingPolicy
 from termgrade.scoring.review.python_modules import beside_image_script, module_form_shadow
 from termgrade.scoring.review.python_startup import startup_module
 from termgrade.scoring.review.tool_reads import (
+    beside_tests_program,
     home_of,
     login_path_shadow,
     plugin_module,
+    probed_tool,
     read_by_tests_tool,
     user_homes,
 )
@@ -279,13 +281,20 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if read_by and not (asked or named):
         return f"read on start by {read_by}, which the task did not ask for"
     if not asked:
-        own = plugin_module(path, lower) or login_path_shadow(path, entry.mode, lower,
-                                                              policy.path_dirs)
+        own = plugin_module(path, lower) or login_path_shadow(
+            path, entry.mode, lower, policy.path_dirs) or probed_tool(
+            path, entry.mode, lower, policy.path_dirs, policy.tests_words, policy.tests_paths)
         if own:
             return own
     if not (asked or named):
         own = read_by_tests_tool(path, lower, policy.path_dirs, policy.tests_words,
-                                 named_dir=names_at is not None and names_at(parent))
+                                 named_dir=names_at is not None and names_at(parent),
+                                 paths=policy.tests_paths)
+        if own:
+            return own
+    if created and not (asked or named or changes):  # the agent's review only: a program
+        # the tests run may write its own files beside itself while they run
+        own = beside_tests_program(path, lower, policy.path_dirs, policy.tests_paths)
         if own:
             return own
     if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)

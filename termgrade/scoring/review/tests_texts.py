@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts", "tests_words"]
+__all__ = ["MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts", "tests_paths", "tests_words"]
 
 TEXT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".txt", ".md", ".json", ".toml", ".yaml",
                            ".yml", ".cfg", ".ini", ".conf", ".js", ".ts", ".rb", ".pl", ".c",
@@ -44,3 +44,13 @@ def tests_words(texts: Iterable[str]) -> frozenset[str]:
     """Every word of the tests' texts that could be a program's file name (which programs
     the tests run: :mod:`termgrade.scoring.review.tool_reads`)."""
     return frozenset(w for text in texts for w in _WORD.findall(text))
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~/$-])(/[A-Za-z0-9._+@%=-]+(?:/[A-Za-z0-9._+@%=-]+)+)")
+"""An absolute path of two names or more in code or prose (``/opt/checker/check.py``)."""
+
+
+def tests_paths(texts: Iterable[str]) -> frozenset[str]:
+    """Every absolute path the tests' texts name (the image programs they run by path:
+    :mod:`termgrade.scoring.review.tool_reads`)."""
+    return frozenset(m.group(1) for text in texts for m in _ABSOLUTE.finditer(text))

@@ -18,7 +18,23 @@ agent created where the task asked for nothing (round 12 of the cold attacks):
   ``gpgv``, not the interpreters and shells) is read for the paths it holds; a created file
   at such a path (``/etc/default/su``), in a drop-in directory it names (``dpkg.cfg.d``,
   or by a format with a fixed ending: dpkg's ``%s/%s.cfg.d``), or in a home under a file
-  name it holds (``trustedkeys.kbx``) is read by that tool unasked.
+  name it holds (``trustedkeys.kbx``) is read by that tool unasked. Programs the tests
+  run by their absolute path count too, and a script is read for the paths its text
+  holds: a glob names its directory (``/etc/checker.d/*.conf``), ``~/`` any home
+  (``~/.config/numcheck/settings.json``) (round 15).
+* **A tool a program the tests run probes for** (:func:`probed_tool`): a script that
+  asks ``command -v gojq`` (``which``, ``type -p``, ``hash``, ``shutil.which``) uses the
+  tool when it is there and does without it otherwise; a new executable of that name on
+  ``PATH`` is what the script then runs in place of its own way (round 15). Left out, the
+  script still works, so no honest solution loses by it; one the tests run themselves
+  (they name it) is the deliverable, not probed.
+* **A file in the directory of a program the tests run by path**
+  (:func:`beside_tests_program`): a program looks beside itself for its modules,
+  libraries and settings (Python's script directory, a ``sys.path.insert`` of its
+  ``lib/``, Perl's ``FindBin``), so a file created anywhere below the directory of an
+  image program the tests name by its path (``/opt/checker/check.py``) is read in its
+  place, whatever its name (round 15: ``simplejson.py``, ``packaging/``, ``lib/json.py``,
+  ``lib/JSON/PP.pm``).
 """
 
 from __future__ import annotations
@@ -33,8 +49,8 @@ from functools import lru_cache
 from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.policy import LIBRARY_DIRS
 
-__all__ = ["INTERPRETERS", "home_of", "login_path_shadow", "plugin_module",
-           "read_by_tests_tool", "user_homes"]
+__all__ = ["INTERPRETERS", "beside_tests_program", "home_of", "login_path_shadow",
+           "plugin_module", "probed_tool", "read_by_tests_tool", "user_homes"]
 
 _SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 _SYSTEM = ("/usr/", "/lib/", "/lib64/", "/opt/")
@@ -45,6 +61,19 @@ INTERPRETERS = frozenset({"python", "python3", "perl", "ruby", "node", "nodejs",
 """Programs whose own bytes name what any script may read: not read for paths."""
 MAX_TOOL_BYTES = 32 << 20
 _STRINGS = re.compile(rb"[\x21-\x7e]{4,}")
+MAX_SCRIPT_BYTES = 1 << 20
+"""Bytes of a script read for the paths it holds."""
+SCRIPT_SUFFIXES = (".py", ".pl", ".pm", ".sh", ".bash", ".rb", ".js", ".php", ".lua", ".tcl")
+"""A file an interpreter runs by its path (``python3 /opt/checker/check.py``) without
+an executable bit."""
+_TOKEN = re.compile(r"[^\s'\"`()<>;|&=,{}\[\]]+")
+"""A word of a script: what lies between quotes, spaces and shell or code punctuation."""
+_GLOB = re.compile(r"[*?]")
+_PROBE = re.compile(r"(?:\bcommand\s+-[vV]|\bwhich|\btype\s+-[pPaft]+|\bhash)\s+"
+                    r"([A-Za-z0-9_][A-Za-z0-9_.+-]*)|\bwhich\(\s*[\"']([A-Za-z0-9_][A-Za-z0-9_.+-]*)")
+"""A script asking whether a tool is on ``PATH`` (``command -v gojq``,
+``shutil.which("gojq")``): the name it probes for."""
+_HOME_PREFIXES = ("~/", "$HOME/", "${HOME}/")
 
 
 def plugin_module(path: str, lower: LowerView) -> str | None:
@@ -118,25 +147,29 @@ MAX_PASSWD_BYTES = 1 << 20
 
 
 def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
-                       words: frozenset[str], *, named_dir: bool = False) -> str | None:
+                       words: frozenset[str], *, named_dir: bool = False,
+                       paths: frozenset[str] = frozenset()) -> str | None:
     """Why a created file under ``/etc`` or in a home is read unasked by a program the
-    tests run, judged by that program's own bytes; None otherwise. ``named_dir``: a text
-    of the task names the file's directory (the tests read ``/etc/cron.d`` themselves): a
-    new file in it is what the task checks there, not a drop-in it did not ask for."""
+    tests run (on ``PATH`` by its name in ``words``, or by its path in ``paths``), judged
+    by that program's own bytes; None otherwise. ``named_dir``: a text of the task names
+    the file's directory (the tests read ``/etc/cron.d`` themselves): a new file in it is
+    what the task checks there, not a drop-in it did not ask for."""
     home = home_of(path, lower)
-    if not (path.startswith("/etc/") or home is not None) or not words \
+    if not (path.startswith("/etc/") or home is not None) or not (words or paths) \
             or lower.lstat(path) is not None:
         return None  # the image's own file, changed: the carry rule's and the tests' look's
     parent, name = posixpath.split(path)
     layers = tuple(lower.lower_dirs)
-    for tool, host in _tests_tools(layers, path_dirs, words):
+    for tool, host, _where in _tests_tools(layers, path_dirs, words, paths):
         held = _strings(host)
-        if path in held:
+        if path in held or (home is not None and any(
+                f"{prefix}{path[len(home) + 1:]}" in held for prefix in _HOME_PREFIXES)):
             return f"{tool} reads {path} (its own bytes name it), which the task did not ask for"
         drop_in = posixpath.basename(parent)
-        if "." in drop_in and not named_dir and lower.lstat(parent) is not None and (
-                drop_in in held or parent in held
-                or any(p.fullmatch(drop_in) for p in _formats(host))):
+        if not named_dir and (parent in _globbed(host) or (
+                "." in drop_in and lower.lstat(parent) is not None and (
+                    drop_in in held or parent in held
+                    or any(p.fullmatch(drop_in) for p in _formats(host))))):
             return (f"in {parent}, a directory {tool} reads whole (its own bytes name it), "
                     "which the task did not ask for")
         if home is not None and "/." in path[len(home):] and "." in name and name in held:
@@ -145,32 +178,102 @@ def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
     return None
 
 
+def probed_tool(path: str, mode: int, lower: LowerView, path_dirs: tuple[str, ...],
+                words: frozenset[str], paths: frozenset[str]) -> str | None:
+    """Why a created executable on ``PATH`` is a tool a script the tests run probes for
+    (and uses in place of its own way when there), or None; not one the tests name."""
+    parent, name = posixpath.split(path)
+    if parent not in path_dirs or name in words or lower.lstat(path) is not None \
+            or not (stat.S_ISLNK(mode) or (stat.S_ISREG(mode) and mode & 0o111)):
+        return None
+    layers = tuple(lower.lower_dirs)
+    for tool, host, _where in _tests_tools(layers, path_dirs, words, paths):
+        if name in _probed(host):
+            return (f"{tool} probes for `{name}` on PATH and runs it in place of its own way "
+                    "when it is there (its own text says so), which the task did not ask for")
+    return None
+
+
+@lru_cache(maxsize=256)
+def _probed(host: str) -> frozenset[str]:
+    """The tools a script probes for on ``PATH`` (:data:`_PROBE`); none for a binary."""
+    try:
+        with open(host, "rb") as handle:
+            data = handle.read(MAX_SCRIPT_BYTES)
+    except OSError:
+        return frozenset()
+    if data.startswith(b"\x7fELF") or b"\0" in data:
+        return frozenset()
+    text = data.decode("utf-8", "replace")
+    return frozenset(a or b for a, b in _PROBE.findall(text))
+
+
+def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...],
+                         paths: frozenset[str]) -> str | None:
+    """Why a created file lies where an image program the tests run by its path looks
+    for what it loads, or None: anywhere below that program's directory (not a directory
+    on ``PATH`` or as wide as ``/usr``, nor an interpreter's)."""
+    if lower.lstat(path) is not None:
+        return None
+    layers = tuple(lower.lower_dirs)
+    for tool, _host, where in _tests_tools(layers, path_dirs, frozenset(), paths):
+        directory = posixpath.dirname(where)
+        if directory in path_dirs or directory in _WIDE or directory.startswith("/tests"):
+            continue
+        if path.startswith(directory + "/"):
+            return (f"below {directory}, the directory of the image's {tool} that the tests "
+                    "run (a program looks beside itself for its modules, libraries and "
+                    "settings), which the task did not ask for")
+    return None
+
+
+_WIDE = frozenset({"/", "/usr", "/etc", "/var", "/lib", "/lib64", "/bin", "/sbin", "/opt",
+                   "/root", "/home", "/srv", "/usr/lib", "/usr/share", "/usr/local",
+                   "/usr/local/lib", "/usr/local/share", "/usr/libexec", "/app"})
+"""Directories too wide to be one program's own: a program there looks beside itself,
+but so does every other (the tools' and the task's own trees)."""
+
+
 @lru_cache(maxsize=64)
-def _tests_tools(layers: tuple[str, ...], path_dirs: tuple[str, ...],
-                 words: frozenset[str]) -> tuple[tuple[str, str], ...]:
-    """(program, host path) of each image program on PATH the tests name, first on PATH."""
+def _tests_tools(layers: tuple[str, ...], path_dirs: tuple[str, ...], words: frozenset[str],
+                 paths: frozenset[str] = frozenset()) -> tuple[tuple[str, str, str], ...]:
+    """(program, host path, image path) of each image program the tests run: on PATH by a
+    name in ``words`` (first on PATH), or by a path in ``paths`` (an executable, or a
+    script an interpreter runs); never an interpreter itself."""
     lower = LowerView(list(layers))
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}
     for directory in path_dirs:
         for name in lower.listdir(directory):
-            if name in found or name in INTERPRETERS or name not in words \
-                    or name.startswith(("python", "perl", "ruby", "node", "pip")):
+            if name in found or name not in words or _interpreter(name):
                 continue
             host = _resolve(lower, f"{directory}/{name}")
             if host is not None:
-                found[name] = host
-    return tuple(sorted(found.items()))
+                found[name] = (host, f"{directory}/{name}")
+    for path in sorted(paths):
+        name = posixpath.basename(path)
+        if path in found or _interpreter(name) or path.startswith("/tests/"):
+            continue
+        host = _resolve(lower, path, scripts=True)
+        if host is not None:
+            found[path] = (host, path)
+    return tuple(sorted((tool, host, where) for tool, (host, where) in found.items()))
 
 
-def _resolve(lower: LowerView, path: str) -> str | None:
-    """The host path of the image's regular file at ``path``, links followed in the image."""
+def _interpreter(name: str) -> bool:
+    return name in INTERPRETERS or name.startswith(("python", "perl", "ruby", "node", "pip"))
+
+
+def _resolve(lower: LowerView, path: str, *, scripts: bool = False) -> str | None:
+    """The host path of the image's regular file at ``path``, links followed in the image:
+    an executable, or with ``scripts`` a file named like a script."""
     for _ in range(8):
         seen = lower.lstat(path)
         host = lower.host_path(path)
         if seen is None or host is None:
             return None
         if stat.S_ISREG(seen.st_mode):
-            return host if seen.st_mode & 0o111 else None
+            runs = seen.st_mode & 0o111 or (scripts and path.endswith(SCRIPT_SUFFIXES))
+            return host if runs else None
         if not stat.S_ISLNK(seen.st_mode):
             return None
         path = posixpath.normpath(posixpath.join(posixpath.dirname(path), os.readlink(host)))
@@ -198,12 +301,31 @@ MIN_FORMAT_ENDING = 4
 
 @lru_cache(maxsize=256)
 def _strings(host: str) -> frozenset[str]:
-    """The printable strings of an ELF file (``strings``), up to :data:`MAX_TOOL_BYTES`."""
+    """The printable strings of an ELF file (``strings``), up to :data:`MAX_TOOL_BYTES`;
+    the words of a script (:data:`_TOKEN`), up to :data:`MAX_SCRIPT_BYTES`."""
     try:
         with open(host, "rb") as handle:
             data = handle.read(MAX_TOOL_BYTES)
     except OSError:
         return frozenset()
-    if not data.startswith(b"\x7fELF"):
-        return frozenset()
-    return frozenset(s.decode("ascii") for s in _STRINGS.findall(data))
+    if data.startswith(b"\x7fELF"):
+        return frozenset(s.decode("ascii") for s in _STRINGS.findall(data))
+    if b"\0" in data[:MAX_SCRIPT_BYTES]:
+        return frozenset()  # some other binary
+    text = data[:MAX_SCRIPT_BYTES].decode("utf-8", "replace")
+    return frozenset(_TOKEN.findall(text))
+
+
+@lru_cache(maxsize=256)
+def _globbed(host: str) -> frozenset[str]:
+    """The directories a program's globs read whole: ``/etc/checker.d/*.conf`` names
+    ``/etc/checker.d`` (absolute, or in a home by ``~/``)."""
+    found = set()
+    for word in _strings(host):
+        head = _GLOB.split(word, 1)
+        if len(head) < 2 or "/" not in head[0]:
+            continue
+        directory = posixpath.dirname(head[0])
+        if directory.startswith("/") and directory != "/":
+            found.add(posixpath.normpath(directory))
+    return frozenset(found)
