@@ -155,3 +155,18 @@ def test_a_tool_a_tests_script_probes_for_is_left_out(
         walk_upper(str(upper)), LowerView([str(lower)]), named, transfer=SET).carried]
     monkeypatch.setattr(standins, "probed_tool", lambda *a, **k: None)  # the control
     assert "/usr/local/bin/gojq" in _carried(_review(lower, upper))
+
+
+def test_a_package_in_the_closure_below_a_new_directory_is_said_at_its_top(
+        lower: Path, tmp_path: Path) -> None:
+    """Fairness round 15: ``pip install --user`` makes ``/root/.local``, whose user site
+    is the verifier's closure (never carried); the left-out top says why, where it said
+    nothing."""
+    site = "/root/.local/lib/python3.11/site-packages"
+    policy = dataclasses.replace(TESTS, closure=(*TESTS.closure, site))
+    upper = tmp_path / "upper"
+    put(upper, f"{site}/wclib.py", "def count(t):\n    return len(t.split())\n")
+    review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), policy,
+                          transfer=SET)
+    summary = review.left_out_summary() or ""
+    assert f"/root/.local ({site}: installed into the verifier's closure" in summary

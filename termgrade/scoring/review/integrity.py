@@ -332,10 +332,13 @@ def _leave_out(entry: UpperEntry, transfer: TransferSet, review: LayerReview, to
                                         in_closure=tops.policy.in_closure(entry.path))
             if note:
                 review.left_out_notes[entry.path] = note
-    elif why is not None:  # a stand-in inside a directory left out: said at its top
+    elif why is not None or tops.policy.in_closure(entry.path):
+        # a stand-in, or a file in the verifier's closure, inside a directory left out
+        # (`pip install --user` under /root/.local): said at its top
         top = next((p for p in review.left_out_paths if entry.path.startswith(f"{p}/")), None)
         if top is not None and top not in review.left_out_notes:
-            review.left_out_notes[top] = f"{entry.path} {why}"
+            said = why if why is not None else transfer.hint(entry.path, in_closure=True)
+            review.left_out_notes[top] = f"{entry.path}{' ' if why else ': '}{said}"
 
 
 def _copied_up_unchanged(entry: UpperEntry, lower: LowerView, tops: _Tops,
