@@ -117,7 +117,8 @@ def test_a_file_a_tests_script_names_in_its_text_is_left_out(
     assert why in (review.left_out_summary() or ""), review.left_out_summary()
     assert {"/etc/shop.d/10-shop.conf", "/root/.config/shop/settings.json"} <= set(
         _carried(review))
-    monkeypatch.setattr(standins, "read_by_tests_tool", lambda *a, **k: None)  # control
+    for name in ("read_by_tests_tool", "named_by_tests_script"):  # the control (a glob's
+        monkeypatch.setattr(standins, name, lambda *a, **k: None)  # directory is both's)
     assert path in _carried(_review(lower, upper))
 
 
@@ -170,3 +171,40 @@ def test_a_package_in_the_closure_below_a_new_directory_is_said_at_its_top(
                           transfer=SET)
     summary = review.left_out_summary() or ""
     assert f"/root/.local ({site}: installed into the verifier's closure" in summary
+
+
+PATH_CHECK = ('#!/usr/bin/python3\nimport glob\n'
+              'for rc in glob.glob("/opt/checkerlib/*.rc"):\n    exec(open(rc).read())\n'
+              'try:\n    import simplejson as json\nexcept ImportError:\n    import json\n'
+              'import helpers  # the agent writes it: what the checker needs\n')
+
+
+@pytest.mark.parametrize("path", [
+    "/usr/local/bin/simplejson.py",  # a module the checker on PATH imports, beside it
+    "/usr/local/bin/lib/json.py",  # a directory below a PATH directory
+    "/opt/checkerlib/50-local.rc",  # a directory the checker's text reads whole
+])
+def test_what_a_checker_on_path_loads_is_left_out(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """The same classes for a checker in a PATH directory, run by name
+    (``checkreport``): beside it only a module its text imports, a subdirectory, or a
+    directory its text reads whole by a glob."""
+    put(lower, "/usr/local/bin/checkreport", PATH_CHECK, 0o755)
+    words = dataclasses.replace(TESTS, tests_words=frozenset({"checkreport"}))
+    upper = tmp_path / "upper"
+    put(upper, path, "print('OK')\n")
+    put(upper, "/usr/local/bin/wordstat", "#!/bin/sh\n", 0o755)  # honest: tools of its own
+    put(upper, "/usr/local/bin/helpers.py", "x = 1\n")  # imported plainly: the deliverable
+    put(upper, "/opt/mytool/json.py", "x = 1\n")
+
+    def carried() -> list[str]:
+        tool_reads._tests_tools.cache_clear()
+        return [e.path for e in review_layer(walk_upper(str(upper)), LowerView([str(lower)]),
+                                             words, transfer=SET).carried]
+
+    assert path not in carried()
+    assert {"/usr/local/bin/wordstat", "/usr/local/bin/helpers.py",
+            "/opt/mytool/json.py"} <= set(carried())
+    for name in ("beside_tests_program", "named_by_tests_script"):  # the control
+        monkeypatch.setattr(standins, name, lambda *a, **k: None)
+    assert path in carried()

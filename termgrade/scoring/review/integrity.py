@@ -38,6 +38,7 @@ from termgrade.scoring.review.lookup_order import makefile_near
 from termgrade.scoring.review.pathset import MarkedDirs, PathSet
 from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.review.standins import stands_in, startup_or_config, suspect_name
+from termgrade.scoring.review.tool_reads import tests_programs_reach
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferSet
 
 __all__ = ["MAX_FOOTPRINT", "MAX_LISTED_LEFT_OUT", "LayerReview", "review_layer"]
@@ -87,6 +88,7 @@ def review_layer(
     plain: dict[str, bool] = {}
     image_dirs: dict[str, bool] = {}
     tops = _Tops(review, policy)
+    reach: PathSet | None = None  # where the tests' image programs look (read when needed)
     for entry in entries:
         review.entries += 1
         if review.entries % 4096 == 0:
@@ -132,7 +134,10 @@ def review_layer(
                     and not tops.withheld_below(entry.path) \
                     and not ((transfer or standins) is not None and (
                         suspect_name(entry.path) or policy.tool_env.watched(entry.path)
-                        or policy.near_tests_program(entry.path))):
+                        or policy.near_tests_program(entry.path)
+                        or entry.path in (reach := reach or PathSet(tests_programs_reach(
+                            lower, policy.path_dirs, policy.tests_words,
+                            policy.tests_paths))))):
                 review.carried.append(entry)
                 review.replay.append(("carry", entry))
                 review.carried_bytes += entry.size

@@ -90,7 +90,7 @@ class GradingPolicy:
     def _programs_dirs(self) -> PathSet:
         return PathSet(tuple(sorted({
             posixpath.dirname(p) for p in self.tests_paths
-            if posixpath.dirname(p) not in ("", "/", *self.path_dirs)})))
+            if posixpath.dirname(p) not in ("", "/")} | set(self.path_dirs))))
 
     def near_tests_program(self, path: str) -> bool:
         """Is ``path`` below the directory of a path the tests name (where an image

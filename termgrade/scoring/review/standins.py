@@ -42,6 +42,7 @@ from termgrade.scoring.review.tool_reads import (
     beside_tests_program,
     home_of,
     login_path_shadow,
+    named_by_tests_script,
     plugin_module,
     probed_tool,
     read_by_tests_tool,
@@ -294,7 +295,9 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
             return own
     if created and not (asked or named or changes):  # the agent's review only: a program
         # the tests run may write its own files beside itself while they run
-        own = beside_tests_program(path, lower, policy.path_dirs, policy.tests_paths)
+        own = beside_tests_program(path, lower, policy.path_dirs, policy.tests_paths,
+                                   policy.tests_words) or named_by_tests_script(
+            path, lower, policy.path_dirs, policy.tests_paths, policy.tests_words)
         if own:
             return own
     if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)
