@@ -1,6 +1,7 @@
 """The carry rule against the fifteenth cold round (no engine): what an image program the
 tests run by its path reads beside itself or names in its own text
-(``review/tool_reads.py``), and a home as the working directory.
+(``review/tests_programs.py``, ``review/tool_reads.py``), and a home as the working
+directory.
 
 * ``/opt/checker/check.py`` (run by the tests as ``python3 /opt/checker/check.py``) tries
   ``import simplejson`` (the image lacks it), imports the venv's ``packaging``, puts its
@@ -27,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.review import integrity, standins, tool_reads
+from termgrade.scoring.review import integrity, standins, tests_programs
 from termgrade.scoring.review.integrity import LayerReview, review_layer
 from termgrade.scoring.review.transfer import TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
@@ -59,7 +60,7 @@ def lower(tmp_path: Path) -> Path:
 
 
 def _review(lower: Path, upper: Path, transfer: TransferSet = SET) -> LayerReview:
-    tool_reads._tests_tools.cache_clear()
+    tests_programs.tests_tools.cache_clear()
     return review_layer(walk_upper(str(upper)), LowerView([str(lower)]), TESTS,
                         transfer=transfer)
 
@@ -95,7 +96,7 @@ def test_an_interpreters_directory_is_no_program_tree(lower: Path, tmp_path: Pat
     interpreter's (its closure), not a checker's own tree."""
     upper = tmp_path / "upper"
     put(upper, "/opt/venv/bin/wordstat", "#!/bin/sh\n", 0o755)
-    assert tool_reads.beside_tests_program(
+    assert tests_programs.beside_tests_program(
         "/opt/venv/bin/wordstat", LowerView([str(lower)]), TESTS.path_dirs,
         TESTS.tests_paths) is None
 
@@ -151,7 +152,7 @@ def test_a_tool_a_tests_script_probes_for_is_left_out(
     assert "probes for `gojq` on PATH" in (review.left_out_summary() or "")
     assert "/usr/local/bin/wordstat" in _carried(review)
     named = dataclasses.replace(TESTS, tests_words=frozenset({"gojq"}))  # the tests run it
-    tool_reads._tests_tools.cache_clear()
+    tests_programs.tests_tools.cache_clear()
     assert "/usr/local/bin/gojq" in [e.path for e in review_layer(
         walk_upper(str(upper)), LowerView([str(lower)]), named, transfer=SET).carried]
     monkeypatch.setattr(standins, "probed_tool", lambda *a, **k: None)  # the control
@@ -198,7 +199,7 @@ def test_what_a_checker_on_path_loads_is_left_out(
     put(upper, "/opt/mytool/json.py", "x = 1\n")
 
     def carried() -> list[str]:
-        tool_reads._tests_tools.cache_clear()
+        tests_programs.tests_tools.cache_clear()
         return [e.path for e in review_layer(walk_upper(str(upper)), LowerView([str(lower)]),
                                              words, transfer=SET).carried]
 

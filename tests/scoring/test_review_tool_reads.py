@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from termgrade.sandbox.overlay_diff import LowerView, walk_upper
-from termgrade.scoring.review import standins, tool_reads
+from termgrade.scoring.review import standins, tests_programs, tool_reads
 from termgrade.scoring.review.integrity import LayerReview, review_layer
 from termgrade.scoring.review.transfer import TransferRoot, TransferSet
 from tests.support.overlay_layers import POLICY, put
@@ -55,7 +55,7 @@ def lower(tmp_path: Path) -> Path:
 
 
 def _review(lower: Path, upper: Path) -> LayerReview:
-    tool_reads._tests_tools.cache_clear()
+    tests_programs.tests_tools.cache_clear()
     return review_layer(walk_upper(str(upper)), LowerView([str(lower)]), TOOLS, transfer=SET)
 
 
@@ -113,7 +113,7 @@ def test_a_tool_the_tests_do_not_name_is_not_read(lower: Path, tmp_path: Path) -
     """``/etc/default/su`` is read by ``su``; tests that never run it leave it the agent's."""
     upper = tmp_path / "upper"
     put(upper, "/etc/default/su", "x")
-    tool_reads._tests_tools.cache_clear()
+    tests_programs.tests_tools.cache_clear()
     review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]),
                           dataclasses.replace(TOOLS, tests_words=frozenset({"cat"})),
                           transfer=SET)
@@ -125,7 +125,7 @@ def test_where_the_task_asks_for_it_the_same_file_is_carried(lower: Path,
     upper = tmp_path / "upper"
     put(upper, "/etc/default/su", "x")
     asked = TransferSet((*SET.roots, TransferRoot("/etc/default/su", "instruction")))
-    tool_reads._tests_tools.cache_clear()
+    tests_programs.tests_tools.cache_clear()
     review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), TOOLS,
                           transfer=asked)
     assert "/etc/default/su" in _carried(review), review.left_out_summary()

@@ -38,7 +38,7 @@ from termgrade.scoring.review.lookup_order import makefile_near
 from termgrade.scoring.review.pathset import MarkedDirs, PathSet
 from termgrade.scoring.review.policy import KEPT_PRISTINE, GradingPolicy
 from termgrade.scoring.review.standins import stands_in, startup_or_config, suspect_name
-from termgrade.scoring.review.tool_reads import tests_programs_reach
+from termgrade.scoring.review.tests_programs import tests_programs_reach
 from termgrade.scoring.review.transfer import ACCOUNT_FILES, TransferSet
 
 __all__ = ["MAX_FOOTPRINT", "MAX_LISTED_LEFT_OUT", "LayerReview", "review_layer"]

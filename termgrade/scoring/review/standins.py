@@ -38,13 +38,15 @@ from termgrade.scoring.review.perlhooks import perl_hook
 from termgrade.scoring.review.policy import GradingPolicy
 from termgrade.scoring.review.python_modules import beside_image_script, module_form_shadow
 from termgrade.scoring.review.python_startup import startup_module
-from termgrade.scoring.review.tool_reads import (
+from termgrade.scoring.review.tests_programs import (
     beside_tests_program,
+    named_by_tests_script,
+    probed_tool,
+)
+from termgrade.scoring.review.tool_reads import (
     home_of,
     login_path_shadow,
-    named_by_tests_script,
     plugin_module,
-    probed_tool,
     read_by_tests_tool,
     user_homes,
 )
