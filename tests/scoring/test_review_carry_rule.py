@@ -566,7 +566,8 @@ def test_a_new_group_or_user_that_takes_an_image_id_stays_out(
     put(lower, "/etc/group", "root:x:0:\ndata:x:1600:\nsvc:x:1001:\n")
     upper = tmp_path / "upper"
     put(upper, "/etc/group", "root:x:0:\ndata:x:1600:\nsvc:x:1001:\n"
-                             "datax:x:1600:svc\nauditors:x:1700:svc\n")
+                             "datax:x:1600:svc\nauditors:x:1700:svc\n"
+                             "datay:x:01600:svc\ndataz:x: 1600:svc\n")  # round 16
     put(upper, "/etc/passwd", PASSWD + "toor:x:0:0::/root:/bin/bash\n"
                               "alice:x:1000:1000::/home/alice:/bin/bash\n")
     review = _review(lower, upper)
@@ -577,6 +578,8 @@ def test_a_new_group_or_user_that_takes_an_image_id_stays_out(
     summary = review.left_out_summary() or ""
     assert "new entry `datax` left out: its id 1600 is the image's `data`'s" in summary
     assert "new entry `toor` left out: its id 0 is the image's `root`'s" in summary
+    assert "new entry `datay` left out: its id 01600 is the image's `data`'s" in summary
+    assert "new entry `dataz` left out: its id ' 1600' is not a plain decimal" in summary
     monkeypatch.setattr(accounts, "_image_ids", lambda *a: {})  # the control
     put(upper, "/etc/group", "root:x:0:\ndata:x:1600:\nsvc:x:1001:\ndatax:x:1600:svc\n")
     _review(lower, upper)

@@ -42,7 +42,8 @@ CHECK_PY = ('import json, os, sys\nsys.path.insert(0, os.path.join(os.path.dirna
             '__file__), "lib"))\ntry:\n    import simplejson as json\nexcept ImportError:\n'
             '    pass\nconf = os.path.expanduser("~/.config/numcheck/settings.json")\n')
 CHECK_SH = ('#!/bin/bash\nfor c in /etc/checker.d/*.conf; do . "$c"; done\n'
-            'if command -v gojq >/dev/null; then JQ=gojq; else JQ=jq; fi\n')
+            'if command -v gojq >/dev/null; then JQ=gojq; else JQ=jq; fi\n'
+            'for Y in yq2 yq; do command -v "$Y" >/dev/null && break; done\n')  # round 16
 
 
 @pytest.fixture
@@ -146,10 +147,12 @@ def test_a_tool_a_tests_script_probes_for_is_left_out(
         lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     upper = tmp_path / "upper"
     put(upper, "/usr/local/bin/gojq", '#!/bin/sh\necho "[57,5]"\n', 0o755)
+    put(upper, "/usr/local/bin/yq2", "#!/bin/sh\n", 0o755)  # probed through a loop variable
     put(upper, "/usr/local/bin/wordstat", "#!/bin/sh\n", 0o755)  # honest: a tool of its own
     review = _review(lower, upper)
     assert "/usr/local/bin/gojq" not in _carried(review) and review.all_findings() == []
     assert "probes for `gojq` on PATH" in (review.left_out_summary() or "")
+    assert "probes for `yq2` on PATH" in (review.left_out_summary() or "")
     assert "/usr/local/bin/wordstat" in _carried(review)
     named = dataclasses.replace(TESTS, tests_words=frozenset({"gojq"}))  # the tests run it
     tests_programs.tests_tools.cache_clear()
@@ -176,14 +179,18 @@ def test_a_package_in_the_closure_below_a_new_directory_is_said_at_its_top(
 
 PATH_CHECK = ('#!/usr/bin/python3\nimport glob\n'
               'for rc in glob.glob("/opt/checkerlib/*.rc"):\n    exec(open(rc).read())\n'
-              'try:\n    import simplejson as json\nexcept ImportError:\n    import json\n'
-              'import helpers  # the agent writes it: what the checker needs\n')
+              'try:  # faster when there (round 16: a comment after the try)\n'
+              '    import simplejson as json\nexcept ImportError:\n    import json\n'
+              'import helpers  # the agent writes it: what the checker needs\n'
+              'CONF_DIR = "/etc/numcheck"\n'
+              'for conf in glob.glob(os.path.join(CONF_DIR, "*.json")):\n    pass\n')
 
 
 @pytest.mark.parametrize("path", [
     "/usr/local/bin/simplejson.py",  # a module the checker on PATH imports, beside it
     "/usr/local/bin/lib/json.py",  # a directory below a PATH directory
     "/opt/checkerlib/50-local.rc",  # a directory the checker's text reads whole
+    "/etc/numcheck/50-local.json",  # round 16: read whole through a name for its path
 ])
 def test_what_a_checker_on_path_loads_is_left_out(
         lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
@@ -206,6 +213,6 @@ def test_what_a_checker_on_path_loads_is_left_out(
     assert path not in carried()
     assert {"/usr/local/bin/wordstat", "/usr/local/bin/helpers.py",
             "/opt/mytool/json.py"} <= set(carried())
-    for name in ("beside_tests_program", "named_by_tests_script"):  # the control
-        monkeypatch.setattr(standins, name, lambda *a, **k: None)
+    for name in ("beside_tests_program", "named_by_tests_script", "read_by_tests_tool"):
+        monkeypatch.setattr(standins, name, lambda *a, **k: None)  # the control
     assert path in carried()

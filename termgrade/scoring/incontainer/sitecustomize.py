@@ -66,15 +66,23 @@ def _register() -> None:
 _register()
 
 
-def _trusted() -> "list[str]":
+def _roots() -> "list[str]":
+    """The closure's directories and files, and the grader's directory."""
     try:
         with open(os.path.join(GRADER, CLOSURE_FILE), "rb") as handle:
             roots = [os.fsdecode(p).rstrip("/") for p in handle.read().split(b"\0") if p]
     except OSError:
         return []
     roots.append(GRADER)
+    return roots
+
+
+_ROOTS = _roots()
+
+
+def _trusted() -> "list[str]":
     return [entry for entry in sys.path if entry and any(
-        entry == root or entry.startswith(root + "/") for root in roots)]
+        entry == root or entry.startswith(root + "/") for root in _ROOTS)]
 
 
 def _argv() -> "list[str]":
@@ -133,7 +141,10 @@ class _ClosureFirst:
     tests' directories, never along the rest of ``sys.path``: what pytest's own start
     imports, the standard library's probes for modules Linux lacks among them (``copy``
     tries ``org.python.core``), cannot be a module in an agent directory on
-    ``PYTHONPATH`` or an editable install's path, run before anything can look."""
+    ``PYTHONPATH`` or an editable install's path, run before anything can look. In every
+    process this finder serves, sealed or not, the same holds for a name the closure's own
+    code asks for (:func:`_closure_imports`): a runner in ``/tests`` that calls
+    ``pytest.main``, a helper there that imports ``dataclasses``."""
 
     pytest_process = False
     sealed = False
@@ -145,12 +156,38 @@ class _ClosureFirst:
         if fullname == "pytest" and cls.pytest_process:
             _drop_cwd()
         spec = PathFinder.find_spec(fullname, _TRUSTED, target)
-        if spec is None and cls.sealed and not _built_in(fullname):
+        if spec is None and (cls.sealed or _closure_imports()) and not _built_in(fullname):
             tests = [e for e in sys.path if e == "/tests" or e.startswith("/tests/")]
             spec = PathFinder.find_spec(fullname, tests, target) if tests else None
             if spec is None:
                 raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         return spec
+
+
+_DATA_IMPORTS = ("pickle", "copyreg", "_pickle", "shelve", "multiprocessing")
+"""Closure modules that import what their input names (unpickling the agent's object
+imports the agent's module by design: that input is code, whoever reads it)."""
+
+
+def _closure_imports() -> bool:
+    """Is the code asking for a module the closure's own (the import machinery passed
+    over): ``copy`` probing ``org.python.core``, pytest's start importing its optional
+    helpers? Such code never needs a module of an agent directory; the tests' own code
+    (a file in ``/tests``, ``-c`` text) and the agent's programs import what they like."""
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if not (module.startswith("importlib") or module == "_frozen_importlib_external"
+                or frame.f_code.co_filename.startswith("<frozen importlib")):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return False
+    module = frame.f_globals.get("__name__") or ""
+    if module.split(".", 1)[0] in _DATA_IMPORTS:
+        return False
+    where = frame.f_code.co_filename
+    return any(where == root or where.startswith(root + "/") for root in _ROOTS)
 
 
 def _built_in(name: str) -> bool:

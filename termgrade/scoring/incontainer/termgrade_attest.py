@@ -587,6 +587,15 @@ if _CHANNEL is not None:
             _where = _agent_path(_place)
             if _where is not None:
                 _alarm("import", f"{_name} from {_where} (before the attestation plugin)")
+    _finders: list[Any] = [*sys.meta_path, *sys.path_hooks]
+    for _hook in _finders:  # a finder such a module left behind
+        for _call in (getattr(_hook, "find_spec", None), getattr(_hook, "find_module", None),
+                      _hook):
+            _code = getattr(getattr(_call, "__func__", _call), "__code__", None)
+            _where = _agent_path(_code.co_filename) if _code is not None else None
+            if _where is not None:
+                _alarm("import", f"a module finder from {_where} (before the attestation "
+                                 "plugin)")
     atexit.register(_bye)  # atexit runs last-in first: this one last of all
     atexit.register(lambda: _emit({"e": "close"}))
     atexit.register(_check_mappings)  # atexit runs last-in first: before the close

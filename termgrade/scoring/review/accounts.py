@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import re
 import stat
 
 from termgrade.sandbox.overlay_diff import LowerView, UpperEntry
 
 __all__ = ["NO_LOGIN", "merge_account_file"]
 
+_DIGITS = re.compile(r"[0-9]+")
 NO_LOGIN = frozenset({"/usr/sbin/nologin", "/sbin/nologin", "/bin/false", "/usr/bin/false"})
 MAX_ACCOUNT_BYTES = 4 << 20
 
@@ -93,10 +95,14 @@ def merge_account_file(entry: UpperEntry, lower: LowerView,
             notes.append(f"{entry.path}: new user `{name}` left out: its login shell "
                          f"{fields[-1]!r} is not one the image's /etc/shells lists")
             continue
-        if len(fields) > 2 and fields[2] in taken:
+        if taken and len(fields) > 2 and not _DIGITS.fullmatch(fields[2]):
+            notes.append(f"{entry.path}: new entry `{name}` left out: its id {fields[2]!r} "
+                         "is not a plain decimal number")
+            continue
+        if taken and len(fields) > 2 and int(fields[2]) in taken:
             notes.append(f"{entry.path}: new entry `{name}` left out: its id {fields[2]} is "
-                         f"the image's `{taken[fields[2]]}`'s (a second name for an image "
-                         "account or group gives its rights to whoever it lists)")
+                         f"the image's `{taken[int(fields[2])]}`'s (a second name for an "
+                         "image account or group gives its rights to whoever it lists)")
             continue
         known.add(name)
         added.append(line)
@@ -119,17 +125,18 @@ def merge_account_file(entry: UpperEntry, lower: LowerView,
     return True, notes, {_name(line) for line in added}
 
 
-def _image_ids(path: str, image_lines: list[str]) -> dict[str, str]:
-    """The user ids (``passwd``) or group ids (``group``) the image's entries hold: id ->
-    name. A new line must take an id of its own: ``datax:x:1600:svc`` with the image group
-    ``data``'s gid makes ``svc`` a member of ``data`` for every ``initgroups``."""
+def _image_ids(path: str, image_lines: list[str]) -> dict[int, str]:
+    """The user ids (``passwd``) or group ids (``group``) the image's entries hold, as
+    numbers (glibc reads ``01600`` as 1600): id -> name. A new line must take an id of its
+    own: ``datax:x:1600:svc`` with the image group ``data``'s gid makes ``svc`` a member
+    of ``data`` for every ``initgroups``."""
     if posixpath.basename(path) not in ("passwd", "group"):
         return {}
-    ids: dict[str, str] = {}
+    ids: dict[int, str] = {}
     for line in image_lines:
         fields = line.split(":")
-        if len(fields) > 2 and fields[2].strip():
-            ids.setdefault(fields[2].strip(), fields[0])
+        if len(fields) > 2 and _DIGITS.fullmatch(fields[2]):
+            ids.setdefault(int(fields[2]), fields[0])
     return ids
 
 

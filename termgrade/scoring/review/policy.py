@@ -71,6 +71,9 @@ class GradingPolicy:
     tests_words: frozenset[str] = frozenset()
     """Every word of the tests' texts that could name a program they run
     (:mod:`termgrade.scoring.review.tool_reads`)."""
+    instruction_words: frozenset[str] = frozenset()
+    """Every word of the instruction that could name a program (a tool it asks the agent
+    to install is the agent's work, wherever a script probes for it)."""
     tests_paths: frozenset[str] = frozenset()
     """Every absolute path the tests' texts name: the image programs they run by path
     (:mod:`termgrade.scoring.review.tool_reads`)."""
@@ -119,6 +122,7 @@ class GradingPolicy:
                    tests_files=names,
                    tests_words=tests_words(texts),
                    tests_paths=tests_paths(texts),
+                   instruction_words=tests_words([task.instruction]),
                    python_startup=startup_dirs(exported))
 
     def grader_owned(self, path: str) -> bool:

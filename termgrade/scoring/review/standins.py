@@ -286,7 +286,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if not asked:
         own = plugin_module(path, lower) or login_path_shadow(
             path, entry.mode, lower, policy.path_dirs) or probed_tool(
-            path, entry.mode, lower, policy.path_dirs, policy.tests_words, policy.tests_paths)
+            path, entry.mode, lower, policy.path_dirs, policy.tests_words, policy.tests_paths,
+            asked_for=policy.instruction_words)
         if own:
             return own
     if not (asked or named):
@@ -298,8 +299,9 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
     if created and not (asked or named or changes):  # the agent's review only: a program
         # the tests run may write its own files beside itself while they run
         own = beside_tests_program(path, lower, policy.path_dirs, policy.tests_paths,
-                                   policy.tests_words) or named_by_tests_script(
-            path, lower, policy.path_dirs, policy.tests_paths, policy.tests_words)
+                                   policy.tests_words, changes_at=changes_at,
+                                   names_at=names_at) or named_by_tests_script(
+            path, lower, policy.path_dirs, policy.tests_paths, policy.tests_words, names_at)
         if own:
             return own
     if not (asked or named) and ((home and name in TOOL_CONFIG_NAMES)

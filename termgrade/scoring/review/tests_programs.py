@@ -25,18 +25,20 @@ they name; the rules here, for a file the agent created where the task asked for
 
 from __future__ import annotations
 
-import itertools
+import ast
 import os
 import posixpath
 import re
 import stat
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
 
 __all__ = ["INTERPRETERS", "beside_tests_program", "globbed_dirs", "named_by_tests_script",
-           "probed_tool", "program_words", "tests_programs_reach", "tests_tools"]
+           "probed_tool", "program_words", "read_whole_dirs", "tests_programs_reach",
+           "tests_tools"]
 
 INTERPRETERS = frozenset({"python", "python3", "perl", "ruby", "node", "nodejs", "bash", "sh",
                           "dash", "zsh", "env", "busybox", "php", "lua", "Rscript", "java"})
@@ -67,11 +69,14 @@ but so does every other (the tools' and the task's own trees)."""
 
 
 def probed_tool(path: str, mode: int, lower: LowerView, path_dirs: tuple[str, ...],
-                words: frozenset[str], paths: frozenset[str]) -> str | None:
+                words: frozenset[str], paths: frozenset[str], *,
+                asked_for: frozenset[str] = frozenset()) -> str | None:
     """Why a created executable on ``PATH`` is a tool a script the tests run probes for
-    (and uses in place of its own way when there), or None; not one the tests name."""
+    (and uses in place of its own way when there), or None; not one the tests name, nor
+    one the instruction names (``asked_for``: install `colfmt`)."""
     parent, name = posixpath.split(path)
-    if parent not in path_dirs or name in words or lower.lstat(path) is not None \
+    if parent not in path_dirs or name in words or name in asked_for \
+            or lower.lstat(path) is not None \
             or not (stat.S_ISLNK(mode) or (stat.S_ISREG(mode) and mode & 0o111)):
         return None
     layers = tuple(lower.lower_dirs)
@@ -83,15 +88,19 @@ def probed_tool(path: str, mode: int, lower: LowerView, path_dirs: tuple[str, ..
 
 
 def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...],
-                         paths: frozenset[str], words: frozenset[str] = frozenset()
-                         ) -> str | None:
+                         paths: frozenset[str], words: frozenset[str] = frozenset(), *,
+                         changes_at: Callable[[str], bool] | None = None,
+                         names_at: Callable[[str], bool] | None = None) -> str | None:
     """Why a created file lies where an image program the tests run looks for what it
     loads, or None: anywhere below the directory of one they run by its path (not a
     directory as wide as ``/usr``, nor an interpreter's); for a program in a ``PATH``
     directory (by path or by name), in a subdirectory of it, or a Python module there
     that the program's text imports (``/usr/local/bin/simplejson.py`` beside a
     ``check.py`` there that tries ``import simplejson``, or one named like a standard
-    library module: one it imports plainly may be the agent's deliverable)."""
+    library module: one it imports plainly may be the agent's deliverable). Not beside
+    a program the task asks the agent to change (``changes_at``: its fix may add a module
+    there), nor in a directory a text of the task names (``names_at``: "put a plugin in
+    /opt/app/plugins/")."""
     if lower.lstat(path) is not None:
         return None
     layers = tuple(lower.lower_dirs)
@@ -99,7 +108,9 @@ def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...]
     for tool, host, where in tests_tools(layers, path_dirs, words, paths):
         directory = posixpath.dirname(where)
         if directory in _WIDE or directory.startswith("/tests") \
-                or not path.startswith(directory + "/"):
+                or not path.startswith(directory + "/") \
+                or (changes_at is not None and changes_at(where)) \
+                or (names_at is not None and _named_between(directory, parent, names_at)):
             continue
         if directory not in path_dirs:
             return (f"below {directory}, the directory of the image's {tool} that the tests "
@@ -116,21 +127,34 @@ def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...]
     return None
 
 
+def _named_between(top: str, parent: str, names_at: Callable[[str], bool]) -> bool:
+    """Does a text of the task name ``parent`` or a directory between it and ``top``?"""
+    while parent.startswith(top + "/"):
+        if names_at(parent):
+            return True
+        parent = posixpath.dirname(parent)
+    return False
+
+
 def named_by_tests_script(path: str, lower: LowerView, path_dirs: tuple[str, ...],
-                          paths: frozenset[str], words: frozenset[str] = frozenset()
-                          ) -> str | None:
-    """Why a created file lies in a directory a script the tests run reads whole by a
-    glob in its text (``for c in /opt/app/conf.d/*.conf``), anywhere but scratch and the
-    trees too wide to be one program's, or None. (A path it names without a glob may be
-    what it runs, the agent's deliverable: a launcher's ``/srv/app/server.py``.)"""
+                          paths: frozenset[str], words: frozenset[str] = frozenset(),
+                          names_at: Callable[[str], bool] | None = None) -> str | None:
+    """Why a created file lies in a directory a script the tests run reads whole (a glob
+    in its text, ``for c in /opt/app/conf.d/*.conf``, or a listing,
+    ``os.path.join("/etc/numcheck", "*.json")``), anywhere but scratch and the trees too
+    wide to be one program's, or None. Not where a text of the task names that directory
+    (``names_at``): the tests read what the agent wrote there themselves, its output. (A
+    path it names without a glob may be what it runs, the agent's deliverable: a
+    launcher's ``/srv/app/server.py``.)"""
     if lower.lstat(path) is not None:
         return None
     layers = tuple(lower.lower_dirs)
     for tool, host, _where in tests_tools(layers, path_dirs, words, paths):
         for named in _script_globs(host):
-            if path == named or path.startswith(named + "/"):
+            if (path == named or path.startswith(named + "/")) \
+                    and not (names_at is not None and names_at(named)):
                 return (f"in {named}, which the image's {tool} that the tests run reads "
-                        "whole (a glob in its text), which the task did not ask for")
+                        "whole (a glob or a listing in its text), which the task did not ask for")
     return None
 
 
@@ -155,24 +179,35 @@ def tests_tools(layers: tuple[str, ...], path_dirs: tuple[str, ...], words: froz
                  paths: frozenset[str] = frozenset()) -> tuple[tuple[str, str, str], ...]:
     """(program, host path, image path) of each image program the tests run: on PATH by a
     name in ``words`` (first on PATH), or by a path in ``paths`` (an executable, or a
-    script an interpreter runs); never an interpreter itself."""
+    script an interpreter runs); never an interpreter itself, nor a script of the
+    distribution's own tool directories (:data:`SYSTEM_BIN`: ``service``,
+    ``update-rc.d``, ``adduser`` read their standard directories, where honest work adds
+    files: their words are not the task's checker's)."""
     lower = LowerView(list(layers))
     found: dict[str, tuple[str, str]] = {}
+    seen: set[str] = set()
     for directory in path_dirs:
         for name in lower.listdir(directory):
-            if name in found or name not in words or _interpreter(name):
+            if name in seen or name not in words or _interpreter(name):
                 continue
             host = _resolve(lower, f"{directory}/{name}")
             if host is not None:
-                found[name] = (host, f"{directory}/{name}")
+                seen.add(name)
+                if not (directory in SYSTEM_BIN and _script_text(host) is not None):
+                    found[name] = (host, f"{directory}/{name}")
     for path in sorted(paths):
         name = posixpath.basename(path)
         if path in found or _interpreter(name) or path.startswith("/tests/"):
             continue
         host = _resolve(lower, path, scripts=True)
-        if host is not None:
+        if host is not None and not (posixpath.dirname(path) in SYSTEM_BIN
+                                     and _script_text(host) is not None):
             found[path] = (host, path)
     return tuple(sorted((tool, host, where) for tool, (host, where) in found.items()))
+
+
+SYSTEM_BIN = frozenset({"/usr/bin", "/usr/sbin", "/bin", "/sbin"})
+"""The distribution's tool directories (its packages' scripts, not a task's checker)."""
 
 
 def _interpreter(name: str) -> bool:
@@ -241,19 +276,67 @@ def globbed_dirs(host: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_LISTING = re.compile(r"\*|\bglob\b|listdir|scandir|iterdir|os\.walk|readdir|\bfind\s")
+"""A line of a script that reads a directory whole (a glob, a listing call)."""
+_ABSOLUTE = re.compile(r"(?<![\w.~$-])/[A-Za-z0-9._+@%-]+(?:/[A-Za-z0-9._+@%-]+)*")
+
+
+@lru_cache(maxsize=256)
+def read_whole_dirs(host: str) -> frozenset[str]:
+    """The directories a program reads whole: :func:`globbed_dirs`, and for a script each
+    absolute path on a line that globs or lists (``os.path.join("/etc/numcheck",
+    "*.json")``, ``os.listdir("/opt/app/hooks")``)."""
+    found = set(globbed_dirs(host))
+    text = _script_text(host) or ""
+    assigned = {name: value for name, value in _PATH_ASSIGN.findall(text)}
+    for line in text.splitlines():
+        if _LISTING.search(line):
+            found.update(posixpath.normpath(p) for p in _ABSOLUTE.findall(line))
+            found.update(posixpath.normpath(assigned[n]) for n in _IDENTIFIER.findall(line)
+                         if n in assigned)
+    return frozenset(found)
+
+
+_PATH_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+)?([A-Za-z_]\w*)\s*=\s*[\"']?"
+                          r"(/[A-Za-z0-9._+@%/-]+)[\"']?\s*(?:#.*)?$", re.MULTILINE)
+"""A name given an absolute path (``CONF_DIR = "/etc/numcheck"``, ``CONF=/etc/x.d``): a
+listing line that uses the name reads that directory."""
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
 def _script_globs(host: str) -> frozenset[str]:
-    """:func:`globbed_dirs` of a script, none of them scratch or too wide."""
+    """:func:`read_whole_dirs` of a script, none of them scratch or too wide."""
     if _script_text(host) is None:
         return frozenset()
-    return frozenset(d for d in globbed_dirs(host) if d not in _WIDE and not any(
+    return frozenset(d for d in read_whole_dirs(host) if d not in _WIDE and not any(
         d == u or d.startswith(u + "/") for u in _UNOWNED))
+
+
+_PROBE_VARIABLE = re.compile(r"(?:\bcommand\s+-[vV]|\bwhich|\btype\s+-[pPaft]+|\bhash)\s+"
+                             r"\"?\$\{?([A-Za-z_]\w*)\}?\"?")
+"""A probe of a variable's value (``command -v "$JQ"``)."""
+_FOR = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]*)")
+_ASSIGN = re.compile(r"(?:^|[\s;])([A-Za-z_]\w*)=[\"']?([A-Za-z0-9_][A-Za-z0-9_.+-]*)")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 @lru_cache(maxsize=256)
 def _probed(host: str) -> frozenset[str]:
-    """The tools a script probes for on ``PATH`` (:data:`_PROBE`); none for a binary."""
+    """The tools a script probes for on ``PATH`` (:data:`_PROBE`), by name or through a
+    variable a ``for`` loop or an assignment gives them (``for JQ in gojq jq; do command
+    -v "$JQ"``); none for a binary."""
     text = _script_text(host)
-    return frozenset(a or b for a, b in _PROBE.findall(text)) if text else frozenset()
+    if not text:
+        return frozenset()
+    found = {a or b for a, b in _PROBE.findall(text)}
+    variables = set(_PROBE_VARIABLE.findall(text))
+    for variable, words in _FOR.findall(text):
+        if variable in variables:
+            found.update(w for w in _NAME.findall(words) if w != "do")
+    for variable, word in _ASSIGN.findall(text):
+        if variable in variables:
+            found.add(word)
+    return frozenset(found)
 
 
 def _module_name(name: str) -> str | None:
@@ -276,12 +359,35 @@ def _imports(host: str) -> frozenset[str]:
 
 @lru_cache(maxsize=256)
 def _optional_imports(host: str) -> frozenset[str]:
-    """The modules a Python script imports first thing in a ``try:`` block (``try: import
-    simplejson as json``): it does without them, so one made beside it is a stand-in,
-    never what it needs (a module it imports plainly may be the agent's deliverable)."""
+    """The modules a Python script imports in a ``try:`` whose handler takes the import's
+    failure (``try: import simplejson as json`` / ``except ImportError``): it does without
+    them, so one made beside it is a stand-in, never what it needs (a module it imports
+    plainly may be the agent's deliverable). Read with :mod:`ast`; none when it does not
+    parse as Python."""
+    try:
+        tree = ast.parse(_script_text(host) or "")
+    except (SyntaxError, ValueError):
+        return frozenset()
     found: set[str] = set()
-    for before, line in itertools.pairwise((_script_text(host) or "").splitlines()):
-        if before.strip() == "try:":
-            for many, one in _IMPORT.findall(line):
-                found.update(n.strip() for n in (many or one).split(","))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_takes_import_error(h) for h in node.handlers):
+            for inner in node.body:
+                for sub in ast.walk(inner):
+                    if isinstance(sub, ast.Import):
+                        found.update(a.name.split(".")[0] for a in sub.names)
+                    elif isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
+                        found.add(sub.module.split(".")[0])
     return frozenset(found)
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _takes_import_error(handler: ast.ExceptHandler) -> bool:
+    """Does this ``except`` take a failed import (bare, or naming ``ImportError`` or a
+    class above it)?"""
+    kinds = handler.type
+    if kinds is None:
+        return True
+    names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)

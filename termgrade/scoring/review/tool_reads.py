@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.policy import LIBRARY_DIRS
-from termgrade.scoring.review.tests_programs import globbed_dirs, program_words, tests_tools
+from termgrade.scoring.review.tests_programs import program_words, read_whole_dirs, tests_tools
 
 __all__ = ["home_of", "login_path_shadow", "plugin_module", "read_by_tests_tool",
            "user_homes"]
@@ -138,7 +138,7 @@ def read_by_tests_tool(path: str, lower: LowerView, path_dirs: tuple[str, ...],
                 f"{prefix}{path[len(home) + 1:]}" in held for prefix in _HOME_PREFIXES)):
             return f"{tool} reads {path} (its own bytes name it), which the task did not ask for"
         drop_in = posixpath.basename(parent)
-        if not named_dir and (parent in globbed_dirs(host) or (
+        if not named_dir and (parent in read_whole_dirs(host) or (
                 "." in drop_in and lower.lstat(parent) is not None and (
                     drop_in in held or parent in held
                     or any(p.fullmatch(drop_in) for p in _formats(host))))):
