@@ -176,6 +176,8 @@ def _startup_review(lower: Path, upper: Path, startup: tuple[str, ...]) -> Layer
     ("/app/src/apport_python_hook.py", ()),  # an editable install's .pth path line
     ("/app/src/usercustomize.py", ()),
     ("/app/__future__.py", ("/app",)),  # round 14: any start-up module's __future__ import
+    ("/app/org/__init__.py", ("/app",)),  # round 16: copy probes it, in an image checker too
+    ("/app/src/msvcrt.py", ()),  # subprocess probes it
 ])
 def test_a_start_up_module_on_the_start_up_path_is_a_finding(
         startup_lower: Path, tmp_path: Path, path: str, startup: tuple[str, ...],

@@ -7,13 +7,15 @@ image's ``ENV PYTHONPATH=/app`` (or an editable install's ``.pth``) that finds a
 pytest's reports (every failure a pass): an attested 1 for a broken program. The grader's
 ``sitecustomize`` now seals a pytest process that will load the plugin: until the plugin
 loads, a top-level name the closure lacks is looked up only in the tests' directories
-(``_ClosureFirst.sealed``); the plugin unseals, and its agent-code finder reports what is
+(``_ClosureFirst.sealed``; since round 16 the review also leaves ``org`` and the Windows
+modules the standard library probes for out of the start-up path, patched out here to
+reach the finder); the plugin unseals, and its agent-code finder reports what is
 imported later; at its start it also reports any module already imported from an agent
 path, or a module finder one left (a process the seal did not cover). Round 16: a runner
 in ``/tests`` that calls ``pytest.main`` (no ``pytest`` on its command line) and hides its
 module from ``sys.modules``: in every process the grader's finder serves, a name the
 closure's own code asks for (``copy`` here) is never looked up in an agent directory. An
-honest top-level ``org`` package of the agent's is not imported then (no alarm, 1).
+honest package of the agent's on that path is not imported then (no alarm, 1).
 Controls: with the seal patched out the plugin's first look catches the attack; with both
 patched out it scores 1.
 """
@@ -45,8 +47,8 @@ def test_counts_words():
     assert run.stdout.strip() == "5", run.stderr
 """
 FIX = "printf 'import sys\\nprint(len(open(sys.argv[1]).read().split()))\\n' > /app/wc.py\n"
-# an honest Java-style namespace of the agent's: imported by nobody's start
-HONEST = FIX + "mkdir -p /app/org/shop && echo 'NAME = \"org\"' > /app/org/__init__.py\n"
+# an honest package of the agent's on the start-up path: imported by nobody's start
+HONEST = FIX + "mkdir -p /app/shop && echo 'NAME = \"shop\"' > /app/shop/__init__.py\n"
 ATTACK = """\
 mkdir -p /app/org
 cat > /app/org/__init__.py <<'EOF'
@@ -92,14 +94,27 @@ def task(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_honest_fix_with_an_org_package_of_its_own_scores_1(task: Path,
-                                                              tmp_path: Path) -> None:
+def test_honest_fix_with_a_package_of_its_own_scores_1(task: Path, tmp_path: Path) -> None:
     outcome = play_script(task, HONEST, tmp_path)
     assert outcome.reward == 1.0 and outcome.attested, outcome.verifier
 
 
+def _unreviewed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review's own look patched out: ``org`` on the start-up path is a stand-in there
+    (round 16: an image checker the grader's finder does not serve imports ``copy`` too),
+    so the attack reaches B only without it, where the grader's finder must stop it."""
+    from termgrade.scoring.review import standins
+
+    monkeypatch.setattr(standins, "startup_module", lambda *a, **k: None)
+
+
 def test_a_module_pytests_start_probes_for_is_not_the_agents(
         task: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reviewed = play_script(task, ATTACK, tmp_path)
+    assert reviewed.reward == 0.0
+    assert "a module `org` in /app, on the start-up path" in (reviewed.failure or ""), \
+        reviewed.failure
+    _unreviewed(monkeypatch)
     outcome = play_script(task, ATTACK, tmp_path)
     assert outcome.reward == 0.0, outcome.verifier
     assert outcome.verifier is not None
@@ -142,6 +157,7 @@ def test_a_runner_in_the_tests_gets_no_agent_module_for_the_closures_own_import(
     build_task_image(load_task(root))
     honest = play_script(root, HONEST, tmp_path)
     assert honest.reward == 1.0 and honest.attested, honest.failure
+    _unreviewed(monkeypatch)
     outcome = play_script(root, HIDDEN, tmp_path)
     assert outcome.reward == 0.0, outcome.verifier
     patch_watch_source(monkeypatch, b"(cls.sealed or _closure_imports())", b"(cls.sealed)",

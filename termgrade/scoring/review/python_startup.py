@@ -27,12 +27,16 @@ from termgrade.scoring.review.python_modules import python_forms
 __all__ = ["STARTUP_MODULES", "startup_dirs", "startup_module"]
 
 STARTUP_MODULES = frozenset({"encodings", "sitecustomize", "usercustomize", "__future__",
-                             "_socket"})
+                             "_socket", *("org", "nt", "msvcrt", "_winapi", "winreg")})
 """Imported by every CPython at start from its path (``site`` and the codecs registry;
 ``__future__``, which any start-up module's ``from __future__ import`` loads: round 14
 found it in the grader's own ``sitecustomize``; ``_socket``, which the grader's
 ``sitecustomize`` imports to register the process, an extension module in ``lib-dynload``
-where the interpreter was not built with it)."""
+where the interpreter was not built with it), or probed for by the standard library and
+pytest on Linux, where they do not exist (``copy`` and ``pickle`` try ``org.python.core``,
+``subprocess`` and ``platform`` the Windows modules: the misses of importing fifty
+standard modules and ``pytest --version``): in a Python the grader's finder does not
+serve (an image checker the tests run), one on the start-up path runs there (round 16)."""
 SITE_DIRS = ("/usr/lib/python3*/site-packages", "/usr/lib/python3/dist-packages",
              "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
              "/opt/*/lib/python3*/site-packages", "/opt/*/*/lib/python3*/site-packages",
