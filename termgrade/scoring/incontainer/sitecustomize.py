@@ -164,9 +164,12 @@ class _ClosureFirst:
         return spec
 
 
-_DATA_IMPORTS = ("pickle", "copyreg", "_pickle", "shelve", "multiprocessing")
-"""Closure modules that import what their input names (unpickling the agent's object
-imports the agent's module by design: that input is code, whoever reads it)."""
+_DATA_IMPORTS = ("pickle", "copyreg", "_pickle", "shelve", "multiprocessing", "runpy",
+                 "pkgutil", "unittest", "logging", "pydoc", "doctest")
+"""Closure modules that import what their caller or input names (unpickling the agent's
+object imports the agent's module by design: that input is code, whoever reads it;
+``runpy.run_module("pkg")``, a test loader, ``logging.config``'s factories), not a name
+of their own choosing."""
 
 
 def _closure_imports() -> bool:
