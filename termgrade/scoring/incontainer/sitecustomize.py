@@ -141,13 +141,16 @@ class _ClosureFirst:
     tests' directories, never along the rest of ``sys.path``: what pytest's own start
     imports, the standard library's probes for modules Linux lacks among them (``copy``
     tries ``org.python.core``), cannot be a module in an agent directory on
-    ``PYTHONPATH`` or an editable install's path, run before anything can look. In every
-    process this finder serves, sealed or not, the same holds for a name the closure's own
-    code asks for (:func:`_closure_imports`): a runner in ``/tests`` that calls
-    ``pytest.main``, a helper there that imports ``dataclasses``."""
+    ``PYTHONPATH`` or an editable install's path, run before anything can look.
+    ``guarded``: in every process this finder serves, until the plugin loads (it unguards:
+    its agent-code finder reports from there, and a test's ``importorskip`` of the agent's
+    module is the test's), the same holds for a name the closure's own code asks for
+    (:func:`_closure_imports`): a runner in ``/tests`` that calls ``pytest.main``, a helper
+    there (which never loads the plugin) that imports ``dataclasses``."""
 
     pytest_process = False
     sealed = False
+    guarded = False
 
     @classmethod
     def find_spec(cls, fullname: str, path: "Any" = None, target: "Any" = None) -> "Any":
@@ -156,7 +159,8 @@ class _ClosureFirst:
         if fullname == "pytest" and cls.pytest_process:
             _drop_cwd()
         spec = PathFinder.find_spec(fullname, _TRUSTED, target)
-        if spec is None and (cls.sealed or _closure_imports()) and not _built_in(fullname):
+        if spec is None and (cls.sealed or (cls.guarded and _closure_imports())) \
+                and not _built_in(fullname):
             tests = [e for e in sys.path if e == "/tests" or e.startswith("/tests/")]
             spec = PathFinder.find_spec(fullname, tests, target) if tests else None
             if spec is None:
@@ -213,7 +217,8 @@ def _plugin_coming() -> bool:
 
 if _TRUSTED and _verifier_process():
     _ClosureFirst.pytest_process = _pytest_process()
-    _ClosureFirst.sealed = _ClosureFirst.pytest_process and _plugin_coming()
+    _ClosureFirst.guarded = _plugin_coming()
+    _ClosureFirst.sealed = _ClosureFirst.pytest_process and _ClosureFirst.guarded
     sys.meta_path.insert(0, _ClosureFirst)
 
 

@@ -74,10 +74,10 @@ from signed_line import Signer  # type: ignore[import-not-found]  # staged inlin
 SOCKET_FILE = "broker-socket"
 """Beside this file in the grader's read-only directory: the broker's random socket name."""
 
-for _finder in sys.meta_path:  # the grader's sitecustomize held every name the closure
-    if getattr(_finder, "sealed", False) is True:  # lacks to the tests' directories
-        setattr(_finder, "sealed", False)  # noqa: B010  # until now: from here on, the
-        # agent-code finder reports
+for _finder in sys.meta_path:  # the grader's sitecustomize held names the closure lacks
+    if getattr(_finder, "guarded", False) is True:  # to the tests' directories until now:
+        setattr(_finder, "sealed", False)  # noqa: B010  # from here on, the agent-code
+        setattr(_finder, "guarded", False)  # noqa: B010  # finder reports
 
 
 def _socket_name() -> str:
