@@ -183,7 +183,8 @@ PATH_CHECK = ('#!/usr/bin/python3\nimport glob\n'
               '    import simplejson as json\nexcept ImportError:\n    import json\n'
               'import helpers  # the agent writes it: what the checker needs\n'
               'CONF_DIR = "/etc/numcheck"\n'
-              'for conf in glob.glob(os.path.join(CONF_DIR, "*.json")):\n    pass\n')
+              'for conf in glob.glob(os.path.join(CONF_DIR, "*.json")):\n    pass\n'
+              'from packaging.version import Version  # round 17: the venv\'s, plainly\n')
 
 
 @pytest.mark.parametrize("path", [
@@ -191,6 +192,7 @@ PATH_CHECK = ('#!/usr/bin/python3\nimport glob\n'
     "/usr/local/bin/lib/json.py",  # a directory below a PATH directory
     "/opt/checkerlib/50-local.rc",  # a directory the checker's text reads whole
     "/etc/numcheck/50-local.json",  # round 16: read whole through a name for its path
+    "/usr/local/bin/packaging.py",  # round 17: a module the image's venv has
 ])
 def test_what_a_checker_on_path_loads_is_left_out(
         lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
@@ -198,6 +200,7 @@ def test_what_a_checker_on_path_loads_is_left_out(
     (``checkreport``): beside it only a module its text imports, a subdirectory, or a
     directory its text reads whole by a glob."""
     put(lower, "/usr/local/bin/checkreport", PATH_CHECK, 0o755)
+    put(lower, "/opt/venv/lib/python3.11/site-packages/packaging/__init__.py", "")
     words = dataclasses.replace(TESTS, tests_words=frozenset({"checkreport"}))
     upper = tmp_path / "upper"
     put(upper, path, "print('OK')\n")
@@ -213,6 +216,42 @@ def test_what_a_checker_on_path_loads_is_left_out(
     assert path not in carried()
     assert {"/usr/local/bin/wordstat", "/usr/local/bin/helpers.py",
             "/opt/mytool/json.py"} <= set(carried())
-    for name in ("beside_tests_program", "named_by_tests_script", "read_by_tests_tool"):
-        monkeypatch.setattr(standins, name, lambda *a, **k: None)  # the control
+    for name in ("beside_tests_program", "named_by_tests_script", "read_by_tests_tool",
+                 "beside_image_script"):  # the control (the venv's packaging is an image
+        monkeypatch.setattr(standins, name, lambda *a, **k: None)  # module beside it too)
     assert path in carried()
+
+
+def test_the_probed_names_agree_with_the_graders_finder() -> None:
+    """``sitecustomize.PROBED`` (in B, free of TermGrade imports) and the review's start-up
+    names hold the same probe names."""
+    import ast
+
+    from termgrade.scoring.review.python_startup import STARTUP_MODULES
+    from termgrade.scoring.verifier.attestation import sitecustomize_source
+
+    tree = ast.parse(sitecustomize_source())
+    probed = next(ast.literal_eval(node.value) for node in tree.body
+                  if isinstance(node, ast.Assign)
+                  and getattr(node.targets[0], "id", "") == "PROBED")
+    assert set(probed) and set(probed) <= STARTUP_MODULES
+    assert STARTUP_MODULES - set(probed) == {"encodings", "sitecustomize", "usercustomize",
+                                             "__future__", "_socket"}
+
+
+@pytest.mark.parametrize(("owned", "left_out"), [(False, True), (True, False)])
+def test_a_checker_in_usr_bin_is_a_checker_unless_a_package_installed_it(
+        lower: Path, tmp_path: Path, owned: bool, left_out: bool) -> None:
+    """Round 17: the task's checker copied into ``/usr/bin`` keeps the rules; a script
+    dpkg installed there (``service``, which reads ``/etc/init.d`` where an honest init
+    script goes) is the distribution's, not read for them."""
+    put(lower, "/usr/bin/checkreport", PATH_CHECK, 0o755)
+    put(lower, "/var/lib/dpkg/info/base-files.list",
+        "/usr/bin/checkreport\n" if owned else "/usr/bin/other\n")
+    words = dataclasses.replace(TESTS, tests_words=frozenset({"checkreport"}))
+    upper = tmp_path / "upper"
+    put(upper, "/usr/bin/simplejson.py", "print('OK')\n")
+    tests_programs.tests_tools.cache_clear()
+    tests_programs._dpkg_owned.cache_clear()
+    review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), words, transfer=SET)
+    assert ("/usr/bin/simplejson.py" not in [e.path for e in review.carried]) is left_out

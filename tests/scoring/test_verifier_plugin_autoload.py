@@ -140,7 +140,8 @@ def test_with_autoload_on_the_editable_attack_earns_one(victims: dict[str, Path]
     # the grader's sitecustomize seals pytest's start too (an autoloaded plugin outside the
     # closure is no module then, and the plugin reports one imported before it:
     # test_verifier_sealed_start.py): both patched out as well
-    patch_watch_source(monkeypatch, b"(cls.sealed or (cls.guarded and _closure_imports()))",
+    patch_watch_source(monkeypatch, b"(cls.sealed or (cls.guarded and (\n"
+                       b"                fullname in PROBED or _closure_imports())))",
                        b"(False)", which="sitecustomize_source")
     patch_watch_source(monkeypatch, b"    for _name, _module in list(sys.modules.items()):",
                        b"    for _name, _module in []:", which="plugin_source")

@@ -119,7 +119,8 @@ def test_a_module_pytests_start_probes_for_is_not_the_agents(
     assert outcome.reward == 0.0, outcome.verifier
     assert outcome.verifier is not None
     assert [t.outcome.value for t in outcome.verifier.tests] == ["failed"]
-    patch_watch_source(monkeypatch, b"(cls.sealed or (cls.guarded and _closure_imports()))",
+    patch_watch_source(monkeypatch, b"(cls.sealed or (cls.guarded and (\n"
+                       b"                fullname in PROBED or _closure_imports())))",
                        b"(False)", which="sitecustomize_source")
     unsealed = play_script(task, ATTACK, tmp_path)  # the plugin's look at what ran first
     assert unsealed.reward == 0.0
@@ -160,7 +161,8 @@ def test_a_runner_in_the_tests_gets_no_agent_module_for_the_closures_own_import(
     _unreviewed(monkeypatch)
     outcome = play_script(root, HIDDEN, tmp_path)
     assert outcome.reward == 0.0, outcome.verifier
-    patch_watch_source(monkeypatch, b"(cls.sealed or (cls.guarded and _closure_imports()))",
+    patch_watch_source(monkeypatch, b"(cls.sealed or (cls.guarded and (\n"
+                       b"                fullname in PROBED or _closure_imports())))",
                        b"(cls.sealed)",
                        which="sitecustomize_source")
     caught = play_script(root, HIDDEN, tmp_path)  # the plugin's look at the finders left

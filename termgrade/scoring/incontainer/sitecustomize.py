@@ -159,8 +159,8 @@ class _ClosureFirst:
         if fullname == "pytest" and cls.pytest_process:
             _drop_cwd()
         spec = PathFinder.find_spec(fullname, _TRUSTED, target)
-        if spec is None and (cls.sealed or (cls.guarded and _closure_imports())) \
-                and not _built_in(fullname):
+        if spec is None and (cls.sealed or (cls.guarded and (
+                fullname in PROBED or _closure_imports()))) and not _built_in(fullname):
             tests = [e for e in sys.path if e == "/tests" or e.startswith("/tests/")]
             spec = PathFinder.find_spec(fullname, tests, target) if tests else None
             if spec is None:
@@ -168,6 +168,10 @@ class _ClosureFirst:
         return spec
 
 
+PROBED = ("org", "nt", "msvcrt", "_winapi", "winreg")
+"""What the standard library and pytest probe for on Linux and never find there (``copy``
+and ``pickle`` try ``org.python.core``): refused an agent directory whoever asks, the
+modules of :data:`_DATA_IMPORTS` too (round 17: ``import pickle`` in a helper)."""
 _DATA_IMPORTS = ("pickle", "copyreg", "_pickle", "shelve", "multiprocessing", "runpy",
                  "pkgutil", "unittest", "logging", "pydoc", "doctest")
 """Closure modules that import what their caller or input names (unpickling the agent's

@@ -17,7 +17,7 @@ from functools import lru_cache
 from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.image_globs import expand_pattern
 
-__all__ = ["beside_image_script", "forget_python_modules", "module_file",
+__all__ = ["beside_image_script", "forget_python_modules", "image_module_names", "module_file",
            "module_form_shadow", "python_forms"]
 
 
@@ -31,7 +31,11 @@ _CACHED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z0-9_-]+(?:\.opt-[0-9]+)
 
 
 _PYTHON_SITE_DIRS = ("/usr/lib/python3/dist-packages", "/usr/local/lib/python3*/dist-packages",
-                     "/usr/local/lib/python3*/site-packages", "/usr/lib/python3*/site-packages")
+                     "/usr/local/lib/python3*/site-packages", "/usr/lib/python3*/site-packages",
+                     "/opt/*/lib/python3*/site-packages", "/opt/*/*/lib/python3*/site-packages",
+                     "/usr/local/*/lib/python3*/site-packages")
+"""Site directories of the image's Pythons: the system's, ``/usr/local``'s and virtual
+environments' (``/opt/venv``: round 17's ``packaging`` beside a checker)."""
 
 
 MAX_SCRIPT_HEAD = 256
@@ -187,6 +191,11 @@ def _image_module_forms(directory: str, module: str,
         elif any(f is not None for f in below):
             forms.add("namespace")
     return frozenset(forms)
+
+
+def image_module_names(lower: LowerView) -> frozenset[str]:
+    """Top-level modules the image's Pythons import (:func:`_image_module_names`)."""
+    return _image_module_names(tuple(lower.lower_dirs))
 
 
 @lru_cache(maxsize=16)

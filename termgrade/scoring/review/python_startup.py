@@ -28,6 +28,8 @@ __all__ = ["STARTUP_MODULES", "startup_dirs", "startup_module"]
 
 STARTUP_MODULES = frozenset({"encodings", "sitecustomize", "usercustomize", "__future__",
                              "_socket", *("org", "nt", "msvcrt", "_winapi", "winreg")})
+# the probed names are sitecustomize.PROBED too (the grader's finder refuses them an agent
+# directory; tests/scoring/test_review_round15.py checks the two agree)
 """Imported by every CPython at start from its path (``site`` and the codecs registry;
 ``__future__``, which any start-up module's ``from __future__ import`` loads: round 14
 found it in the grader's own ``sitecustomize``; ``_socket``, which the grader's

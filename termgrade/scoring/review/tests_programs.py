@@ -30,11 +30,11 @@ import os
 import posixpath
 import re
 import stat
-import sys
 from collections.abc import Callable
 from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
+from termgrade.scoring.review.python_modules import image_module_names
 
 __all__ = ["INTERPRETERS", "beside_tests_program", "globbed_dirs", "named_by_tests_script",
            "probed_tool", "program_words", "read_whole_dirs", "tests_programs_reach",
@@ -121,7 +121,7 @@ def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...]
             return (f"in a directory below {directory}, beside the image's {tool} that the "
                     "tests run (what it may load), which the task did not ask for")
         if module is not None and module in _imports(host) and (
-                module in sys.stdlib_module_names or module in _optional_imports(host)):
+                module in image_module_names(lower) or module in _optional_imports(host)):
             return (f"a module the image's {tool} imports, beside it in {directory} (Python "
                     "puts a script's directory first), which the task did not ask for")
     return None
@@ -180,9 +180,9 @@ def tests_tools(layers: tuple[str, ...], path_dirs: tuple[str, ...], words: froz
     """(program, host path, image path) of each image program the tests run: on PATH by a
     name in ``words`` (first on PATH), or by a path in ``paths`` (an executable, or a
     script an interpreter runs); never an interpreter itself, nor a script of the
-    distribution's own tool directories (:data:`SYSTEM_BIN`: ``service``,
-    ``update-rc.d``, ``adduser`` read their standard directories, where honest work adds
-    files: their words are not the task's checker's)."""
+    distribution's own (:func:`_distribution_script`: ``service``, ``update-rc.d``,
+    ``adduser`` read their standard directories, where honest work adds files: their
+    words are not the task's checker's)."""
     lower = LowerView(list(layers))
     found: dict[str, tuple[str, str]] = {}
     seen: set[str] = set()
@@ -193,21 +193,48 @@ def tests_tools(layers: tuple[str, ...], path_dirs: tuple[str, ...], words: froz
             host = _resolve(lower, f"{directory}/{name}")
             if host is not None:
                 seen.add(name)
-                if not (directory in SYSTEM_BIN and _script_text(host) is not None):
+                if not _distribution_script(f"{directory}/{name}", host, layers):
                     found[name] = (host, f"{directory}/{name}")
     for path in sorted(paths):
         name = posixpath.basename(path)
         if path in found or _interpreter(name) or path.startswith("/tests/"):
             continue
         host = _resolve(lower, path, scripts=True)
-        if host is not None and not (posixpath.dirname(path) in SYSTEM_BIN
-                                     and _script_text(host) is not None):
+        if host is not None and not _distribution_script(path, host, layers):
             found[path] = (host, path)
     return tuple(sorted((tool, host, where) for tool, (host, where) in found.items()))
 
 
 SYSTEM_BIN = frozenset({"/usr/bin", "/usr/sbin", "/bin", "/sbin"})
-"""The distribution's tool directories (its packages' scripts, not a task's checker)."""
+"""The distribution's tool directories."""
+
+
+def _distribution_script(path: str, host: str, layers: tuple[str, ...]) -> bool:
+    """Is ``path`` a script of the distribution's own (in :data:`SYSTEM_BIN`, owned by a
+    package dpkg installed: ``service``), not a task's checker put there (round 17)?"""
+    if posixpath.dirname(path) not in SYSTEM_BIN or _script_text(host) is None:
+        return False
+    owned = _dpkg_owned(layers)
+    name = posixpath.basename(path)
+    return any(f"{d}/{name}" in owned for d in SYSTEM_BIN)  # merged /usr: either spelling
+
+
+@lru_cache(maxsize=16)
+def _dpkg_owned(layers: tuple[str, ...]) -> frozenset[str]:
+    """Every path dpkg's package lists (``/var/lib/dpkg/info/*.list``) say a package of
+    the image installed in :data:`SYSTEM_BIN`."""
+    lower = LowerView(list(layers))
+    owned: set[str] = set()
+    for name in lower.listdir("/var/lib/dpkg/info"):
+        if not name.endswith(".list"):
+            continue
+        text = lower.text(f"/var/lib/dpkg/info/{name}", MAX_DPKG_LIST)
+        owned.update(line for line in text.splitlines()
+                     if posixpath.dirname(line) in SYSTEM_BIN)
+    return frozenset(owned)
+
+
+MAX_DPKG_LIST = 4 << 20
 
 
 def _interpreter(name: str) -> bool:
