@@ -184,7 +184,11 @@ PATH_CHECK = ('#!/usr/bin/python3\nimport glob\n'
               'import helpers  # the agent writes it: what the checker needs\n'
               'CONF_DIR = "/etc/numcheck"\n'
               'for conf in glob.glob(os.path.join(CONF_DIR, "*.json")):\n    pass\n'
-              'from packaging.version import Version  # round 17: the venv\'s, plainly\n')
+              'from packaging.version import Version  # round 17: the venv\'s, plainly\n'
+              'SETTINGS = Path("/opt/numcheck") / "conf.d"  # round 18\n'
+              'for conf in SETTINGS.glob("*.json"):\n    pass\n'
+              'try:\n    subprocess.run(["fastsum", "x"])  # round 18: tried, done without\n'
+              'except FileNotFoundError:\n    pass\n')
 
 
 @pytest.mark.parametrize("path", [
@@ -193,6 +197,9 @@ PATH_CHECK = ('#!/usr/bin/python3\nimport glob\n'
     "/opt/checkerlib/50-local.rc",  # a directory the checker's text reads whole
     "/etc/numcheck/50-local.json",  # round 16: read whole through a name for its path
     "/usr/local/bin/packaging.py",  # round 17: a module the image's venv has
+    "/usr/local/bin/org.py",  # round 18: what copy probes for, beside a PATH checker
+    "/opt/numcheck/conf.d/50-local.json",  # round 18: a Path(...) the script globs
+    "/usr/local/bin/fastsum",  # round 18: a command the script tries
 ])
 def test_what_a_checker_on_path_loads_is_left_out(
         lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
@@ -203,7 +210,7 @@ def test_what_a_checker_on_path_loads_is_left_out(
     put(lower, "/opt/venv/lib/python3.11/site-packages/packaging/__init__.py", "")
     words = dataclasses.replace(TESTS, tests_words=frozenset({"checkreport"}))
     upper = tmp_path / "upper"
-    put(upper, path, "print('OK')\n")
+    put(upper, path, "print('OK')\n", 0o755)  # executable: a command too
     put(upper, "/usr/local/bin/wordstat", "#!/bin/sh\n", 0o755)  # honest: tools of its own
     put(upper, "/usr/local/bin/helpers.py", "x = 1\n")  # imported plainly: the deliverable
     put(upper, "/opt/mytool/json.py", "x = 1\n")
@@ -216,9 +223,10 @@ def test_what_a_checker_on_path_loads_is_left_out(
     assert path not in carried()
     assert {"/usr/local/bin/wordstat", "/usr/local/bin/helpers.py",
             "/opt/mytool/json.py"} <= set(carried())
+    # the control (the venv's packaging is an image module beside it too)
     for name in ("beside_tests_program", "named_by_tests_script", "read_by_tests_tool",
-                 "beside_image_script"):  # the control (the venv's packaging is an image
-        monkeypatch.setattr(standins, name, lambda *a, **k: None)  # module beside it too)
+                 "beside_image_script", "probed_tool"):
+        monkeypatch.setattr(standins, name, lambda *a, **k: None)
     assert path in carried()
 
 

@@ -35,6 +35,7 @@ from functools import lru_cache
 
 from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.python_modules import image_module_names
+from termgrade.scoring.review.python_startup import STARTUP_MODULES
 
 __all__ = ["INTERPRETERS", "beside_tests_program", "globbed_dirs", "named_by_tests_script",
            "probed_tool", "program_words", "read_whole_dirs", "tests_programs_reach",
@@ -84,6 +85,10 @@ def probed_tool(path: str, mode: int, lower: LowerView, path_dirs: tuple[str, ..
         if name in _probed(host):
             return (f"{tool} probes for `{name}` on PATH and runs it in place of its own way "
                     "when it is there (its own text says so), which the task did not ask for")
+        if _script_text(host) is not None and name in program_words(host):
+            return (f"{tool}, a script the tests run, names `{name}` in its text (a command "
+                    "it may run, trying it and doing without it when it fails: round 18), "
+                    "which the task did not ask for")
     return None
 
 
@@ -120,8 +125,8 @@ def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...]
         if parent != directory:
             return (f"in a directory below {directory}, beside the image's {tool} that the "
                     "tests run (what it may load), which the task did not ask for")
-        if module is not None and module in _imports(host) and (
-                module in image_module_names(lower) or module in _optional_imports(host)):
+        if module is not None and (module in STARTUP_MODULES or (module in _imports(host) and (
+                module in image_module_names(lower) or module in _optional_imports(host)))):
             return (f"a module the image's {tool} imports, beside it in {directory} (Python "
                     "puts a script's directory first), which the task did not ask for")
     return None
@@ -324,10 +329,12 @@ def read_whole_dirs(host: str) -> frozenset[str]:
     return frozenset(found)
 
 
-_PATH_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+)?([A-Za-z_]\w*)\s*=\s*[\"']?"
-                          r"(/[A-Za-z0-9._+@%/-]+)[\"']?\s*(?:#.*)?$", re.MULTILINE)
-"""A name given an absolute path (``CONF_DIR = "/etc/numcheck"``, ``CONF=/etc/x.d``): a
-listing line that uses the name reads that directory."""
+_PATH_ASSIGN = re.compile(r"^\s*(?:export\s+|readonly\s+)?([A-Za-z_]\w*)\s*=(?!=)[^\n]*?"
+                          r"(?<![\w.~$-])(/[A-Za-z0-9._+@%-]+(?:/[A-Za-z0-9._+@%-]+)*)",
+                          re.MULTILINE)
+"""A name given an absolute path, the first on the right of its ``=`` (``CONF_DIR =
+"/etc/numcheck"``, ``CONF=/etc/x.d``, ``SETTINGS = Path("/opt/numcheck") / "conf.d"``,
+round 18): a listing line that uses the name reads that directory (and what is below)."""
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
