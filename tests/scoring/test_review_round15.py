@@ -263,3 +263,38 @@ def test_a_checker_in_usr_bin_is_a_checker_unless_a_package_installed_it(
     tests_programs._dpkg_owned.cache_clear()
     review = review_layer(walk_upper(str(upper)), LowerView([str(lower)]), words, transfer=SET)
     assert ("/usr/bin/simplejson.py" not in [e.path for e in review.carried]) is left_out
+
+
+def test_a_file_a_path_checker_sources_beside_itself_is_left_out(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 19: a shell checker on PATH sources ``$(dirname "$0")/checkreport.conf``."""
+    put(lower, "/usr/local/bin/checkreport",
+        '#!/bin/bash\n. "$(dirname "$0")/checkreport.conf" 2>/dev/null\n', 0o755)
+    words = dataclasses.replace(TESTS, tests_words=frozenset({"checkreport"}))
+    upper = tmp_path / "upper"
+    put(upper, "/usr/local/bin/checkreport.conf", "NUMS=/srv/seven.txt\n")
+    put(upper, "/usr/local/bin/wordstat", "#!/bin/sh\n", 0o755)  # honest: a tool of its own
+
+    def carried() -> list[str]:
+        tests_programs.tests_tools.cache_clear()
+        return [e.path for e in review_layer(walk_upper(str(upper)), LowerView([str(lower)]),
+                                             words, transfer=SET).carried]
+
+    assert "/usr/local/bin/checkreport.conf" not in carried()
+    assert "/usr/local/bin/wordstat" in carried()
+    monkeypatch.setattr(standins, "beside_tests_program", lambda *a, **k: None)  # control
+    assert "/usr/local/bin/checkreport.conf" in carried()
+
+
+def test_only_the_instructions_code_asks_for_a_tool(tmp_path: Path) -> None:
+    """Round 19: "plain JSON any tool (python's json, jq, gojq) can read" asks for no
+    ``gojq``; "install `colfmt`" asks for ``colfmt``."""
+    from termgrade.scoring.review.policy import GradingPolicy
+    from termgrade.task import load_task
+    from tests.support.task_dirs import write_task
+
+    root = write_task(tmp_path, "code-words", instruction=(
+        "Write plain JSON that any tool (python's json, jq, gojq) can read, and install "
+        "`colfmt` on the PATH.\n\n```\nreport-gen --all\n```\n"))
+    words = GradingPolicy.for_task(load_task(root)).instruction_words
+    assert {"colfmt", "report-gen"} <= words and "gojq" not in words

@@ -52,6 +52,8 @@ KEPT_PRISTINE = ("/etc/ld.so.cache",)
 the one the grader rebuilds there with the image's ``ldconfig`` when the agent's work
 carries shared libraries or loader configuration."""
 BYTECODE_CACHE = "__pycache__"
+_CODE = re.compile(r"```[^\n]*\n(.*?)```|`([^`\n]+)`", re.S)
+"""Code in an instruction: a fenced block, or an inline span."""
 _PYTHONPATH = re.compile(r"\bPYTHONPATH=(\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
 """A ``PYTHONPATH=`` assignment in a script (``export PYTHONPATH=/app:$PYTHONPATH``)."""
 
@@ -72,8 +74,9 @@ class GradingPolicy:
     """Every word of the tests' texts that could name a program they run
     (:mod:`termgrade.scoring.review.tool_reads`)."""
     instruction_words: frozenset[str] = frozenset()
-    """Every word of the instruction that could name a program (a tool it asks the agent
-    to install is the agent's work, wherever a script probes for it)."""
+    """The words the instruction sets in code (`` `colfmt` ``, a fenced block): a tool it
+    asks the agent to install is the agent's work, wherever a script probes for it; a
+    passing mention in prose ("python's json, jq, gojq") asks for nothing (round 19)."""
     tests_paths: frozenset[str] = frozenset()
     """Every absolute path the tests' texts name: the image programs they run by path
     (:mod:`termgrade.scoring.review.tool_reads`)."""
@@ -122,7 +125,8 @@ class GradingPolicy:
                    tests_files=names,
                    tests_words=tests_words(texts),
                    tests_paths=tests_paths(texts),
-                   instruction_words=tests_words([task.instruction]),
+                   instruction_words=tests_words(
+                       a or b for a, b in _CODE.findall(task.instruction)),
                    python_startup=startup_dirs(exported))
 
     def grader_owned(self, path: str) -> bool:

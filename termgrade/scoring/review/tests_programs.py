@@ -129,6 +129,11 @@ def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...]
                 module in image_module_names(lower) or module in _optional_imports(host)))):
             return (f"a module the image's {tool} imports, beside it in {directory} (Python "
                     "puts a script's directory first), which the task did not ask for")
+        if _script_text(host) is not None and any(
+                w == name or w.endswith("/" + name) for w in program_words(host)):
+            return (f"a file the image's {tool} names in its text, beside it in {directory} "
+                    "(a script reads what lies beside it through $0: round 19), which the "
+                    "task did not ask for")
     return None
 
 
