@@ -298,3 +298,48 @@ def test_only_the_instructions_code_asks_for_a_tool(tmp_path: Path) -> None:
         "`colfmt` on the PATH.\n\n```\nreport-gen --all\n```\n"))
     words = GradingPolicy.for_task(load_task(root)).instruction_words
     assert {"colfmt", "report-gen"} <= words and "gojq" not in words
+
+
+@pytest.mark.parametrize(("path", "image"), [
+    ("/usr/lib/jq/numcheck.jq", "/usr/lib/jq/numcheck/numcheck.jq"),  # jq's own path
+    ("/root/.jq/numcheck.jq", "/usr/lib/jq/numcheck.jq"),  # ~/.jq comes first
+    ("/usr/share/awk/numlib", "/usr/share/awk/numlib.awk"),  # gawk: the exact name first
+    ("/usr/lib/x86_64-linux-gnu/gawk/ordchr", "/usr/lib/x86_64-linux-gnu/gawk/ordchr.so"),
+])
+def test_jq_and_gawk_modules_found_ahead_of_the_images_are_left_out(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str,
+        image: str) -> None:
+    """Round 19: jq's module path (``~/.jq``, ``/usr/lib/jq``; ``x.jq`` before ``x/x.jq``)
+    and gawk's ``@include``/``@load`` (the exact name before ``.awk``/``.so``)."""
+    put(lower, image, "def verify($n): .;\n")
+    upper = tmp_path / "upper"
+    put(upper, path, 'def verify($n): "OK";\n')
+    put(upper, "/opt/mytool/lib.jq", "def x: 1;\n")  # honest: a module of its own elsewhere
+    review = _review(lower, upper)
+    assert path not in _carried(review) and review.all_findings() == []
+    assert "/opt/mytool/lib.jq" in _carried(review)
+    for name in ("jq_module", "awk_shadow", "_in_home_config"):  # the control
+        monkeypatch.setattr(standins, name, lambda *a, **k: None)
+    assert path in _carried(_review(lower, upper))
+
+
+def test_a_jq_module_below_a_checkers_library_path_is_left_out(
+        lower: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 19: a checker hands jq ``-L /opt/numcheck``; ``numcheck.jq`` there is found
+    ahead of the image's ``numcheck/numcheck.jq``."""
+    put(lower, "/usr/local/bin/checkreport",
+        "#!/bin/bash\nexec jq -L /opt/numcheck -r 'include \"numcheck\"; verify(.)' \"$1\"\n",
+        0o755)
+    put(lower, "/opt/numcheck/numcheck/numcheck.jq", "def verify($n): .;\n")
+    words = dataclasses.replace(TESTS, tests_words=frozenset({"checkreport"}))
+    upper = tmp_path / "upper"
+    put(upper, "/opt/numcheck/numcheck.jq", 'def verify($n): "OK";\n')
+
+    def carried() -> list[str]:
+        tests_programs.tests_tools.cache_clear()
+        return [e.path for e in review_layer(walk_upper(str(upper)), LowerView([str(lower)]),
+                                             words, transfer=SET).carried]
+
+    assert "/opt/numcheck/numcheck.jq" not in carried()
+    monkeypatch.setattr(standins, "jq_module", lambda *a, **k: None)  # the control
+    assert "/opt/numcheck/numcheck.jq" in carried()

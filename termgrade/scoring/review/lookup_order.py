@@ -39,6 +39,9 @@ MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
 AWK_LIBRARY_DIRS = ("/usr/share/awk", "/usr/local/share/awk")
 """gawk's built-in ``AWKPATH`` after ``.`` (Debian's ``/usr/share/awk``; a locally built
 gawk's ``/usr/local/share/awk``)."""
+AWK_EXTENSION_DIRS = ("/usr/lib/x86_64-linux-gnu/gawk", "/usr/lib/aarch64-linux-gnu/gawk",
+                      "/usr/local/lib/gawk")
+"""gawk's built-in ``AWKLIBPATH`` (where ``@load`` looks)."""
 GIT_STATE_NAMES = frozenset({"packed-refs", "shallow", "commondir", "grafts", "alternates",
                              "http-alternates", "commit-graph", "attributes", "HEAD",
                              "FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD",
@@ -216,8 +219,17 @@ def awk_shadow(path: str, lower: LowerView, *, changes: bool = False) -> str | N
     carries changes here (the agent's project): judged only beside an image awk program
     (``*.awk``), which a test may run there."""
     directory, name = posixpath.split(path)
-    if not name.endswith(".awk") or directory in AWK_LIBRARY_DIRS \
-            or lower.lstat(path) is not None:
+    if lower.lstat(path) is not None:
+        return None
+    if directory in AWK_LIBRARY_DIRS and not name.endswith(".awk") \
+            and lower.lstat(f"{directory}/{name}.awk") is not None:
+        return (f"named like the image's gawk library file {directory}/{name}.awk without "
+                "its suffix: gawk's `@include` tries the exact name first (round 19)")
+    if directory in AWK_EXTENSION_DIRS and not name.endswith(".so") \
+            and lower.lstat(f"{directory}/{name}.so") is not None:
+        return (f"named like the image's gawk extension {directory}/{name}.so without its "
+                "suffix: gawk's `@load` tries the exact name first (round 19)")
+    if not name.endswith(".awk") or directory in AWK_LIBRARY_DIRS:
         return None
     if changes and not any(n.endswith(".awk") for n in lower.listdir(directory)):
         return None

@@ -40,6 +40,7 @@ from termgrade.scoring.review.python_modules import beside_image_script, module_
 from termgrade.scoring.review.python_startup import startup_module
 from termgrade.scoring.review.tests_programs import (
     beside_tests_program,
+    jq_module,
     named_by_tests_script,
     probed_tool,
 )
@@ -107,7 +108,7 @@ TOOL_CONFIG_PATHS = ("/etc/gitconfig", "/etc/gitattributes", "/etc/magic", "/etc
 system config, the magic file, a locale archive glibc reads before ``C.utf8``, iconv's
 modules, pip's and uv's: what a test-time ``pip install`` installs from), a path or a
 directory ending in ``/``."""
-_CONFIG_DIRS = ("/.config/git/", "/.config/pip/", "/.pip/", "/.config/uv/")
+_CONFIG_DIRS = ("/.config/git/", "/.config/pip/", "/.pip/", "/.config/uv/", "/.jq/")
 MAKE_INCLUDE_DIRS = ("/usr/local/include", "/usr/gnu/include", "/usr/include")
 """Where make looks for an ``include``d makefile the tests' directory lacks."""
 _HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".def", ".tcc",
@@ -287,7 +288,8 @@ def stands_in(entry: UpperEntry, lower: LowerView, policy: GradingPolicy, *,
         own = plugin_module(path, lower) or login_path_shadow(
             path, entry.mode, lower, policy.path_dirs) or probed_tool(
             path, entry.mode, lower, policy.path_dirs, policy.tests_words, policy.tests_paths,
-            asked_for=policy.instruction_words)
+            asked_for=policy.instruction_words) or jq_module(
+            path, lower, policy.path_dirs, policy.tests_words, policy.tests_paths)
         if own:
             return own
     if not (asked or named):
@@ -457,13 +459,12 @@ def _in_home(directory: str, lower: LowerView) -> bool:
 
 
 def _in_home_config(path: str, lower: LowerView) -> bool:
-    """Is ``path`` under a home's ``.config/git/`` (git reads it unasked), or pip's or
-    uv's configuration directory (what a test-time ``pip install`` installs from)?"""
+    """Is ``path`` under a home's ``.config/git/`` (git reads it unasked), pip's or uv's
+    configuration directory (what a test-time ``pip install`` installs from), or ``~/.jq/``
+    (jq's first module directory: round 19)?"""
     home = home_of(path, lower)
     return home is not None and path[len(home) + 1:].startswith(
-        (".config/git/", ".config/pip/", ".pip/", ".config/uv/"))
-
-
+        (".config/git/", ".config/pip/", ".pip/", ".config/uv/", ".jq/"))
 
 
 def _skeleton_copy(entry: UpperEntry, lower: LowerView) -> bool:

@@ -37,7 +37,8 @@ from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.python_modules import image_module_names
 from termgrade.scoring.review.python_startup import STARTUP_MODULES
 
-__all__ = ["INTERPRETERS", "beside_tests_program", "globbed_dirs", "named_by_tests_script",
+__all__ = ["INTERPRETERS", "beside_tests_program", "globbed_dirs", "jq_module",
+           "named_by_tests_script",
            "probed_tool", "program_words", "read_whole_dirs", "tests_programs_reach",
            "tests_tools"]
 
@@ -90,6 +91,37 @@ def probed_tool(path: str, mode: int, lower: LowerView, path_dirs: tuple[str, ..
                     "it may run, trying it and doing without it when it fails: round 18), "
                     "which the task did not ask for")
     return None
+
+
+def jq_module(path: str, lower: LowerView, path_dirs: tuple[str, ...],
+              words: frozenset[str], paths: frozenset[str]) -> str | None:
+    """Why a created ``.jq`` file is a module jq finds for an image program the tests run,
+    or None: in jq's default module directories (``/usr/lib/jq``, ``/usr/local/lib/jq``,
+    where ``include "x"`` finds ``x.jq`` ahead of the image's ``x/x.jq``) or below a
+    directory a tests' script hands jq with ``-L`` (round 19)."""
+    if not path.endswith(".jq") or lower.lstat(path) is not None:
+        return None
+    if any(path.startswith(d + "/") for d in JQ_LIBRARY_DIRS):
+        return ("a jq module in jq's own module directory, found by `include`/`import` "
+                "ahead of the image's, which the task did not ask for")
+    layers = tuple(lower.lower_dirs)
+    for tool, host, _where in tests_tools(layers, path_dirs, words, paths):
+        for directory in _jq_dirs(host):
+            if path.startswith(directory + "/"):
+                return (f"a jq module below {directory}, which the image's {tool} that the "
+                        "tests run hands jq with -L, which the task did not ask for")
+    return None
+
+
+JQ_LIBRARY_DIRS = ("/usr/lib/jq", "/usr/local/lib/jq")
+"""jq's module path after ``~/.jq`` (``$ORIGIN/../lib/jq``)."""
+_JQ_LIBRARY = re.compile(r"(?:\s-L\s*|--library-path[=\s]\s*)[\"']?(/[A-Za-z0-9._+@%/-]+)")
+
+
+@lru_cache(maxsize=256)
+def _jq_dirs(host: str) -> frozenset[str]:
+    """The directories a script hands jq with ``-L``."""
+    return frozenset(posixpath.normpath(d) for d in _JQ_LIBRARY.findall(_script_text(host) or ""))
 
 
 def beside_tests_program(path: str, lower: LowerView, path_dirs: tuple[str, ...],
@@ -181,6 +213,7 @@ def tests_programs_reach(lower: LowerView, path_dirs: tuple[str, ...],
         if directory not in _WIDE and not directory.startswith("/tests"):
             reach.add(directory)
         reach.update(_script_globs(host))
+        reach.update(_jq_dirs(host))
     return tuple(sorted(reach))
 
 
