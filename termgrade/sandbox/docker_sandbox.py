@@ -132,9 +132,7 @@ class DockerSandbox(Sandbox):
                 sysctls=ipv6_sysctls(),
                 cap_drop=["ALL"],
                 cap_add=KEPT_CAPABILITIES,
-                # no no-new-privileges: a set-user-id tool (sudo, su, crontab) a
-                # non-root user runs must work as on a plain engine; it gains no more than
-                # root here has (the capabilities above bound every process)
+                # no no-new-privileges: sudo/crontab work for non-root users (docs/grading.md)
                 security_opt=[f"seccomp={seccomp}"] if seccomp else [],
                 nano_cpus=int(limits.cpus * 1e9),
                 mem_limit=f"{limits.memory_mb}m",

@@ -36,6 +36,7 @@ from functools import lru_cache
 from termgrade.sandbox.overlay_diff import LowerView
 from termgrade.scoring.review.python_modules import image_module_names
 from termgrade.scoring.review.python_startup import STARTUP_MODULES
+from termgrade.scoring.review.tests_texts import ABSOLUTE_PATH
 
 __all__ = ["INTERPRETERS", "beside_tests_program", "globbed_dirs", "jq_module",
            "named_by_tests_script",
@@ -348,7 +349,6 @@ def globbed_dirs(host: str) -> frozenset[str]:
 
 _LISTING = re.compile(r"\*|\bglob\b|listdir|scandir|iterdir|os\.walk|readdir|\bfind\s")
 """A line of a script that reads a directory whole (a glob, a listing call)."""
-_ABSOLUTE = re.compile(r"(?<![\w.~$-])/[A-Za-z0-9._+@%-]+(?:/[A-Za-z0-9._+@%-]+)*")
 
 
 @lru_cache(maxsize=256)
@@ -361,7 +361,7 @@ def read_whole_dirs(host: str) -> frozenset[str]:
     assigned = {name: value for name, value in _PATH_ASSIGN.findall(text)}
     for line in text.splitlines():
         if _LISTING.search(line):
-            found.update(posixpath.normpath(p) for p in _ABSOLUTE.findall(line))
+            found.update(posixpath.normpath(p) for p in ABSOLUTE_PATH.findall(line))
             found.update(posixpath.normpath(assigned[n]) for n in _IDENTIFIER.findall(line)
                          if n in assigned)
     return frozenset(found)

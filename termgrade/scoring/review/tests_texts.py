@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts", "tests_paths", "tests_words"]
+__all__ = ["ABSOLUTE_PATH", "MAX_TEST_BYTES", "TEXT_SUFFIXES", "read_test_texts", "tests_paths",
+           "tests_words"]
 
 TEXT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".txt", ".md", ".json", ".toml", ".yaml",
                            ".yml", ".cfg", ".ini", ".conf", ".js", ".ts", ".rb", ".pl", ".c",
@@ -46,11 +47,12 @@ def tests_words(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(w for text in texts for w in _WORD.findall(text))
 
 
-_ABSOLUTE = re.compile(r"(?<![\w.~/$-])(/[A-Za-z0-9._+@%=-]+(?:/[A-Za-z0-9._+@%=-]+)+)")
-"""An absolute path of two names or more in code or prose (``/opt/checker/check.py``)."""
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~/$-])(/[A-Za-z0-9._+@%=-]+(?:/[A-Za-z0-9._+@%=-]+)*)")
+"""An absolute path in code or prose (``/opt/checker/check.py``)."""
 
 
 def tests_paths(texts: Iterable[str]) -> frozenset[str]:
     """Every absolute path the tests' texts name (the image programs they run by path:
     :mod:`termgrade.scoring.review.tool_reads`)."""
-    return frozenset(m.group(1) for text in texts for m in _ABSOLUTE.finditer(text))
+    return frozenset(m.group(1) for text in texts for m in ABSOLUTE_PATH.finditer(text)
+                     if m.group(1).count("/") > 1)
